@@ -1,0 +1,41 @@
+# A thin wrapper over CMake. `make demo` builds and runs ridge's main job on built-in defaults;
+# `make test` builds and runs the fast test suite (what CI runs).
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all build demo test test-full bench install sanitize tsan clean
+
+all: build
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/ridge info
+	./$(BUILD)/ridge bench pool
+
+test: build
+	cd $(BUILD) && ctest -L fast --output-on-failure -j $(JOBS)
+
+test-full: build
+	cd $(BUILD) && ctest --output-on-failure
+
+bench: build
+	./$(BUILD)/ridge bench all
+
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
+
+# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer, and ThreadSanitizer.
+sanitize:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DRIDGE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIDGE_BUILD_BENCH=OFF"
+
+tsan:
+	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="-DRIDGE_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIDGE_BUILD_BENCH=OFF"
+
+clean:
+	rm -rf build build-asan build-tsan

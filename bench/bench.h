@@ -1,0 +1,90 @@
+/* Shared benchmark machinery: options, timing statistics, and one table writer that prints
+ * either an aligned text table or JSON. Every bench/bench-<family>.c uses it, and the ridge
+ * CLI runs the same functions (`ridge bench <family>`). */
+#ifndef RIDGE_BENCH_H
+#define RIDGE_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ridge/ridge.h"
+
+typedef struct ridge_bench_opts {
+    int threads;        /* 0: all CPUs; benches that sweep thread counts go up to this */
+    ridge_isa isa;      /* RIDGE_ISA_AUTO: best */
+    int json;           /* 1: JSON instead of a table */
+    int quick;          /* 1: fewer repeats, smaller sizes */
+    int peers;          /* 1: also time the peer libraries linked in */
+    const char *filter; /* only cases whose name contains this (NULL: all) */
+    FILE *out;
+} ridge_bench_opts;
+
+/* A bench entry point: returns 0 on success, non-zero if a result was wrong or setup failed
+ * (with a message on stderr). */
+typedef int (*ridge_bench_fn)(const ridge_bench_opts *opts, int argc, char **argv);
+
+/* Every file bench/bench-<name>.c defines
+ *   const char ridge_bench_<name>_summary[] = "one line for `ridge bench --help`";
+ *   int ridge_bench_<name>(const ridge_bench_opts *opts, int argc, char **argv);
+ * and the build generates benches.inc, one RIDGE_BENCH(name) line per file. */
+#define RIDGE_BENCH(name)                                                                     \
+    extern const char ridge_bench_##name##_summary[];                                          \
+    int ridge_bench_##name(const ridge_bench_opts *, int, char **);
+#include "benches.inc"
+#undef RIDGE_BENCH
+
+/* ---- statistics ------------------------------------------------------------------------ */
+
+typedef struct bench_stats {
+    double median, p10, p90, p99, best, mean;
+    size_t n;
+} bench_stats;
+
+/* Sorts `samples` in place and summarizes them. */
+bench_stats bench_summarize(double *samples, size_t n);
+
+/* Times fn(arg) `reps` times after `warmup` untimed calls; each sample in seconds. Returns the
+ * summary; `samples` must hold reps entries (NULL: allocated internally). */
+bench_stats bench_time(void (*fn)(void *), void *arg, int warmup, int reps, double *samples);
+
+/* Sleeps, letting spinning worker threads of any pool go idle between measurements. */
+void bench_quiesce(int us);
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+typedef enum bench_col_kind { BENCH_STR, BENCH_INT, BENCH_F1, BENCH_F2, BENCH_F3 } bench_col_kind;
+
+typedef struct bench_col {
+    const char *name;
+    bench_col_kind kind;
+} bench_col;
+
+typedef struct bench_val {
+    const char *s; /* BENCH_STR; NULL prints "-" / null */
+    double v;      /* numbers; NaN prints "-" / null */
+} bench_val;
+
+#define BENCH_MAX_COLS 24
+#define BENCH_MAX_ROWS 512
+
+typedef struct bench_table {
+    const ridge_bench_opts *opts;
+    const char *title;
+    int ncols, nrows;
+    bench_col cols[BENCH_MAX_COLS];
+    char *cells[BENCH_MAX_ROWS][BENCH_MAX_COLS];
+} bench_table;
+
+/* A table with these columns; rows are buffered and written by bench_table_end (so the
+ * columns line up), as text or as one JSON object {"bench": title, "rows": [...]}. */
+void bench_table_begin(bench_table *t, const ridge_bench_opts *opts, const char *title,
+                       const bench_col *cols, int ncols);
+void bench_table_row(bench_table *t, const bench_val *vals);
+void bench_table_end(bench_table *t);
+
+/* Prints a line of progress or context to stderr (never into JSON on stdout). */
+void bench_note(const ridge_bench_opts *opts, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif /* RIDGE_BENCH_H */

@@ -1,0 +1,26 @@
+/* ridge.h: the umbrella header. Include this one.
+ *
+ *   #include <ridge/ridge.h>
+ *
+ *   ridge_ctx *ctx;
+ *   if (ridge_ctx_create(NULL, &ctx) != RIDGE_OK) {       // threads, ISA from the environment
+ *       fprintf(stderr, "ridge: %s\n", ridge_last_error());
+ *       return 1;
+ *   }
+ *   printf("%d threads, %s kernels\n", ridge_ctx_threads(ctx), ridge_isa_name(ridge_ctx_isa(ctx)));
+ *   ridge_ctx_destroy(ctx);
+ *
+ * Conventions (docs/API.md): every call that can fail returns a ridge_status and fills
+ * ridge_last_error(); results go through out-parameters; the caller owns inputs and outputs.
+ */
+#ifndef RIDGE_RIDGE_H
+#define RIDGE_RIDGE_H
+
+#define RIDGE_VERSION_MAJOR 0
+#define RIDGE_VERSION_MINOR 1
+#define RIDGE_VERSION_PATCH 0
+#define RIDGE_VERSION_STRING "0.1.0"
+
+#include "ridge/core.h"
+
+#endif /* RIDGE_RIDGE_H */

@@ -1,0 +1,281 @@
+/* The thread pool: persistent workers, fork-join, spin-then-sleep.
+ *
+ * A job is published by bumping `gen` (a futex word). Idle workers watch `gen`: they spin for
+ * spin_us (a pause loop, checking the clock every few dozen iterations), then sleep in
+ * futex_wait until the next bump. The caller runs ith = 0 itself, then waits for `pending`
+ * (the count of workers still running) to reach 0, with the same spin-then-sleep policy.
+ * Wake-ups are skipped when nobody sleeps: the sleeper announces itself (seq_cst) before it
+ * re-reads the word it sleeps on, and the waker bumps the word (seq_cst) before it reads the
+ * sleeper count, so one of the two always sees the other.
+ *
+ * One job at a time: `busy` is taken with a compare-and-swap; a nested call from inside a task,
+ * or a second thread calling in meanwhile, finds it taken and runs the job serially instead.
+ * Splitting is static (ridge_partition), so results do not depend on timing. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+struct ridge_pool {
+    int threads;           /* total, caller included */
+    uint64_t spin_ns;
+    int yield;             /* more threads than CPUs: spin with sched_yield, not pause */
+    pthread_t *workers;    /* threads - 1 of them */
+    int started;           /* how many workers were created */
+
+    _Alignas(64) _Atomic uint32_t gen;      /* job generation: workers wait on it */
+    _Atomic int sleeping_workers;
+    _Alignas(64) _Atomic uint32_t pending;  /* workers still on the current job */
+    _Atomic int caller_sleeping;
+    _Alignas(64) _Atomic int busy;          /* a job is in flight */
+    _Atomic int stop;
+    /* the current job: written by the caller before `gen` is bumped */
+    ridge_task_fn fn;
+    void *arg;
+    int nth;
+};
+
+typedef struct worker_start {
+    ridge_pool *pool;
+    int ith;
+} worker_start;
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word, int count)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+}
+
+/* Spins until *word != old or spin_ns passes; returns 1 if it changed while spinning.
+ * With more threads than CPUs a spinner would hold the CPU the thread it waits for needs,
+ * so it yields instead of pausing. */
+static int spin_until_changed(const ridge_pool *pool, _Atomic uint32_t *word, uint32_t old)
+{
+    if (pool->spin_ns == 0) return atomic_load_explicit(word, memory_order_acquire) != old;
+    uint64_t deadline = ridge_time_ns() + pool->spin_ns;
+    for (;;) {
+        for (int i = 0; i < 32; i++) {
+            if (atomic_load_explicit(word, memory_order_acquire) != old) return 1;
+            if (pool->yield) sched_yield();
+            else cpu_relax();
+        }
+        if (ridge_time_ns() >= deadline) return 0;
+    }
+}
+
+static void *worker_main(void *p)
+{
+    worker_start *ws = p;
+    ridge_pool *pool = ws->pool;
+    int ith = ws->ith;
+    free(ws);
+    uint32_t seen = 0;
+    for (;;) {
+        if (!spin_until_changed(pool, &pool->gen, seen)) {
+            atomic_fetch_add(&pool->sleeping_workers, 1);
+            while (atomic_load(&pool->gen) == seen) futex_wait(&pool->gen, seen);
+            atomic_fetch_sub(&pool->sleeping_workers, 1);
+        }
+        seen = atomic_load_explicit(&pool->gen, memory_order_acquire);
+        int stop = atomic_load_explicit(&pool->stop, memory_order_relaxed);
+        if (!stop && ith < pool->nth) pool->fn(pool->arg, ith, pool->nth);
+        if (atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel) == 1 &&
+            atomic_load(&pool->caller_sleeping))
+            futex_wake(&pool->pending, 1);
+        if (stop) break;
+    }
+    return NULL;
+}
+
+/* Publishes a job to every worker and waits until all have finished it. */
+static void fork_join(ridge_pool *pool)
+{
+    int nworkers = pool->started;
+    atomic_store_explicit(&pool->pending, (uint32_t)nworkers, memory_order_relaxed);
+    atomic_fetch_add(&pool->gen, 1); /* seq_cst: publishes fn/arg/nth and pending */
+    if (atomic_load(&pool->sleeping_workers) > 0) futex_wake(&pool->gen, INT_MAX);
+
+    if (!pool->stop && pool->nth > 0) pool->fn(pool->arg, 0, pool->nth);
+
+    uint32_t left;
+    while ((left = atomic_load_explicit(&pool->pending, memory_order_acquire)) != 0) {
+        if (spin_until_changed(pool, &pool->pending, left)) continue;
+        atomic_store(&pool->caller_sleeping, 1);
+        left = atomic_load(&pool->pending);
+        if (left != 0) futex_wait(&pool->pending, left);
+        atomic_store(&pool->caller_sleeping, 0);
+    }
+}
+
+ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out)
+{
+    *out = NULL;
+    if (threads < 1 || threads > 1024)
+        return ridge_error(RIDGE_EINVAL, "pool: threads = %d, expected 1..1024", threads);
+    if (spin_us < 0)
+        return ridge_error(RIDGE_EINVAL, "pool: spin_us = %d, expected >= 0", spin_us);
+    ridge_pool *pool = ridge_calloc(1, sizeof *pool);
+    if (!pool) return ridge_error(RIDGE_ENOMEM, "pool: out of memory");
+    pool->threads = threads;
+    pool->spin_ns = (uint64_t)spin_us * 1000u;
+    pool->yield = threads > ridge_cpu_get()->logical_cpus;
+    if (threads > 1) {
+        pool->workers = calloc((size_t)threads - 1, sizeof *pool->workers);
+        if (!pool->workers) goto err_free_pool;
+    }
+    for (int i = 1; i < threads; i++) {
+        worker_start *ws = malloc(sizeof *ws);
+        if (!ws) goto err_stop_workers;
+        ws->pool = pool;
+        ws->ith = i;
+        if (pthread_create(&pool->workers[i - 1], NULL, worker_main, ws) != 0) {
+            free(ws);
+            ridge_pool_destroy(pool);
+            return ridge_error(RIDGE_ENOMEM, "pool: could not start worker thread %d of %d",
+                               i, threads - 1);
+        }
+        pool->started = i;
+    }
+    *out = pool;
+    return RIDGE_OK;
+
+err_stop_workers:
+    ridge_pool_destroy(pool);
+    return ridge_error(RIDGE_ENOMEM, "pool: out of memory");
+err_free_pool:
+    ridge_free(pool);
+    return ridge_error(RIDGE_ENOMEM, "pool: out of memory");
+}
+
+void ridge_pool_destroy(ridge_pool *pool)
+{
+    if (!pool) return;
+    atomic_store(&pool->stop, 1);
+    pool->nth = 0;
+    if (pool->started > 0) fork_join(pool);
+    for (int i = 0; i < pool->started; i++) pthread_join(pool->workers[i], NULL);
+    free(pool->workers);
+    ridge_free(pool);
+}
+
+void ridge_pool_run(ridge_pool *pool, int nth, ridge_task_fn fn, void *arg)
+{
+    if (nth > pool->threads) nth = pool->threads;
+    if (nth < 1) nth = 1;
+    int expected = 0;
+    if (nth == 1 || pool->started == 0 ||
+        !atomic_compare_exchange_strong(&pool->busy, &expected, 1)) {
+        /* serial: one thread, or nested/concurrent use of a busy pool */
+        for (int i = 0; i < nth; i++) fn(arg, i, nth);
+        return;
+    }
+    pool->fn = fn;
+    pool->arg = arg;
+    pool->nth = nth;
+    fork_join(pool);
+    atomic_store_explicit(&pool->busy, 0, memory_order_release);
+}
+
+/* ---- partitioning ------------------------------------------------------------------------ */
+
+void ridge_partition(size_t n, size_t grain, int ith, int nth, size_t *begin, size_t *end)
+{
+    if (grain == 0) grain = 1;
+    size_t units = (n + grain - 1) / grain; /* grain-sized pieces, the last maybe short */
+    size_t t = (size_t)nth, i = (size_t)ith;
+    size_t base = units / t, extra = units % t;
+    size_t u0 = i * base + RIDGE_MIN(i, extra);
+    size_t u1 = u0 + base + (i < extra ? 1 : 0);
+    *begin = RIDGE_MIN(u0 * grain, n);
+    *end = RIDGE_MIN(u1 * grain, n);
+}
+
+typedef struct range_job {
+    size_t n, grain;
+    ridge_range_fn fn;
+    void *arg;
+} range_job;
+
+static void range_task(void *p, int ith, int nth)
+{
+    range_job *j = p;
+    size_t b, e;
+    ridge_partition(j->n, j->grain, ith, nth, &b, &e);
+    if (b < e) j->fn(j->arg, b, e, ith);
+}
+
+static int useful_threads(const ridge_ctx *ctx, size_t units)
+{
+    size_t t = (size_t)ctx->threads;
+    return (int)(units < t ? (units ? units : 1) : t);
+}
+
+void ridge_parallel_run(ridge_ctx *ctx, int nth, ridge_task_fn fn, void *arg)
+{
+    ridge_pool_run(ctx->pool, nth, fn, arg);
+}
+
+void ridge_parallel_for(ridge_ctx *ctx, size_t n, size_t grain, ridge_range_fn fn, void *arg)
+{
+    if (n == 0) return;
+    if (grain == 0) grain = 1;
+    range_job j = {n, grain, fn, arg};
+    ridge_pool_run(ctx->pool, useful_threads(ctx, (n + grain - 1) / grain), range_task, &j);
+}
+
+typedef struct range2d_job {
+    size_t n0, n1, g0, g1;
+    int p0, p1;
+    ridge_range2d_fn fn;
+    void *arg;
+} range2d_job;
+
+static void range2d_task(void *p, int ith, int nth)
+{
+    range2d_job *j = p;
+    size_t b0, e0, b1, e1;
+    ridge_partition(j->n0, j->g0, ith / j->p1, j->p0, &b0, &e0);
+    ridge_partition(j->n1, j->g1, ith % j->p1, j->p1, &b1, &e1);
+    if (b0 < e0 && b1 < e1) j->fn(j->arg, b0, e0, b1, e1, ith);
+}
+
+void ridge_parallel_for_2d(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, size_t grain1,
+                           ridge_range2d_fn fn, void *arg)
+{
+    if (n0 == 0 || n1 == 0) return;
+    if (grain0 == 0) grain0 = 1;
+    if (grain1 == 0) grain1 = 1;
+    size_t u0 = (n0 + grain0 - 1) / grain0, u1 = (n1 + grain1 - 1) / grain1;
+    /* Pick the factorization p0 x p1 <= threads that uses the most threads, then keeps the
+     * blocks closest to square (in grain units). */
+    int best0 = 1, best1 = 1;
+    double best_score = -1;
+    for (int p0 = 1; p0 <= ctx->threads; p0++) {
+        int p1 = ctx->threads / p0;
+        if ((size_t)p0 > u0) break;
+        if ((size_t)p1 > u1) p1 = (int)u1;
+        double a = (double)u0 / p0, b = (double)u1 / p1;
+        double shape = a < b ? a / b : b / a;
+        double score = p0 * p1 + shape; /* thread count dominates, squareness breaks ties */
+        if (score > best_score) best_score = score, best0 = p0, best1 = p1;
+    }
+    range2d_job j = {n0, n1, grain0, grain1, best0, best1, fn, arg};
+    ridge_pool_run(ctx->pool, best0 * best1, range2d_task, &j);
+}

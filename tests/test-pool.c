@@ -1,0 +1,286 @@
+/* The thread pool: coverage of every index exactly once, static contiguous partitions,
+ * uneven ranges, 2D splits, nested and concurrent use, spin settings, create/destroy churn.
+ * `test-pool --stress` repeats everything many more times (label full). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "test.h"
+
+static int g_stress;
+
+typedef struct cover {
+    _Atomic int *hits;
+    size_t n;
+    size_t grain;
+    _Atomic int bad;   /* a block that is empty, out of range or not grain-aligned */
+    _Atomic int calls;
+} cover;
+
+static void cover_range(void *p, size_t b, size_t e, int ith)
+{
+    cover *c = p;
+    (void)ith;
+    atomic_fetch_add(&c->calls, 1);
+    if (b >= e || e > c->n || b % c->grain != 0) atomic_store(&c->bad, 1);
+    for (size_t i = b; i < e; i++) atomic_fetch_add(&c->hits[i], 1);
+}
+
+/* Runs ridge_parallel_for over [0, n) and checks every index is visited exactly once. */
+static int check_cover(ridge_ctx *ctx, size_t n, size_t grain)
+{
+    cover c = {calloc(n ? n : 1, sizeof(_Atomic int)), n, grain ? grain : 1, 0, 0};
+    if (!c.hits) return 0;
+    ridge_parallel_for(ctx, n, grain, cover_range, &c);
+    int ok = !atomic_load(&c.bad);
+    for (size_t i = 0; i < n; i++) ok &= atomic_load(&c.hits[i]) == 1;
+    if (n == 0) ok &= atomic_load(&c.calls) == 0;
+    else ok &= atomic_load(&c.calls) >= 1 && atomic_load(&c.calls) <= ridge_ctx_threads(ctx);
+    free((void *)c.hits);
+    return ok;
+}
+
+static void test_partition(void)
+{
+    const size_t ns[] = {0, 1, 2, 3, 5, 7, 13, 64, 97, 1000, 65537};
+    const size_t grains[] = {1, 2, 3, 8, 16, 100};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t g = 0; g < sizeof grains / sizeof grains[0]; g++)
+            for (int nth = 1; nth <= 9; nth++) {
+                size_t n = ns[a], grain = grains[g], prev_end = 0, biggest = 0, smallest = SIZE_MAX;
+                int ok = 1;
+                for (int i = 0; i < nth; i++) {
+                    size_t b, e;
+                    ridge_partition(n, grain, i, nth, &b, &e);
+                    ok &= b == prev_end && e >= b && (b == n || b % grain == 0);
+                    if (e < n) ok &= e % grain == 0;
+                    prev_end = e;
+                    /* balanced: whole grains differ by at most one between blocks */
+                    size_t units = (e - b + grain - 1) / grain;
+                    if (units > biggest) biggest = units;
+                    if (units < smallest) smallest = units;
+                }
+                ok &= prev_end == n && biggest - smallest <= 1;
+                CHECKF(ok, "partition n=%zu grain=%zu nth=%d", n, grain, nth);
+            }
+}
+
+static void test_cover_all(ridge_ctx *ctx)
+{
+    const size_t ns[] = {0, 1, 2, 3, 5, 7, 11, 13, 31, 64, 97, 127, 1000, 4099};
+    const size_t grains[] = {0, 1, 2, 3, 16, 33};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t g = 0; g < sizeof grains / sizeof grains[0]; g++)
+            CHECKF(check_cover(ctx, ns[a], grains[g]), "cover n=%zu grain=%zu threads=%d",
+                   ns[a], grains[g], ridge_ctx_threads(ctx));
+}
+
+typedef struct grid {
+    _Atomic int *hits;
+    size_t n0, n1;
+    _Atomic int bad;
+} grid;
+
+static void grid_range(void *p, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    grid *g = p;
+    (void)ith;
+    if (b0 >= e0 || b1 >= e1 || e0 > g->n0 || e1 > g->n1) atomic_store(&g->bad, 1);
+    for (size_t i = b0; i < e0; i++)
+        for (size_t j = b1; j < e1; j++) atomic_fetch_add(&g->hits[i * g->n1 + j], 1);
+}
+
+static void test_2d(ridge_ctx *ctx)
+{
+    const size_t sizes[] = {0, 1, 2, 3, 7, 16, 37};
+    for (size_t a = 0; a < 7; a++)
+        for (size_t b = 0; b < 7; b++)
+            for (size_t gr = 1; gr <= 4; gr += 3) {
+                size_t n0 = sizes[a], n1 = sizes[b];
+                grid g = {calloc(n0 * n1 + 1, sizeof(_Atomic int)), n0, n1, 0};
+                ridge_parallel_for_2d(ctx, n0, n1, gr, gr, grid_range, &g);
+                int ok = !atomic_load(&g.bad);
+                for (size_t i = 0; i < n0 * n1; i++) ok &= atomic_load(&g.hits[i]) == 1;
+                CHECKF(ok, "2d %zux%zu grain %zu threads %d", n0, n1, gr, ridge_ctx_threads(ctx));
+                free((void *)g.hits);
+            }
+}
+
+/* ---- ith/nth: every thread index runs exactly once per job ---------------------------- */
+
+typedef struct ids {
+    _Atomic int seen[64];
+    _Atomic int wrong_nth;
+    int nth;
+} ids;
+
+static void record_ids(void *p, int ith, int nth)
+{
+    ids *s = p;
+    if (nth != s->nth || ith < 0 || ith >= 64) {
+        atomic_store(&s->wrong_nth, 1);
+        return;
+    }
+    atomic_fetch_add(&s->seen[ith], 1);
+}
+
+static void test_run_ids(ridge_ctx *ctx, int jobs)
+{
+    int ok = 1;
+    for (int j = 0; j < jobs; j++) {
+        int want = 1 + j % (ridge_ctx_threads(ctx) + 2); /* also more than the pool has */
+        int expect = want > ridge_ctx_threads(ctx) ? ridge_ctx_threads(ctx) : want;
+        ids s = {0};
+        s.nth = expect;
+        ridge_parallel_run(ctx, want, record_ids, &s);
+        ok &= !atomic_load(&s.wrong_nth);
+        for (int i = 0; i < 64; i++) ok &= atomic_load(&s.seen[i]) == (i < expect);
+    }
+    CHECKF(ok, "%d jobs, threads %d, spin %d", jobs, ridge_ctx_threads(ctx),
+           ridge_ctx_spin_us(ctx));
+}
+
+/* ---- nested: a task that calls back into its own pool runs the inner job serially ----- */
+
+typedef struct nested {
+    ridge_ctx *ctx;
+    _Atomic int inner_ok;
+} nested;
+
+static void nested_outer(void *p, int ith, int nth)
+{
+    nested *n = p;
+    (void)nth;
+    if (check_cover(n->ctx, 100 + (size_t)ith, 7)) atomic_fetch_add(&n->inner_ok, 1);
+}
+
+static void test_nested(ridge_ctx *ctx)
+{
+    nested n = {ctx, 0};
+    ridge_parallel_run(ctx, ridge_ctx_threads(ctx), nested_outer, &n);
+    CHECK(atomic_load(&n.inner_ok) == ridge_ctx_threads(ctx));
+}
+
+/* ---- concurrent contexts on several OS threads ----------------------------------------- */
+
+static void *context_user(void *arg)
+{
+    int spin = (int)(intptr_t)arg;
+    ridge_ctx_options o;
+    ridge_ctx_options_init(&o);
+    o.threads = 2;
+    o.spin_us = spin;
+    ridge_ctx *ctx;
+    if (ridge_ctx_create(&o, &ctx)) return (void *)0;
+    int ok = 1;
+    for (int i = 0; i < (g_stress ? 2000 : 200); i++) ok &= check_cover(ctx, 257 + (size_t)i % 7, 4);
+    ridge_ctx_destroy(ctx);
+    return (void *)(intptr_t)ok;
+}
+
+static void test_concurrent_contexts(void)
+{
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        CHECK(pthread_create(&th[i], NULL, context_user, (void *)(intptr_t)(i % 2 ? 0 : 20)) == 0);
+    for (int i = 0; i < 4; i++) {
+        void *ok = NULL;
+        pthread_join(th[i], &ok);
+        CHECK(ok == (void *)1);
+    }
+}
+
+/* ---- one context shared by two OS threads: the busy pool runs the late caller serially - */
+
+static void *shared_user(void *arg)
+{
+    ridge_ctx *ctx = arg;
+    int ok = 1;
+    for (int i = 0; i < (g_stress ? 3000 : 300); i++) ok &= check_cover(ctx, 64 + (size_t)i % 5, 3);
+    return (void *)(intptr_t)ok;
+}
+
+static void test_shared_context(void)
+{
+    ridge_ctx *ctx = test_ctx(2, RIDGE_ISA_REF);
+    if (!ctx) return;
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) CHECK(pthread_create(&th[i], NULL, shared_user, ctx) == 0);
+    for (int i = 0; i < 2; i++) {
+        void *ok = NULL;
+        pthread_join(th[i], &ok);
+        CHECK(ok == (void *)1);
+    }
+    ridge_ctx_destroy(ctx);
+}
+
+static void test_churn(void)
+{
+    int ok = 1;
+    for (int i = 0; i < (g_stress ? 500 : 50); i++) {
+        ridge_ctx_options o;
+        ridge_ctx_options_init(&o);
+        o.threads = 1 + i % 4;
+        o.spin_us = i % 3 == 0 ? 0 : 10;
+        ridge_ctx *ctx;
+        if (ridge_ctx_create(&o, &ctx)) {
+            ok = 0;
+            break;
+        }
+        if (i % 2) ok &= check_cover(ctx, 33, 2); /* destroy right after use, or unused */
+        ridge_ctx_destroy(ctx);
+    }
+    CHECK(ok);
+}
+
+/* ---- determinism: the same split for the same thread count ---------------------------- */
+
+typedef struct record {
+    size_t begin[16], end[16];
+} record;
+
+static void record_range(void *p, size_t b, size_t e, int ith)
+{
+    record *r = p;
+    r->begin[ith] = b;
+    r->end[ith] = e;
+}
+
+static void test_deterministic(ridge_ctx *ctx)
+{
+    record a, b;
+    memset(&a, 0, sizeof a);
+    ridge_parallel_for(ctx, 1001, 8, record_range, &a);
+    for (int i = 0; i < 20; i++) {
+        memset(&b, 0, sizeof b);
+        ridge_parallel_for(ctx, 1001, 8, record_range, &b);
+        CHECK(memcmp(&a, &b, sizeof a) == 0);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_stress = argc > 1 && strcmp(argv[1], "--stress") == 0;
+    test_partition();
+    const int spins[] = {0, 50, 100000}; /* never spin; the default; spin for 100 ms */
+    for (int t = 1; t <= 4; t++)
+        for (int s = 0; s < 3; s++) {
+            ridge_ctx_options o;
+            ridge_ctx_options_init(&o);
+            o.threads = t;
+            o.spin_us = spins[s];
+            ridge_ctx *ctx;
+            CHECK_OK(ridge_ctx_create(&o, &ctx));
+            if (!ctx) continue;
+            test_cover_all(ctx);
+            test_2d(ctx);
+            test_run_ids(ctx, g_stress ? 100000 : 5000);
+            test_nested(ctx);
+            test_deterministic(ctx);
+            ridge_ctx_destroy(ctx);
+        }
+    test_concurrent_contexts();
+    test_shared_context();
+    test_churn();
+    return test_finish(g_stress ? "test-pool --stress" : "test-pool");
+}

@@ -1,0 +1,84 @@
+/* ridge bench <name>: runs one benchmark from bench/ (bench/bench-<name>.c). */
+#include <string.h>
+
+#include "cli.h"
+
+const char cmd_bench_summary[] = "benchmark a kernel family against the roof and against peers";
+
+#ifdef RIDGE_HAVE_BENCH
+#include "bench.h"
+
+typedef struct bench_entry {
+    const char *name, *summary;
+    ridge_bench_fn run;
+} bench_entry;
+
+static const bench_entry benches[] = {
+#define RIDGE_BENCH(name) {#name, ridge_bench_##name##_summary, ridge_bench_##name},
+#include "benches.inc"
+#undef RIDGE_BENCH
+};
+#define NBENCH (sizeof benches / sizeof benches[0])
+
+static void help(void)
+{
+    printf("usage: ridge bench <name> [options] [bench options]\n\n"
+           "Checks each kernel against its reference, then times it (warm-up, repeats, median)\n"
+           "and reports the result against the machine's measured roof and, with --peers,\n"
+           "against peer libraries timed in the same run.\n\nbenchmarks:\n");
+    for (size_t i = 0; i < NBENCH; i++) printf("  %-10s %s\n", benches[i].name, benches[i].summary);
+    printf("  all        every benchmark above, one after the other\n\noptions:\n" CLI_COMMON_HELP
+           "  --quick            fewer repeats and sizes (a smoke run)\n"
+           "  --peers            also time the peer libraries this build links\n"
+           "  --filter TEXT      only cases whose name contains TEXT\n");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    ridge_bench_opts o = {0};
+    o.out = stdout;
+    const char *name = NULL;
+    char *rest[64];
+    int nrest = 0;
+    for (int i = 1; i < argc;) {
+        int r = cli_common_parse(&c, argc, argv, &i);
+        if (r < 0) return CLI_USAGE;
+        if (r > 0) continue;
+        const char *a = argv[i];
+        if (!strcmp(a, "--quick")) o.quick = 1;
+        else if (!strcmp(a, "--peers")) o.peers = 1;
+        else if (!strcmp(a, "--filter") && i + 1 < argc) o.filter = argv[++i];
+        else if (a[0] != '-' && !name) name = a;
+        else if (nrest < 63) rest[nrest++] = argv[i]; /* the bench's own options */
+        i++;
+    }
+    if (c.help || !name) {
+        help();
+        return c.help ? CLI_OK : CLI_USAGE;
+    }
+    o.threads = c.threads;
+    o.isa = c.isa;
+    o.json = c.json;
+    rest[nrest] = NULL;
+    int all = !strcmp(name, "all"), found = 0, rc = 0;
+    for (size_t i = 0; i < NBENCH; i++) {
+        if (!all && strcmp(name, benches[i].name)) continue;
+        found = 1;
+        if (benches[i].run(&o, nrest, rest)) rc = CLI_FAIL;
+    }
+    if (!found) {
+        fprintf(stderr, "ridge bench: unknown benchmark '%s' (see 'ridge bench --help')\n", name);
+        return CLI_USAGE;
+    }
+    return rc;
+}
+#else
+int cmd_bench(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    fprintf(stderr, "ridge bench: this ridge was built with RIDGE_BUILD_BENCH=OFF\n");
+    return CLI_FAIL;
+}
+#endif
