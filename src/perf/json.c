@@ -213,24 +213,47 @@ static ridge_json *parse_value(parser *ps, int depth)
     }
 }
 
-ridge_status ridge_json_parse(const char *text, ridge_json **out)
+/* Parses `text` as one value, or with `many` as a sequence of values wrapped in an array. */
+static ridge_status parse_text(const char *text, int many, ridge_json **out)
 {
     if (!out) return ridge_error(RIDGE_EINVAL, "json_parse: out is NULL");
     *out = NULL;
     if (!text) return ridge_error(RIDGE_EINVAL, "json_parse: text is NULL");
     parser ps = {text, text, RIDGE_OK};
-    ridge_json *v = parse_value(&ps, 0);
-    if (v) {
+    ridge_json *all = many ? node(&ps, RIDGE_JSON_ARRAY) : NULL, **tail = all ? &all->child : NULL;
+    if (many && !all) return ps.status;
+    for (;;) {
+        ridge_json *v = parse_value(&ps, 0);
+        if (!v) break;
         skip_ws(&ps);
-        if (*ps.p) {
-            fail(&ps, "unexpected text after the value");
-            ridge_json_free(v);
-            v = NULL;
+        if (!many) {
+            if (*ps.p) {
+                ridge_json_free(v);
+                fail(&ps, "unexpected text after the value");
+                break;
+            }
+            *out = v;
+            return RIDGE_OK;
+        }
+        *tail = v;
+        tail = &v->next;
+        if (!*ps.p) {
+            *out = all;
+            return RIDGE_OK;
         }
     }
-    if (!v) return ps.status ? ps.status : ridge_error(RIDGE_EFORMAT, "json: parse failed");
-    *out = v;
-    return RIDGE_OK;
+    ridge_json_free(all);
+    return ps.status ? ps.status : ridge_error(RIDGE_EFORMAT, "json: parse failed");
+}
+
+ridge_status ridge_json_parse(const char *text, ridge_json **out)
+{
+    return parse_text(text, 0, out);
+}
+
+ridge_status ridge_json_parse_many(const char *text, ridge_json **out)
+{
+    return parse_text(text, 1, out);
 }
 
 void ridge_json_free(ridge_json *v)

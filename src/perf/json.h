@@ -28,6 +28,9 @@ typedef struct ridge_json {
  * RIDGE_EFORMAT ("json: line L, column C: expected ...") or RIDGE_ENOMEM and sets *out NULL.
  * Free the tree with ridge_json_free. */
 ridge_status ridge_json_parse(const char *text, ridge_json **out);
+/* Parses a sequence of one or more values (as `ridge bench all --json` prints them, one after
+ * another) into an ARRAY holding them in order. */
+ridge_status ridge_json_parse_many(const char *text, ridge_json **out);
 void ridge_json_free(ridge_json *v); /* NULL is a no-op */
 
 /* The member `key` of an object (the first if repeated), or NULL. */
