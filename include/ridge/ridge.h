@@ -24,5 +24,6 @@
 #include "ridge/core.h"
 #include "ridge/conv.h"
 #include "ridge/gemm.h"
+#include "ridge/perf.h"
 
 #endif /* RIDGE_RIDGE_H */
