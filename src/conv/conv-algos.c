@@ -520,28 +520,27 @@ static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
                     p->k->row(&a);
                 }
             }
-            /* output transform fused with bias, residual and activation */
+            /* output transform fused with bias, residual and activation; layouts whose group
+             * channels are not contiguous go through O and an indexed store */
             const float *bias = f->bias + g * cogp;
             for (int64_t t = 0; t < nt; t++) {
                 int64_t tt = t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
-                p->k->wino_out(m, M + t * cogp, TB * cogp, cog, O);
-                for (int i = 0; i < m && ty * m + i < p->oh; i++)
-                    for (int j = 0; j < m && tx * m + j < p->ow; j++) {
-                        ptrdiff_t o = n * p->yv.sn + (ty * m + i) * p->yv.sh +
-                                      (tx * m + j) * p->yv.sw;
+                int mh = (int)RIDGE_MIN(m, p->oh - ty * m), mw = (int)RIDGE_MIN(m, p->ow - tx * m);
+                ptrdiff_t o = n * p->yv.sn + ty * m * p->yv.sh + tx * m * p->yv.sw;
+                if (ycontig) {
+                    p->k->wino_out(m, M + t * cogp, TB * cogp, cog, f->y, o + yco[0], p->yv.sh,
+                                   p->yv.sw, mh, mw, bias, f->res, f->act);
+                    continue;
+                }
+                p->k->wino_out(m, M + t * cogp, TB * cogp, cog, O, 0, m * cog, cog, mh, mw, bias,
+                               NULL, 0);
+                for (int i = 0; i < mh; i++)
+                    for (int j = 0; j < mw; j++) {
+                        ptrdiff_t oo = o + i * p->yv.sh + j * p->yv.sw;
                         const float *op = O + (i * m + j) * cog;
-                        if (ycontig) {
-                            float *yp = f->y + o + yco[0];
-                            const float *rp = f->res ? f->res + o + yco[0] : NULL;
-                            for (int64_t c = 0; c < cog; c++) {
-                                float v = op[c] + bias[c] + (rp ? rp[c] : 0.0f);
-                                yp[c] = f->act && !(v > 0.0f) ? 0.0f : v;
-                            }
-                        } else {
-                            for (int64_t c = 0; c < cog; c++) {
-                                float v = op[c] + bias[c] + (f->res ? f->res[o + yco[c]] : 0.0f);
-                                f->y[o + yco[c]] = f->act && !(v > 0.0f) ? 0.0f : v;
-                            }
+                        for (int64_t c = 0; c < cog; c++) {
+                            float v = op[c] + (f->res ? f->res[oo + yco[c]] : 0.0f);
+                            f->y[oo + yco[c]] = f->act && !(v > 0.0f) ? 0.0f : v;
                         }
                     }
             }

@@ -6,6 +6,8 @@
  *   VLOAD(p)       unaligned load                     VSTORE(p, v)     unaligned store
  *   VBCAST(p)      broadcast *p                       VFMA(a, b, c)    a * b + c
  *   VADD(a, b)     a + b                              VMAX(a, b)       lane max
+ *   VSUB(a, b)     a - b                              VSET1(f)         all lanes f
+ *   VMUL(a, b)     a * b
  *   KNAME          the kernel table's symbol          KNAME_STR, KISA  its name and ISA
  *
  * Micro-kernel (row): MR = 6 output pixels x NR = 2 vectors of output channels, 12 vector
@@ -17,8 +19,10 @@
  * Depthwise (dw_row): 4 pixels x 1 vector of channels, 4 independent chains over the window
  * taps; channels past the last full vector go through a scalar tail.
  *
- * Winograd transforms: plain loops with the channel loop innermost, compiled with the ISA's
- * flags so they vectorize. */
+ * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
+ * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
+ * tile; the last channels that do not fill a vector go through the generic matrix loops. The
+ * output transform stores straight into y with the epilogue. */
 #include <string.h>
 
 #define MR 6
@@ -99,11 +103,13 @@ static void tile_full(const conv_row_args *a, int64_t p0)
     store_tile(a, p0, MR, acc);
 }
 
-/* The last mr < MR pixels (also the single border pixels the caller sends one by one). */
-static void tile_part(const conv_row_args *a, int64_t p0, int mr)
+/* mr < MR pixels (the row's last tile): one function per mr, so the accumulators stay in
+ * registers. */
+static inline __attribute__((always_inline)) void tile_n(const conv_row_args *a, int64_t p0,
+                                                         const int mr)
 {
     VF acc[MR][2];
-    for (int p = 0; p < MR; p++) acc[p][0] = acc[p][1] = VZERO();
+    for (int p = 0; p < mr; p++) acc[p][0] = acc[p][1] = VZERO();
     for (int r = a->r0; r < a->r1; r++) {
         for (int s = a->s0; s < a->s1; s++) {
             const float *x = a->xb + (a->xo + p0 * a->xps + a->roff[r] + a->soff[s]);
@@ -119,6 +125,50 @@ static void tile_part(const conv_row_args *a, int64_t p0, int mr)
         }
     }
     store_tile(a, p0, mr, acc);
+}
+
+/* One pixel (a row's tail, or a border pixel with its own window range): the reduction is
+ * split over 4 accumulator pairs so it is not bound by the FMA latency. */
+static void tile_1(const conv_row_args *a, int64_t p0)
+{
+    VF c0 = VZERO(), c1 = VZERO(), d0 = VZERO(), d1 = VZERO();
+    VF e0 = VZERO(), e1 = VZERO(), f0 = VZERO(), f1 = VZERO();
+    const int64_t kc = a->kc;
+    const ptrdiff_t *coff = a->coff;
+    for (int r = a->r0; r < a->r1; r++) {
+        for (int s = a->s0; s < a->s1; s++) {
+            const float *x = a->xb + (a->xo + p0 * a->xps + a->roff[r] + a->soff[s]);
+            const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
+            int64_t k = 0;
+            for (; k + 4 <= kc; k += 4, w += 4 * NR) {
+                VF t0 = VBCAST(x + coff[k]), t1 = VBCAST(x + coff[k + 1]);
+                VF t2 = VBCAST(x + coff[k + 2]), t3 = VBCAST(x + coff[k + 3]);
+                c0 = VFMA(t0, VLOAD(w), c0), c1 = VFMA(t0, VLOAD(w + VL), c1);
+                d0 = VFMA(t1, VLOAD(w + NR), d0), d1 = VFMA(t1, VLOAD(w + NR + VL), d1);
+                e0 = VFMA(t2, VLOAD(w + 2 * NR), e0), e1 = VFMA(t2, VLOAD(w + 2 * NR + VL), e1);
+                f0 = VFMA(t3, VLOAD(w + 3 * NR), f0), f1 = VFMA(t3, VLOAD(w + 3 * NR + VL), f1);
+            }
+            for (; k < kc; k++, w += NR) {
+                VF t = VBCAST(x + coff[k]);
+                c0 = VFMA(t, VLOAD(w), c0), c1 = VFMA(t, VLOAD(w + VL), c1);
+            }
+        }
+    }
+    VF acc[MR][2];
+    acc[0][0] = VADD(VADD(c0, d0), VADD(e0, f0));
+    acc[0][1] = VADD(VADD(c1, d1), VADD(e1, f1));
+    store_tile(a, p0, 1, acc);
+}
+
+static void tile_part(const conv_row_args *a, int64_t p0, int mr)
+{
+    switch (mr) {
+    case 1: tile_1(a, p0); break;
+    case 2: tile_n(a, p0, 2); break;
+    case 3: tile_n(a, p0, 3); break;
+    case 4: tile_n(a, p0, 4); break;
+    default: tile_n(a, p0, 5); break;
+    }
 }
 
 static void conv_row(const conv_row_args *a)
@@ -179,70 +229,140 @@ static void conv_dw_row(const conv_dw_args *a)
 
 /* ---- Winograd transforms ---------------------------------------------------------------------- */
 
-/* v[i][j] = sum_k,l BT[i][k] d[k][l] BT[j][l], per channel, skipping the zeros of BT. */
-static void conv_wino_in(int m, const float *d, int64_t n, float *v, ptrdiff_t vs)
+/* 1D input transforms: r = B^T d. */
+static inline void bt2_1d(const VF d[4], VF r[4])
 {
-    const conv_wino_mats *W = conv_wino_mats_get(m);
-    const int al = W->alpha;
-    float t[8 * 8 * 64]; /* BT d for one 64-channel chunk */
-    for (int64_t c0 = 0; c0 < n; c0 += 64) {
-        int64_t nc = n - c0 < 64 ? n - c0 : 64;
-        for (int i = 0; i < al; i++)
-            for (int l = 0; l < al; l++) {
-                float *ti = t + (i * al + l) * 64;
-                for (int64_t c = 0; c < nc; c++) ti[c] = 0.0f;
-                for (int k = 0; k < al; k++) {
-                    float b = W->bt[i * al + k];
-                    if (b == 0.0f) continue;
-                    const float *dk = d + (k * al + l) * n + c0;
-                    for (int64_t c = 0; c < nc; c++) ti[c] += b * dk[c];
-                }
-            }
-        for (int i = 0; i < al; i++)
-            for (int j = 0; j < al; j++) {
-                float *vij = v + (i * al + j) * vs + c0;
-                for (int64_t c = 0; c < nc; c++) vij[c] = 0.0f;
-                for (int l = 0; l < al; l++) {
-                    float b = W->bt[j * al + l];
-                    if (b == 0.0f) continue;
-                    const float *ti = t + (i * al + l) * 64;
-                    for (int64_t c = 0; c < nc; c++) vij[c] += b * ti[c];
-                }
-            }
-    }
+    r[0] = VSUB(d[0], d[2]);
+    r[1] = VADD(d[1], d[2]);
+    r[2] = VSUB(d[2], d[1]);
+    r[3] = VSUB(d[1], d[3]);
 }
 
-/* o[i][j] = sum_k,l AT[i][k] mm[k][l] AT[j][l], per channel. */
-static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float *o)
+static inline void bt4_1d(const VF d[6], VF r[6])
 {
-    const conv_wino_mats *W = conv_wino_mats_get(m);
+    const VF c4 = VSET1(4.0f), c5 = VSET1(5.0f), c2 = VSET1(2.0f);
+    VF t0 = VSUB(d[4], d[2]);                  /* d4 - d2 */
+    VF t1 = VSUB(d[3], VMUL(c4, d[1]));       /* d3 - 4 d1 */
+    VF t2 = VSUB(d[4], VMUL(c4, d[2]));       /* d4 - 4 d2 */
+    VF t3 = VMUL(c2, VSUB(d[3], d[1]));       /* 2 (d3 - d1) */
+    r[0] = VADD(VSUB(VMUL(c4, d[0]), VMUL(c5, d[2])), d[4]);
+    r[1] = VADD(t2, t1);                       /* -4 d1 - 4 d2 + d3 + d4 */
+    r[2] = VSUB(t2, t1);                       /*  4 d1 - 4 d2 - d3 + d4 */
+    r[3] = VADD(t0, t3);                       /* -2 d1 - d2 + 2 d3 + d4 */
+    r[4] = VSUB(t0, t3);                       /*  2 d1 - d2 - 2 d3 + d4 */
+    r[5] = VADD(VSUB(VMUL(c4, d[1]), VMUL(c5, d[3])), d[5]);
+}
+
+/* 1D output transforms: o = A^T m. */
+static inline void at2_1d(const VF m[4], VF o[2])
+{
+    o[0] = VADD(VADD(m[0], m[1]), m[2]);
+    o[1] = VSUB(VSUB(m[1], m[2]), m[3]);
+}
+
+static inline void at4_1d(const VF m[6], VF o[4])
+{
+    const VF c2 = VSET1(2.0f), c4 = VSET1(4.0f), c8 = VSET1(8.0f);
+    VF s12 = VADD(m[1], m[2]), d12 = VSUB(m[1], m[2]);
+    VF s34 = VADD(m[3], m[4]), d34 = VSUB(m[3], m[4]);
+    o[0] = VADD(VADD(m[0], s12), s34);
+    o[1] = VFMA(c2, d34, d12);
+    o[2] = VFMA(c4, s34, s12);
+    o[3] = VADD(VFMA(c8, d34, d12), m[5]);
+}
+
+/* The generic path for the channels past the last full vector: the matrices as loops. */
+static void wino_in_scalar(const conv_wino_mats *W, const float *d, int64_t n, int64_t c,
+                           float *v, ptrdiff_t vs)
+{
     const int al = W->alpha;
-    float t[4 * 8 * 64];
-    for (int64_t c0 = 0; c0 < n; c0 += 64) {
-        int64_t nc = n - c0 < 64 ? n - c0 : 64;
-        for (int i = 0; i < m; i++)
-            for (int l = 0; l < al; l++) {
-                float *ti = t + (i * al + l) * 64;
-                for (int64_t c = 0; c < nc; c++) ti[c] = 0.0f;
-                for (int k = 0; k < al; k++) {
-                    float b = W->at[i * al + k];
-                    if (b == 0.0f) continue;
-                    const float *mk = mm + (k * al + l) * ms + c0;
-                    for (int64_t c = 0; c < nc; c++) ti[c] += b * mk[c];
-                }
-            }
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < m; j++) {
-                float *oij = o + (i * m + j) * n + c0;
-                for (int64_t c = 0; c < nc; c++) oij[c] = 0.0f;
-                for (int l = 0; l < al; l++) {
-                    float b = W->at[j * al + l];
-                    if (b == 0.0f) continue;
-                    const float *ti = t + (i * al + l) * 64;
-                    for (int64_t c = 0; c < nc; c++) oij[c] += b * ti[c];
-                }
-            }
+    float t[8][8];
+    for (int i = 0; i < al; i++)
+        for (int l = 0; l < al; l++) {
+            float s = 0;
+            for (int k = 0; k < al; k++) s += W->bt[i * al + k] * d[(k * al + l) * n + c];
+            t[i][l] = s;
+        }
+    for (int i = 0; i < al; i++)
+        for (int j = 0; j < al; j++) {
+            float s = 0;
+            for (int l = 0; l < al; l++) s += W->bt[j * al + l] * t[i][l];
+            v[(i * al + j) * vs + c] = s;
+        }
+}
+
+/* v[i][j] = (B^T d B)[i][j] per channel: d is [alpha*alpha][n], v is [alpha*alpha] rows vs
+ * apart. */
+static void conv_wino_in(int m, const float *d, int64_t n, float *v, ptrdiff_t vs)
+{
+    const int al = m + 2;
+    int64_t c = 0;
+    for (; c + VL <= n; c += VL) {
+        VF t[6][6], col[6], r[6];
+        for (int j = 0; j < al; j++) { /* columns: t[.][j] = B^T d[.][j] */
+            for (int k = 0; k < al; k++) col[k] = VLOAD(d + (k * al + j) * n + c);
+            if (m == 2) bt2_1d(col, r);
+            else bt4_1d(col, r);
+            for (int i = 0; i < al; i++) t[i][j] = r[i];
+        }
+        for (int i = 0; i < al; i++) { /* rows: v[i][.] = t[i][.] B */
+            if (m == 2) bt2_1d(t[i], r);
+            else bt4_1d(t[i], r);
+            for (int j = 0; j < al; j++) VSTORE(v + (i * al + j) * vs + c, r[j]);
+        }
     }
+    for (; c < n; c++) wino_in_scalar(conv_wino_mats_get(m), d, n, c, v, vs);
+}
+
+static float wino_out_scalar(const conv_wino_mats *W, const float *mm, ptrdiff_t ms, int64_t c,
+                             int i, int j)
+{
+    const int al = W->alpha;
+    float s = 0;
+    for (int k = 0; k < al; k++)
+        for (int l = 0; l < al; l++)
+            s += W->at[i * al + k] * mm[(k * al + l) * ms + c] * W->at[j * al + l];
+    return s;
+}
+
+/* The output transform of one tile, fused with the epilogue: for the m x m outputs inside the
+ * image (oi < mh, oj < mw), y[yo + i*ysh + j*ysw + c] = act((A^T M A)[i][j] + bias[c] + res).
+ * mm is [alpha*alpha] rows ms apart; channels contiguous in y (the caller checked). */
+static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
+                          ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
+                          const float *bias, const float *res, int act)
+{
+    const int al = m + 2;
+    int64_t c = 0;
+    for (; c + VL <= n; c += VL) {
+        VF t[4][6], col[6], r[4];
+        for (int j = 0; j < al; j++) { /* columns: t[.][j] = A^T M[.][j] */
+            for (int k = 0; k < al; k++) col[k] = VLOAD(mm + (k * al + j) * ms + c);
+            if (m == 2) at2_1d(col, r);
+            else at4_1d(col, r);
+            for (int i = 0; i < m; i++) t[i][j] = r[i];
+        }
+        VF b = VLOAD(bias + c);
+        for (int i = 0; i < mh; i++) { /* rows: o[i][.] = t[i][.] A */
+            if (m == 2) at2_1d(t[i], r);
+            else at4_1d(t[i], r);
+            for (int j = 0; j < mw; j++) {
+                ptrdiff_t o = yo + i * ysh + j * ysw + c;
+                VF v = VADD(r[j], b);
+                if (res) v = VADD(v, VLOAD(res + o));
+                VSTORE(y + o, act_apply(v, act));
+            }
+        }
+    }
+    const conv_wino_mats *W = conv_wino_mats_get(m);
+    for (; c < n; c++)
+        for (int i = 0; i < mh; i++)
+            for (int j = 0; j < mw; j++) {
+                ptrdiff_t o = yo + i * ysh + j * ysw + c;
+                float v = wino_out_scalar(W, mm, ms, c, i, j) + bias[c];
+                if (res) v += res[o];
+                y[o] = act_scalar(v, act);
+            }
 }
 
 const conv_kernels KNAME = {

@@ -84,12 +84,15 @@ typedef struct conv_dw_args {
     int64_t npix;
 } conv_dw_args;
 
-/* Winograd transforms on alpha x alpha tiles (alpha = m + 2), channels innermost:
- *   in:  d[alpha*alpha][n] -> v[alpha*alpha][vs-strided]: v = B^T d B   (per channel)
- *   out: mm[alpha*alpha][ms-strided] -> o[m*m][n]:         o = A^T mm A
- * the per-ISA copies exist so the channel loops vectorize with that ISA's flags. */
+/* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
+ *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
+ *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
+ *        y[yo + i*ysh + j*ysw + c] = act((A^T mm A)[i][j] + bias[c] + res[same]), channels
+ *        contiguous in y. */
 typedef void (*conv_wino_in_fn)(int m, const float *d, int64_t n, float *v, ptrdiff_t vs);
-typedef void (*conv_wino_out_fn)(int m, const float *mm, ptrdiff_t ms, int64_t n, float *o);
+typedef void (*conv_wino_out_fn)(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
+                                 ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
+                                 const float *bias, const float *res, int act);
 
 typedef struct conv_kernels {
     const char *name; /* "f32-conv-6x16-avx2" */

@@ -14,6 +14,9 @@
 #define VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define VADD(a, b) _mm256_add_ps((a), (b))
 #define VMAX(a, b) _mm256_max_ps((a), (b))
+#define VSUB(a, b) _mm256_sub_ps((a), (b))
+#define VMUL(a, b) _mm256_mul_ps((a), (b))
+#define VSET1(f) _mm256_set1_ps(f)
 #define KNAME ridge_f32_conv_kernels__avx2
 #define KNAME_STR "f32-conv-6x16-avx2"
 #define KISA RIDGE_ISA_AVX2

@@ -48,6 +48,21 @@ static inline vf8 vmax(vf8 a, vf8 b)
     return a;
 }
 
+static inline vf8 vsub(vf8 a, vf8 b)
+{
+    for (int i = 0; i < VL; i++) a.v[i] -= b.v[i];
+    return a;
+}
+static inline vf8 vmul(vf8 a, vf8 b)
+{
+    for (int i = 0; i < VL; i++) a.v[i] *= b.v[i];
+    return a;
+}
+static inline vf8 vset1(float f)
+{
+    return vbcast(&f);
+}
+
 #define VZERO() vzero()
 #define VLOAD(p) vload(p)
 #define VSTORE(p, v) vstore((p), (v))
@@ -55,6 +70,9 @@ static inline vf8 vmax(vf8 a, vf8 b)
 #define VFMA(a, b, c) vfma((a), (b), (c))
 #define VADD(a, b) vadd((a), (b))
 #define VMAX(a, b) vmax((a), (b))
+#define VSUB(a, b) vsub((a), (b))
+#define VMUL(a, b) vmul((a), (b))
+#define VSET1(f) vset1(f)
 #define KNAME ridge_f32_conv_kernels__scalar
 #define KNAME_STR "f32-conv-6x16-scalar"
 #define KISA RIDGE_ISA_REF

@@ -14,6 +14,9 @@
 #define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define VADD(a, b) _mm512_add_ps((a), (b))
 #define VMAX(a, b) _mm512_max_ps((a), (b))
+#define VSUB(a, b) _mm512_sub_ps((a), (b))
+#define VMUL(a, b) _mm512_mul_ps((a), (b))
+#define VSET1(f) _mm512_set1_ps(f)
 #define KNAME ridge_f32_conv_kernels__avx512
 #define KNAME_STR "f32-conv-6x32-avx512"
 #define KISA RIDGE_ISA_AVX512
