@@ -335,12 +335,26 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
             /* lower: col[q][(r*S + s)*cig + ci], zero where the tap is in the padding */
             const ptrdiff_t *xco = p->xco + g * cig;
             int contig = runs_contiguous(xco, (int)cig, (int)cig);
+            /* a window row is one run of s*cig floats when the group's channels fill the
+             * pixel (NHWC, groups 1) and the kernel is not dilated: one copy per row */
+            int row_run = contig && p->xv.sw == cig && d->dil_w == 1;
             for (int64_t q = 0; q < np; q++) {
                 int64_t oh = (q0 + q) / p->ow, ow = (q0 + q) % p->ow;
                 int64_t ih0 = oh * d->stride_h - d->pad_top, iw0 = ow * d->stride_w - d->pad_left;
                 float *c = col + q * K;
                 for (int64_t r = 0; r < d->r; r++) {
                     int64_t ih = ih0 + r * d->dil_h;
+                    if (row_run) {
+                        int s0, s1;
+                        tap_range(iw0, d->w, 1, d->s, &s0, &s1);
+                        if (ih < 0 || ih >= d->h) s0 = s1 = 0;
+                        const float *x = f->x + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig;
+                        memset(c, 0, (size_t)(s0 * cig) * sizeof(float));
+                        if (s1 > s0) memcpy(c + s0 * cig, x + xco[0], (size_t)((s1 - s0) * cig) * sizeof(float));
+                        memset(c + s1 * cig, 0, (size_t)((d->s - s1) * cig) * sizeof(float));
+                        c += d->s * cig;
+                        continue;
+                    }
                     for (int64_t s = 0; s < d->s; s++, c += cig) {
                         int64_t iw = iw0 + s * d->dil_w;
                         if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {
