@@ -135,6 +135,9 @@ static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc,
     return RIDGE_MAX(nc / nr, 1) * nr;
 }
 
+/* Up to this many rows of A, a row-major B is read in place instead of packed. */
+#define GEMM_INPLACE_B_MAX_M 128
+
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
 
 typedef struct gemm_driver {
@@ -271,8 +274,10 @@ static ridge_status gemm_run(ridge_ctx *ctx, const gemm_problem *p, const gemm_k
     d.kc = bplan ? plan_kc : blocking_kc(K, cpu);
     d.mc = blocking_mc(K, cpu, d.kc);
     d.nc = blocking_nc(K, cpu, d.kc, threads);
-    d.pack_b = !bplan && !(q.b_cs == 1 && (q.m <= 4 * (size_t)K->mr || q.k <= 32));
-    if (d.pack_b == 0 && !bplan && q.b_rs % 1024 == 0 && q.k > 8) d.pack_b = 1; /* 4 KiB aliasing */
+    /* B in place when it is row-major and A has few rows (packing B would be amortized over
+     * too few of them; measured better up to m ~ 100-300 on Zen 3), unless its rows are a
+     * multiple of 4 KiB apart (the panel's lines would all fall in one L1 set). */
+    d.pack_b = !bplan && !(q.b_cs == 1 && q.m <= GEMM_INPLACE_B_MAX_M && q.b_rs % 1024 != 0);
     /* A residual in C is read in the last k block, after the first overwrote C: keep a copy. */
     float *res_copy = NULL;
     if (q.epi.residual == q.c && q.k > d.kc) {
