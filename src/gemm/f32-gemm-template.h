@@ -16,7 +16,7 @@
  *   V_MASK(n)        lanes [0, n) on, 0 <= n <= VL
  *   V_MASKLOAD(p, m) lanes off read as 0 and are not accessed; V_MASKSTORE(p, m, x)
  *   V_HSUM(x)        horizontal sum to a float
- *   V_ACT(act, x)    optional: a vector activation (else the scalar loop below is used)
+ *   V_ACT(act, x)    GELU-tanh, sigmoid, tanh on a vector (the vec family's inline math)
  *
  * Micro-kernel (BLIS): the tile of C, MR x NR, lives in MR * GEMM_NV accumulators for the
  * whole k loop; per k step it loads GEMM_NV vectors of B, broadcasts MR elements of A and
@@ -38,22 +38,10 @@
 
 /* ---- epilogue ------------------------------------------------------------------------------ */
 
-static vf GEMM_FN(act_scalar_loop)(ridge_act act, vf x)
+GEMM_INLINE vf GEMM_FN(act)(ridge_epi_act act, vf x)
 {
-    float t[VL];
-    V_STORE(t, x);
-    for (int i = 0; i < VL; i++) t[i] = gemm_act_scalar(act, t[i]);
-    return V_LOAD(t);
-}
-
-GEMM_INLINE vf GEMM_FN(act)(ridge_act act, vf x)
-{
-    if (act == RIDGE_ACT_RELU) return V_MAX(V_ZERO(), x);
-#ifdef V_ACT
+    if (act == RIDGE_EPI_RELU) return V_MAX(V_ZERO(), x);
     return V_ACT(act, x);
-#else
-    return GEMM_FN(act_scalar_loop)(act, x);
-#endif /* V_ACT */
 }
 
 /* Finishes and stores rows [0, mr) x columns [0, nr) of an R x GEMM_NV accumulator tile.
@@ -72,7 +60,7 @@ GEMM_INLINE void GEMM_FN(store_tile)(const int R, vf acc[][GEMM_NV], float *c, s
     const int scale = t->alpha != 1.0f, read_c = t->beta != 0.0f;
     const int col_bias = t->last && t->bias_kind == RIDGE_BIAS_COL;
     const int row_bias = t->last && t->bias_kind == RIDGE_BIAS_ROW;
-    const ridge_act act = t->last ? t->act : RIDGE_ACT_NONE;
+    const ridge_epi_act act = t->last ? t->act : RIDGE_EPI_NONE;
     const float *res = t->last ? t->res : NULL;
     vf bcol[GEMM_NV];
     for (int v = 0; v < GEMM_NV; v++) bcol[v] = col_bias ? GEMM_LD(t->bias + v * VL, v) : V_ZERO();
@@ -87,7 +75,7 @@ GEMM_INLINE void GEMM_FN(store_tile)(const int R, vf acc[][GEMM_NV], float *c, s
             if (read_c) x = V_FMA(beta, GEMM_LD(cr + v * VL, v), x);
             if (col_bias) x = V_ADD(x, bcol[v]);
             if (row_bias) x = V_ADD(x, brow);
-            if (act != RIDGE_ACT_NONE) x = GEMM_FN(act)(act, x);
+            if (act != RIDGE_EPI_NONE) x = GEMM_FN(act)(act, x);
             if (res) x = V_ADD(x, GEMM_LD(res + r * t->ldr + v * VL, v));
             if (full) V_STORE(cr + v * VL, x);
             else V_MASKSTORE(cr + v * VL, mk[v], x);

@@ -75,7 +75,7 @@ static ridge_status check_epilogue(const char *fn, const ridge_epilogue *e, size
                            e->bias_kind == RIDGE_BIAS_COL ? "COL" : "ROW");
     if (e->bias_kind == RIDGE_BIAS_NONE && e->bias)
         return ridge_error(RIDGE_EINVAL, "%s: epilogue bias is set but bias_kind is NONE", fn);
-    if ((unsigned)e->act > RIDGE_ACT_TANH)
+    if ((unsigned)e->act > RIDGE_EPI_TANH)
         return ridge_error(RIDGE_EINVAL, "%s: epilogue act (%d) is unknown", fn, (int)e->act);
     if (e->residual) {
         size_t ext;
