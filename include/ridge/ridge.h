@@ -23,6 +23,7 @@
 
 #include "ridge/core.h"
 #include "ridge/conv.h"
+#include "ridge/vec.h"
 #include "ridge/gemm.h"
 #include "ridge/perf.h"
 
