@@ -252,7 +252,9 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
  * DRAM and L2 bandwidth at this thread count) when it exists, else nominal ones (FMA width x
  * 2 pipes x 3 GHz, 12 GB/s DRAM and 70 GB/s L2 per thread, what this VM measures). The
  * efficiencies are what each kernel reached in `ridge bench conv` on the AMD EPYC Zen 3 VM
- * (docs/PERFORMANCE.md). They rank candidates; the tuning mode measures instead. */
+ * (docs/PERFORMANCE.md). Compute and memory time combine as max + min/2, since streamed
+ * weights with little reuse stall the FMAs rather than hide behind them. They rank
+ * candidates; the tuning mode measures instead. */
 typedef struct cost_machine {
     double flops; /* peak FLOP/s over the threads */
     double bw;    /* DRAM bytes/s over the threads */
@@ -299,6 +301,22 @@ static cost_machine cost_machine_for(const conv_kernels *k, int threads)
     return m;
 }
 
+/* Bytes of the weights as algorithm a holds them (packed to whole channel blocks,
+ * transformed to alpha x alpha for Winograd). */
+static size_t weight_bytes(const ridge_conv2d_plan *p, ridge_conv_algo a)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    int64_t nr = p->k->nr, taps = d->r * d->s;
+    switch (a) {
+    case RIDGE_CONV_REF: return (size_t)(d->c_out * p->cig * taps) * 4;
+    case RIDGE_CONV_DEPTHWISE: return (size_t)(taps * ((d->c_out + nr - 1) / nr * nr)) * 4;
+    case RIDGE_CONV_WINOGRAD_2X3: taps = 16; break;
+    case RIDGE_CONV_WINOGRAD_4X3: taps = 36; break;
+    default: break;
+    }
+    return (size_t)(d->groups * p->ncob * nr * p->cig * taps) * 4;
+}
+
 static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const cost_machine *m,
                            const conv_kernels *k, char *why, size_t why_len)
 {
@@ -307,8 +325,10 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     const double cig = (double)p->cig, cog = (double)p->cog, G = (double)d->groups;
     const double taps = (double)d->r * d->s;
     const double nr = k->nr, cogp = ceil(cog / nr) * nr;
-    const double io_bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w + pix * d->c_out +
-                                   (double)d->c_out * cig * taps);
+    /* compulsory traffic: x, y, and the weights as this algorithm holds them (U of F(4,3)
+     * is 4x the 3x3 weights and, past the caches, bounds a batch-1 layer) */
+    const double io_bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w + pix * d->c_out) +
+                            (double)weight_bytes(p, a);
     const int chan_contig = d->layout != RIDGE_NCHW;
     double flops = 0, eff = 0, bytes = io_bytes, extra = 0;
     const char *note = "";
@@ -322,7 +342,7 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     case RIDGE_CONV_POINTWISE:
         flops = 2 * pix * G * cogp * cig * taps;
         /* the reduction restarts per tap: short channel loops pay their setup */
-        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * cig / (cig + 1.5);
+        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * cig / (cig + 1.0);
         if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
         else if (cogp > cog) note = "channel tail in scalar stores; ";
         break;
@@ -331,8 +351,8 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         flops = 2 * pix * G * cogp * K;
         eff = 0.90 * K / (K + 1.5);
         if (!chan_contig) eff *= 0.5, note = "NCHW: scalar stores; ";
-        /* the lowered strip is written and read back through L2 */
-        extra = 2.0 * 4.0 * pix * G * K / m->l2bw;
+        /* the lowered strip is written and read back through L2 (gathers: 1/4 of its rate) */
+        extra = 2.0 * 4.0 * pix * G * K / (0.25 * m->l2bw);
         break;
     }
     case RIDGE_CONV_DEPTHWISE:
@@ -356,7 +376,9 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     default: break;
     }
     double tc = flops / (m->flops * eff), tm = bytes / m->bw;
-    double t = (tc > tm ? tc : tm) + extra + 5e-6;
+    /* the two walls overlap imperfectly (weights streamed with little reuse stall the FMAs):
+     * the larger, plus half the smaller */
+    double t = (tc > tm ? tc + 0.5 * tm : tm + 0.5 * tc) + extra + 5e-6;
     snprintf(why, why_len, "%s%s-bound: %.3g GFLOP executed at %.0f%% of peak%s, %.3g MB",
              note, tc > tm ? "compute" : "memory", flops * 1e-9, eff * 100,
              extra > 0 ? " + extra passes" : "", bytes * 1e-6);
@@ -599,18 +621,7 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         if (!c->applies) continue;
         c->predicted_s = cost_predict(p, c->algo, &m, p->k, c->why, sizeof c->why);
         c->workspace = ws_shared(p) + (size_t)threads * conv_algo_ws_per_thread(p, c->algo);
-        int64_t nr = p->k->nr, taps = d->r * d->s;
-        switch (c->algo) {
-        case RIDGE_CONV_DEPTHWISE: c->weight_bytes = (size_t)(taps * (d->c_out + 2 * nr)) * 4; break;
-        case RIDGE_CONV_WINOGRAD_2X3: taps = 16; /* fall through */
-        case RIDGE_CONV_WINOGRAD_4X3:
-            if (c->algo == RIDGE_CONV_WINOGRAD_4X3) taps = 36;
-            /* fall through */
-        case RIDGE_CONV_DIRECT: case RIDGE_CONV_IM2COL: case RIDGE_CONV_POINTWISE:
-            c->weight_bytes = (size_t)(d->groups * p->ncob * nr * p->cig * taps) * 4;
-            break;
-        default: c->weight_bytes = (size_t)(d->c_out * p->cig * taps) * 4; break;
-        }
+        c->weight_bytes = weight_bytes(p, c->algo);
         if (a != RIDGE_CONV_REF &&
             (best == RIDGE_CONV_REF || c->predicted_s < p->cand[best].predicted_s))
             best = c->algo;
