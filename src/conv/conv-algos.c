@@ -94,6 +94,14 @@ static int64_t im2col_strip(const ridge_conv2d_plan *p)
     return RIDGE_MIN(P, 1024);
 }
 
+/* pixels per lowered strip on the SGEMM route */
+static int64_t gemm_strip(const ridge_conv2d_plan *p)
+{
+    int64_t K = p->cig * p->d.r * p->d.s, hw = p->oh * p->ow;
+    int64_t P = RIDGE_MAX(262144 / K, 64); /* 1 MiB of lowered strip */
+    return RIDGE_MIN(P, hw);
+}
+
 static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
 {
     const int mr = p->k->mr, al = m + 2;
@@ -113,6 +121,10 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
 size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
 {
     size_t f = 0;
+    if (conv_gemm_route(&p->d, a)) { /* one strip (the SGEMM calls run one after another) */
+        if (a == RIDGE_CONV_IM2COL) f = (size_t)(gemm_strip(p) * p->cig * p->d.r * p->d.s);
+        return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
+    }
     switch (a) {
     case RIDGE_CONV_IM2COL: f = (size_t)(im2col_strip(p) * p->cig * p->d.r * p->d.s); break;
     case RIDGE_CONV_WINOGRAD_2X3:
@@ -332,13 +344,59 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
 
 /* ---- im2col ----------------------------------------------------------------------------------------- */
 
+/* Lowers pixels [q0, q0 + np) of image n, group g, to rows col[q][(r*S + s)*cig + ci] (zero
+ * where the tap is in the padding): the A operand of a GEMM with the weights as
+ * [(r, s, ci)][c_out]. */
+static void lower_pixels(const ridge_conv2d_plan *p, const float *xb, int64_t n, int64_t g,
+                         int64_t q0, int64_t np, float *col)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, K = cig * d->r * d->s;
+    const ptrdiff_t *xco = p->xco + g * cig;
+    int contig = runs_contiguous(xco, (int)cig, (int)cig);
+    /* a window row is one run of s*cig floats when the group's channels fill the pixel
+     * (NHWC, groups 1) and the kernel is not dilated: one copy per row */
+    int row_run = contig && p->xv.sw == cig && d->dil_w == 1;
+    for (int64_t q = 0; q < np; q++) {
+        int64_t oh = (q0 + q) / p->ow, ow = (q0 + q) % p->ow;
+        int64_t ih0 = oh * d->stride_h - d->pad_top, iw0 = ow * d->stride_w - d->pad_left;
+        float *c = col + q * K;
+        for (int64_t r = 0; r < d->r; r++) {
+            int64_t ih = ih0 + r * d->dil_h;
+            if (row_run) {
+                int s0, s1;
+                tap_range(iw0, d->w, 1, d->s, &s0, &s1);
+                if (ih < 0 || ih >= d->h) s0 = s1 = 0;
+                memset(c, 0, (size_t)(s0 * cig) * sizeof(float));
+                if (s1 > s0)
+                    memcpy(c + s0 * cig, xb + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig + xco[0],
+                           (size_t)((s1 - s0) * cig) * sizeof(float));
+                memset(c + s1 * cig, 0, (size_t)((d->s - s1) * cig) * sizeof(float));
+                c += d->s * cig;
+                continue;
+            }
+            for (int64_t s = 0; s < d->s; s++, c += cig) {
+                int64_t iw = iw0 + s * d->dil_w;
+                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {
+                    memset(c, 0, (size_t)cig * sizeof(float));
+                    continue;
+                }
+                const float *x = xb + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw;
+                if (contig) memcpy(c, x + xco[0], (size_t)cig * sizeof(float));
+                else
+                    for (int64_t ci = 0; ci < cig; ci++) c[ci] = x[xco[ci]];
+            }
+        }
+    }
+}
+
 static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
     const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
     const int64_t P = im2col_strip(p), hw = p->oh * p->ow, nstrip = (hw + P - 1) / P;
-    const int64_t cig = p->cig, K = cig * d->r * d->s;
+    const int64_t K = p->cig * d->r * d->s;
     float *col = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
     conv_row_args a;
     a.xb = col;
@@ -351,44 +409,7 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         int64_t n = (int64_t)it / nstrip, q0 = (int64_t)it % nstrip * P;
         int64_t np = RIDGE_MIN(P, hw - q0);
         for (size_t g = b1; g < e1; g++) {
-            /* lower: col[q][(r*S + s)*cig + ci], zero where the tap is in the padding */
-            const ptrdiff_t *xco = p->xco + g * cig;
-            int contig = runs_contiguous(xco, (int)cig, (int)cig);
-            /* a window row is one run of s*cig floats when the group's channels fill the
-             * pixel (NHWC, groups 1) and the kernel is not dilated: one copy per row */
-            int row_run = contig && p->xv.sw == cig && d->dil_w == 1;
-            for (int64_t q = 0; q < np; q++) {
-                int64_t oh = (q0 + q) / p->ow, ow = (q0 + q) % p->ow;
-                int64_t ih0 = oh * d->stride_h - d->pad_top, iw0 = ow * d->stride_w - d->pad_left;
-                float *c = col + q * K;
-                for (int64_t r = 0; r < d->r; r++) {
-                    int64_t ih = ih0 + r * d->dil_h;
-                    if (row_run) {
-                        int s0, s1;
-                        tap_range(iw0, d->w, 1, d->s, &s0, &s1);
-                        if (ih < 0 || ih >= d->h) s0 = s1 = 0;
-                        memset(c, 0, (size_t)(s0 * cig) * sizeof(float));
-                        if (s1 > s0)
-                            memcpy(c + s0 * cig,
-                                   f->x + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig + xco[0],
-                                   (size_t)((s1 - s0) * cig) * sizeof(float));
-                        memset(c + s1 * cig, 0, (size_t)((d->s - s1) * cig) * sizeof(float));
-                        c += d->s * cig;
-                        continue;
-                    }
-                    for (int64_t s = 0; s < d->s; s++, c += cig) {
-                        int64_t iw = iw0 + s * d->dil_w;
-                        if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {
-                            memset(c, 0, (size_t)cig * sizeof(float));
-                            continue;
-                        }
-                        const float *x = f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw;
-                        if (contig) memcpy(c, x + xco[0], (size_t)cig * sizeof(float));
-                        else
-                            for (int64_t ci = 0; ci < cig; ci++) c[ci] = x[xco[ci]];
-                    }
-                }
-            }
+            lower_pixels(p, f->x, n, (int64_t)g, q0, np, col);
             for (int64_t cob = 0; cob < p->ncob; cob++) {
                 row_channels(f, &a, (int64_t)g, cob);
                 a.w = p->wp + ((int64_t)g * p->ncob + cob) * K * p->k->nr;
@@ -399,6 +420,158 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
             }
         }
     }
+}
+
+/* ---- im2col and pointwise on ridge_sgemm (NCHW, NHWC) ----------------------------------------------
+ *
+ * NHWC:  Y[pixels][c_out] = A[pixels][K] * W^T[K][c_out]: A is the input itself (pointwise,
+ *        lda = c_in) or a lowered strip (im2col, rows (r, s, ci)); W^T is prepacked once per
+ *        group in the plan (ridge_sgemm_plan), bias per column.
+ * NCHW:  Y[c_out][pixels] = W[c_out][K] * B[K][pixels]: B is the input itself (pointwise,
+ *        ldb = h*w) or a lowered strip of rows (ci, r, s) (the classic im2col), bias per row.
+ * The residual rides in C with beta = 1 (the GEMM epilogue adds its own residual after the
+ * activation; ours goes before). The strip is lowered in parallel, then one SGEMM call runs
+ * on the pool. */
+
+int conv_gemm_route(const ridge_conv2d_desc *d, ridge_conv_algo a)
+{
+    return (a == RIDGE_CONV_IM2COL || a == RIDGE_CONV_POINTWISE) && d->layout != RIDGE_NCHW16C;
+}
+
+ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t K = p->cig * d->r * d->s, RS = d->r * d->s, cig = p->cig, cog = p->cog;
+    if (d->layout == RIDGE_NCHW) { /* A = W as given: [g][cog][(ci, r, s)] */
+        size_t n = (size_t)(d->c_out * K);
+        p->wp = ridge_malloc(n * sizeof(float));
+        if (!p->wp) return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for weights");
+        memcpy(p->wp, w, n * sizeof(float));
+        p->wp_elems = n;
+        return RIDGE_OK;
+    }
+    p->gplan = ridge_calloc((size_t)d->groups, sizeof *p->gplan);
+    float *perm = ridge_malloc((size_t)(cog * K) * sizeof(float));
+    if (!p->gplan || !perm) {
+        ridge_free(perm);
+        return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for weights");
+    }
+    ridge_status st = RIDGE_OK;
+    for (int64_t g = 0; g < d->groups && !st; g++) {
+        /* perm[co][(r*S + s)*cig + ci]: op(B) = perm^T is K x cog */
+        for (int64_t co = 0; co < cog; co++)
+            for (int64_t ci = 0; ci < cig; ci++)
+                for (int64_t t = 0; t < RS; t++)
+                    perm[co * K + t * cig + ci] = w[((g * cog + co) * cig + ci) * RS + t];
+        st = ridge_sgemm_plan_create(ctx, RIDGE_TRANS, (size_t)cog, (size_t)K, perm, (size_t)K,
+                                     &p->gplan[g]);
+    }
+    ridge_free(perm);
+    return st;
+}
+
+typedef struct lower_args {
+    const ridge_conv2d_plan *p;
+    const float *x;
+    int64_t n, g, q0, np;
+    float *col;
+} lower_args;
+
+static void lower_nhwc_range(void *arg, size_t b, size_t e, int ith)
+{
+    const lower_args *l = arg;
+    const int64_t K = l->p->cig * l->p->d.r * l->p->d.s;
+    lower_pixels(l->p, l->x, l->n, l->g, l->q0 + (int64_t)b, (int64_t)(e - b), l->col + (int64_t)b * K);
+}
+
+/* NCHW rows col[(ci*R + r)*S + s][q], q over the strip. */
+static void lower_nchw_range(void *arg, size_t b, size_t e, int ith)
+{
+    const lower_args *l = arg;
+    const ridge_conv2d_plan *p = l->p;
+    const ridge_conv2d_desc *d = &p->d;
+    for (size_t kk = b; kk < e; kk++) {
+        int64_t ci = (int64_t)kk / (d->r * d->s), r = (int64_t)kk / d->s % d->r, s = (int64_t)kk % d->s;
+        const float *xc = l->x + l->n * p->xv.sn + p->xco[l->g * p->cig + ci];
+        float *row = l->col + (int64_t)kk * l->np;
+        int64_t oh = l->q0 / p->ow, ow = l->q0 % p->ow;
+        for (int64_t q = 0; q < l->np; q++) {
+            int64_t ih = oh * d->stride_h - d->pad_top + r * d->dil_h;
+            int64_t iw = ow * d->stride_w - d->pad_left + s * d->dil_w;
+            row[q] = ih >= 0 && ih < d->h && iw >= 0 && iw < d->w ? xc[ih * p->xv.sh + iw] : 0.0f;
+            if (++ow == p->ow) ow = 0, oh++;
+        }
+    }
+}
+
+/* Copies the residual block (rows x cols at ld) into y when they are not the same memory. */
+static void copy_block(float *y, const float *res, int64_t rows, int64_t cols, int64_t ld)
+{
+    if (res == y) return;
+    for (int64_t i = 0; i < rows; i++) memcpy(y + i * ld, res + i * ld, (size_t)cols * sizeof(float));
+}
+
+static ridge_status gemm_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
+                                 float *y, const float *bias, int act, const float *res, char *ws)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, cog = p->cog, K = cig * d->r * d->s, hw = p->oh * p->ow;
+    const int pw = p->algo == RIDGE_CONV_POINTWISE;
+    ridge_epilogue e = {0};
+    e.act = act ? RIDGE_EPI_RELU : RIDGE_EPI_NONE;
+    const float beta = res ? 1.0f : 0.0f;
+    ridge_status st = RIDGE_OK;
+    float *col = (float *)ws;
+    if (d->layout == RIDGE_NHWC) {
+        e.bias_kind = bias ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
+        if (pw) { /* all images at once: n*h*w rows of c_in */
+            const int64_t rows = d->n * hw;
+            for (int64_t g = 0; g < d->groups && !st; g++) {
+                e.bias = bias ? bias + g * cog : NULL;
+                if (res) copy_block(y + g * cog, res + g * cog, rows, cog, d->c_out);
+                st = ridge_sgemm_plan_execute(ctx, p->gplan[g], RIDGE_NO_TRANS, (size_t)rows, 1.0f,
+                                              x + g * cig, (size_t)d->c_in, beta, y + g * cog,
+                                              (size_t)d->c_out, &e);
+            }
+            return st;
+        }
+        const int64_t P = gemm_strip(p);
+        for (int64_t n = 0; n < d->n; n++)
+            for (int64_t q0 = 0; q0 < hw; q0 += P)
+                for (int64_t g = 0; g < d->groups && !st; g++) {
+                    lower_args l = {p, x, n, g, q0, RIDGE_MIN(P, hw - q0), col};
+                    ridge_parallel_for(ctx, (size_t)l.np, 8, lower_nhwc_range, &l);
+                    float *yc = y + n * p->yv.sn + q0 * d->c_out + g * cog;
+                    e.bias = bias ? bias + g * cog : NULL;
+                    if (res) copy_block(yc, res + (yc - y), l.np, cog, d->c_out);
+                    st = ridge_sgemm_plan_execute(ctx, p->gplan[g], RIDGE_NO_TRANS, (size_t)l.np,
+                                                  1.0f, col, (size_t)K, beta, yc,
+                                                  (size_t)d->c_out, &e);
+                }
+        return st;
+    }
+    /* NCHW */
+    e.bias_kind = bias ? RIDGE_BIAS_ROW : RIDGE_BIAS_NONE;
+    const int64_t P = pw ? hw : gemm_strip(p);
+    for (int64_t n = 0; n < d->n; n++)
+        for (int64_t q0 = 0; q0 < hw; q0 += P)
+            for (int64_t g = 0; g < d->groups && !st; g++) {
+                const int64_t np = RIDGE_MIN(P, hw - q0);
+                const float *b = x + n * p->xv.sn + g * cig * hw; /* pointwise: the input */
+                size_t ldb = (size_t)hw;
+                if (!pw) {
+                    lower_args l = {p, x, n, g, q0, np, col};
+                    ridge_parallel_for(ctx, (size_t)K, 1, lower_nchw_range, &l);
+                    b = col, ldb = (size_t)np;
+                }
+                float *yc = y + n * p->yv.sn + g * cog * hw + q0;
+                e.bias = bias ? bias + g * cog : NULL;
+                if (res) copy_block(yc, res + (yc - y), cog, np, hw);
+                st = ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, RIDGE_NO_TRANS, (size_t)cog, (size_t)np,
+                                    (size_t)K, 1.0f, p->wp + g * cog * K, (size_t)K, b, ldb, beta,
+                                    yc, (size_t)hw, &e);
+            }
+    return st;
 }
 
 /* ---- depthwise --------------------------------------------------------------------------------------- */
@@ -585,9 +758,11 @@ static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
 
 /* ---- dispatch ---------------------------------------------------------------------------------------- */
 
-void conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x, float *y,
-                       const float *bias, int act, const float *res, char *ws)
+ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
+                               float *y, const float *bias, const float *ubias, int act,
+                               const float *res, char *ws)
 {
+    if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
     fwd f = {p, x, y, bias, res, act, ws};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
@@ -622,4 +797,5 @@ void conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *
     }
     default: break;
     }
+    return RIDGE_OK;
 }

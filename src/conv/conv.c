@@ -402,7 +402,7 @@ static size_t ws_shared(const ridge_conv2d_plan *p)
 size_t ridge_conv2d_workspace_size(const ridge_conv2d_plan *p, int threads)
 {
     if (!p) return 0;
-    if (threads < 1) threads = 1;
+    if (threads < 1 || p->gemm_route) threads = 1;
     return ws_shared(p) + (size_t)threads * p->ws_per_thread;
 }
 
@@ -426,11 +426,14 @@ void ridge_conv2d_plan_destroy(ridge_conv2d_plan *p)
     ridge_free(p->iota);
     ridge_free(p->wp);
     ridge_free(p->wref);
+    if (p->gplan)
+        for (int64_t g = 0; g < p->d.groups; g++) ridge_sgemm_plan_destroy(p->gplan[g]);
+    ridge_free(p->gplan);
     ridge_free(p);
 }
 
 /* Tables and packed weights for algorithm a. */
-static ridge_status plan_build(ridge_conv2d_plan *p, const float *w)
+static ridge_status plan_build(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w)
 {
     const ridge_conv2d_desc *d = &p->d;
     const int nr = p->k->nr;
@@ -460,7 +463,8 @@ static ridge_status plan_build(ridge_conv2d_plan *p, const float *w)
         p->ws_per_thread = 0;
         return RIDGE_OK;
     }
-    ridge_status st = conv_algo_pack(p, w);
+    p->gemm_route = conv_gemm_route(d, p->algo);
+    ridge_status st = p->gemm_route ? conv_gemm_pack(ctx, p, w) : conv_algo_pack(p, w);
     if (st) return st;
     p->ws_per_thread = conv_algo_ws_per_thread(p, p->algo);
     return RIDGE_OK;
@@ -620,7 +624,8 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         c->applies = conv_algo_applies(d, c->algo, c->why, sizeof c->why) == RIDGE_OK;
         if (!c->applies) continue;
         c->predicted_s = cost_predict(p, c->algo, &m, p->k, c->why, sizeof c->why);
-        c->workspace = ws_shared(p) + (size_t)threads * conv_algo_ws_per_thread(p, c->algo);
+        c->workspace = ws_shared(p) + (size_t)(conv_gemm_route(d, c->algo) ? 1 : threads) *
+                                          conv_algo_ws_per_thread(p, c->algo);
         c->weight_bytes = weight_bytes(p, c->algo);
         if (a != RIDGE_CONV_REF &&
             (best == RIDGE_CONV_REF || c->predicted_s < p->cand[best].predicted_s))
@@ -669,7 +674,7 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
             }
         }
     }
-    if ((st = plan_build(p, w))) goto err_free_plan;
+    if ((st = plan_build(ctx, p, w))) goto err_free_plan;
     plan_explain(p, threads, reason,
                  m.measured ? "measured roof (ridge roofline profile)"
                             : "nominal machine (no ridge roofline profile cached)");
@@ -698,10 +703,16 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
         conv_forward_ref(&p->d, p->oh, p->ow, x, p->wref, y, bias, act, res);
         return RIDGE_OK;
     }
+    void *own = NULL; /* SGEMM-route plans use the ctx arena inside ridge_sgemm */
     if (!workspace) {
-        ridge_status st = ridge_ctx_scratch(
-            ctx, ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx)), &workspace);
-        if (st) return st;
+        size_t bytes = ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx));
+        if (p->gemm_route) {
+            workspace = own = ridge_malloc(bytes);
+            if (!own) return ridge_error(RIDGE_ENOMEM, "conv2d_forward: out of memory");
+        } else {
+            ridge_status st = ridge_ctx_scratch(ctx, bytes, &workspace);
+            if (st) return st;
+        }
     }
     /* the bias, padded to whole NR blocks per group, then the per-thread areas */
     float *bp = workspace;
@@ -714,7 +725,10 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
             for (int64_t j = 0; j < p->ncob * nr; j++)
                 bp[g * p->ncob * nr + j] = bias && j < p->cog ? bias[g * p->cog + j] : 0.0f;
     }
-    conv_algo_forward(ctx, p, x, y, bp, act, res, (char *)workspace + ws_shared(p));
+    ridge_status st = conv_algo_forward(ctx, p, x, y, bp, bias, act, res,
+                                        (char *)workspace + ws_shared(p));
+    ridge_free(own);
+    if (st) return st;
     conv_zero_channel_padding(y, p->d.layout, p->d.n, p->d.c_out, p->oh, p->ow);
     return RIDGE_OK;
 }
