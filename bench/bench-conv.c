@@ -415,7 +415,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
             {NULL, flops / st[i].median * 1e-9},
             {NULL, frac},
             {NULL, (double)(ms[i].ws_bytes + ms[i].extra_bytes) / 1024.0},
-            {NULL, ms[i].err},
+            {NULL, ms[i].err * 1e6},
             {NULL, ms[i].kind == 0 && !strncmp(ms[i].name, "direct", 6) ? NAN
                    : ms[i].kind == 1 ? st[i].median / t_direct : t_direct / st[i].median},
             {NULL, isfinite(best_dnnl) ? best_dnnl / st[i].median : NAN},
@@ -446,8 +446,8 @@ static void help(void)
            "1x1 layers, its 7x7 first layer, MobileNet depthwise, the Fashion-MNIST CNN, 9x9\n"
            "and 11x11 kernels) at 1 thread and at --threads, after checking each against the\n"
            "fp64 reference. Columns: median and best ms, GFLOP/s on the direct FLOP count,\n"
-           "%% of the roof, workspace KiB (direct-padded: the padded copy), max error relative\n"
-           "to max |ref|, x_direct (speed vs direct; for direct-padded its time / direct's),\n"
+           "%% of the roof, workspace KiB (direct-padded: the padded copy), err_1e-6 (max\n"
+           "|y - ref| / max |ref| against the fp64 reference, in millionths), x_direct (speed vs direct; for direct-padded its time / direct's),\n"
            "x_onednn (oneDNN's best time / this time: > 1 is faster than oneDNN), auto_vs_best\n"
            "(AUTO's time / the fastest ridge algorithm). Default layout nhwc, batch 1.\n"
            "RIDGE_BENCH_EXPLAIN=1 prints each AUTO plan's explanation to stderr.\n");
@@ -490,7 +490,7 @@ int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
         {"shape", BENCH_STR},     {"layout", BENCH_STR},  {"threads", BENCH_INT},
         {"method", BENCH_STR},    {"ms", BENCH_F3},       {"best_ms", BENCH_F3},
         {"gflops", BENCH_F1},     {"roof_pct", BENCH_F1}, {"ws_kib", BENCH_F1},
-        {"max_err", BENCH_F3},    {"x_direct", BENCH_F2}, {"x_onednn", BENCH_F2},
+        {"err_1e-6", BENCH_F2},    {"x_direct", BENCH_F2}, {"x_onednn", BENCH_F2},
         {"auto_vs_best", BENCH_F2},
     };
 #ifndef RIDGE_HAVE_DNNL

@@ -343,14 +343,15 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         flops = 2 * pix * G * cogp * cig * taps;
         /* the reduction restarts per tap: short channel loops pay their setup */
         eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * cig / (cig + 1.0);
-        if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
+        if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
+        else if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
         else if (cogp > cog) note = "channel tail in scalar stores; ";
         break;
     case RIDGE_CONV_IM2COL: {
         double K = cig * taps;
         flops = 2 * pix * G * cogp * K;
         eff = 0.90 * K / (K + 1.5);
-        if (!chan_contig) eff *= 0.5, note = "NCHW: scalar stores; ";
+        if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
         /* the lowered strip is written and read back through L2 (gathers: 1/4 of its rate) */
         extra = 2.0 * 4.0 * pix * G * K / (0.25 * m->l2bw);
         break;
