@@ -667,23 +667,58 @@ static void depthwise_nchw_range(void *arg, size_t b0, size_t e0, int ith)
 
 /* ---- Winograd --------------------------------------------------------------------------------------- */
 
-static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
+/* The three steps of a block of nt tiles starting at tile t0, group g. V and M are the
+ * block's [alpha^2][TB][cig] and [alpha^2][TB][cogp] planes. */
+typedef struct wino_blk {
+    const fwd *f;
+    int64_t t0, nt, g;
+    float *V, *M;
+} wino_blk;
+
+/* Gathers tile t0 + t's alpha x alpha patch (zeros outside the image) into dbuf and
+ * transforms it into V's row t. */
+static void wino_gather(const wino_blk *b, int64_t t, float *dbuf)
 {
-    const fwd *f = arg;
-    const ridge_conv2d_plan *p = f->p;
+    const ridge_conv2d_plan *p = b->f->p;
     const ridge_conv2d_desc *d = &p->d;
-    const int m = wino_m(p->algo), al = m + 2, A2 = al * al, nr = p->k->nr;
-    const int64_t cig = p->cig, cog = p->cog, cogp = p->ncob * nr, G = d->groups;
-    const int64_t th = (p->oh + m - 1) / m, tw = (p->ow + m - 1) / m, tpi = th * tw;
-    const int64_t TB = wino_tiles(p, m), T = d->n * tpi;
-    float *dbuf = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
-    float *V = dbuf + A2 * cig, *M = V + A2 * TB * cig, *O = M + A2 * TB * cogp;
+    const int m = wino_m(p->algo), al = m + 2;
+    const int64_t cig = p->cig, tw = (p->ow + m - 1) / m, tpi = (p->oh + m - 1) / m * tw;
+    const ptrdiff_t *xco = p->xco + b->g * cig;
+    const int xcontig = runs_contiguous(xco, (int)cig, (int)cig);
+    int64_t tt = b->t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
+    int64_t ih0 = ty * m - d->pad_top, iw0 = tx * m - d->pad_left;
+    for (int i = 0; i < al; i++)
+        for (int j = 0; j < al; j++) {
+            float *dp = dbuf + (i * al + j) * cig;
+            int64_t ih = ih0 + i, iw = iw0 + j;
+            if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {
+                memset(dp, 0, (size_t)cig * sizeof(float));
+                continue;
+            }
+            const float *x = b->f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw;
+            if (xcontig) memcpy(dp, x + xco[0], (size_t)cig * sizeof(float));
+            else
+                for (int64_t c = 0; c < cig; c++) dp[c] = x[xco[c]];
+        }
+    p->k->wino_in(m, dbuf, cig, b->V + t * cig, wino_tiles(p, m) * cig);
+}
+
+/* M[xi][.][cob block] = V[xi] (nt x cig) * U[xi][g][cob] (cig x nr). */
+static void wino_gemm(const wino_blk *b, int64_t xi, int64_t cob)
+{
+    const ridge_conv2d_plan *p = b->f->p;
+    const int nr = p->k->nr;
+    const int64_t cig = p->cig, cogp = p->ncob * nr, TB = wino_tiles(p, wino_m(p->algo));
     conv_row_args a;
-    a.xb = NULL;
+    a.xb = b->V + xi * TB * cig;
+    a.xo = 0;
     a.xps = cig;
     a.roff = p->iota, a.soff = p->iota, a.coff = p->iota;
     a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
     a.kc = cig;
+    a.w = p->wp + ((xi * p->d.groups + b->g) * p->ncob + cob) * cig * nr;
+    a.y = b->M + xi * TB * cogp;
+    a.yo = cob * nr;
     a.yps = cogp;
     a.yco = p->iota;
     a.nco = nr;
@@ -691,69 +726,120 @@ static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
     a.bias = zeros;
     a.res = NULL;
     a.act = 0;
-    for (size_t blk = b0; blk < e0; blk++) {
-        int64_t t0 = (int64_t)blk * TB, nt = RIDGE_MIN(TB, T - t0);
-        for (int64_t g = 0; g < G; g++) {
-            const ptrdiff_t *xco = p->xco + g * cig, *yco = p->yco + g * cog;
-            int xcontig = runs_contiguous(xco, (int)cig, (int)cig);
-            int ycontig = runs_contiguous(yco, (int)cog, (int)cog);
-            /* gather each tile's alpha x alpha patch (zeros outside) and transform it */
-            for (int64_t t = 0; t < nt; t++) {
-                int64_t tt = t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
-                int64_t ih0 = ty * m - d->pad_top, iw0 = tx * m - d->pad_left;
-                for (int i = 0; i < al; i++)
-                    for (int j = 0; j < al; j++) {
-                        float *dp = dbuf + (i * al + j) * cig;
-                        int64_t ih = ih0 + i, iw = iw0 + j;
-                        if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {
-                            memset(dp, 0, (size_t)cig * sizeof(float));
-                            continue;
-                        }
-                        const float *x = f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw;
-                        if (xcontig) memcpy(dp, x + xco[0], (size_t)cig * sizeof(float));
-                        else
-                            for (int64_t c = 0; c < cig; c++) dp[c] = x[xco[c]];
-                    }
-                p->k->wino_in(m, dbuf, cig, V + t * cig, TB * cig);
-            }
-            /* alpha^2 GEMMs: M[xi] (nt x cogp) = V[xi] (nt x cig) * U[xi] (cig x cogp) */
-            for (int xi = 0; xi < A2; xi++) {
-                a.xb = V + xi * TB * cig;
-                a.y = M + xi * TB * cogp;
-                for (int64_t cob = 0; cob < p->ncob; cob++) {
-                    a.w = p->wp + ((xi * G + g) * p->ncob + cob) * cig * nr;
-                    a.xo = 0;
-                    a.yo = cob * nr;
-                    a.npix = nt;
-                    p->k->row(&a);
-                }
-            }
-            /* output transform fused with bias, residual and activation; layouts whose group
-             * channels are not contiguous go through O and an indexed store */
-            const float *bias = f->bias + g * cogp;
-            for (int64_t t = 0; t < nt; t++) {
-                int64_t tt = t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
-                int mh = (int)RIDGE_MIN(m, p->oh - ty * m), mw = (int)RIDGE_MIN(m, p->ow - tx * m);
-                ptrdiff_t o = n * p->yv.sn + ty * m * p->yv.sh + tx * m * p->yv.sw;
-                if (ycontig) {
-                    p->k->wino_out(m, M + t * cogp, TB * cogp, cog, f->y, o + yco[0], p->yv.sh,
-                                   p->yv.sw, mh, mw, bias, f->res, f->act);
-                    continue;
-                }
-                p->k->wino_out(m, M + t * cogp, TB * cogp, cog, O, 0, m * cog, cog, mh, mw, bias,
-                               NULL, 0);
-                for (int i = 0; i < mh; i++)
-                    for (int j = 0; j < mw; j++) {
-                        ptrdiff_t oo = o + i * p->yv.sh + j * p->yv.sw;
-                        const float *op = O + (i * m + j) * cog;
-                        for (int64_t c = 0; c < cog; c++) {
-                            float v = op[c] + (f->res ? f->res[oo + yco[c]] : 0.0f);
-                            f->y[oo + yco[c]] = f->act && !(v > 0.0f) ? 0.0f : v;
-                        }
-                    }
+    a.npix = b->nt;
+    p->k->row(&a);
+}
+
+/* The output transform of tile t0 + t fused with bias, residual and activation; layouts whose
+ * group channels are not contiguous go through O (m*m*cog floats) and an indexed store. */
+static void wino_scatter(const wino_blk *b, int64_t t, float *O)
+{
+    const fwd *f = b->f;
+    const ridge_conv2d_plan *p = f->p;
+    const int m = wino_m(p->algo);
+    const int64_t cog = p->cog, cogp = p->ncob * p->k->nr, TB = wino_tiles(p, m);
+    const int64_t tw = (p->ow + m - 1) / m, tpi = (p->oh + m - 1) / m * tw;
+    const ptrdiff_t *yco = p->yco + b->g * cog;
+    const float *bias = f->bias + b->g * cogp;
+    int64_t tt = b->t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
+    int mh = (int)RIDGE_MIN(m, p->oh - ty * m), mw = (int)RIDGE_MIN(m, p->ow - tx * m);
+    ptrdiff_t o = n * p->yv.sn + ty * m * p->yv.sh + tx * m * p->yv.sw;
+    if (runs_contiguous(yco, (int)cog, (int)cog)) {
+        p->k->wino_out(m, b->M + t * cogp, TB * cogp, cog, f->y, o + yco[0], p->yv.sh, p->yv.sw,
+                       mh, mw, bias, f->res, f->act);
+        return;
+    }
+    p->k->wino_out(m, b->M + t * cogp, TB * cogp, cog, O, 0, m * cog, cog, mh, mw, bias, NULL, 0);
+    for (int i = 0; i < mh; i++)
+        for (int j = 0; j < mw; j++) {
+            ptrdiff_t oo = o + i * p->yv.sh + j * p->yv.sw;
+            const float *op = O + (i * m + j) * cog;
+            for (int64_t c = 0; c < cog; c++) {
+                float v = op[c] + (f->res ? f->res[oo + yco[c]] : 0.0f);
+                f->y[oo + yco[c]] = f->act && !(v > 0.0f) ? 0.0f : v;
             }
         }
+}
+
+/* Per-thread areas: dbuf [alpha^2][cig], V, M, O (see conv_algo_ws_per_thread). */
+static void wino_areas(const fwd *f, int ith, float **dbuf, float **V, float **M, float **O)
+{
+    const ridge_conv2d_plan *p = f->p;
+    const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
+    const int64_t TB = wino_tiles(p, m), cogp = p->ncob * p->k->nr;
+    *dbuf = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
+    *V = *dbuf + A2 * p->cig;
+    *M = *V + A2 * TB * p->cig;
+    *O = *M + A2 * TB * cogp;
+}
+
+/* Many blocks: each thread runs whole blocks in its own areas. */
+static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const fwd *f = arg;
+    const ridge_conv2d_plan *p = f->p;
+    const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
+    const int64_t TB = wino_tiles(p, m);
+    const int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
+    float *dbuf, *V, *M, *O;
+    wino_areas(f, ith, &dbuf, &V, &M, &O);
+    for (size_t blk = b0; blk < e0; blk++) {
+        for (int64_t g = 0; g < p->d.groups; g++) {
+            wino_blk b = {f, (int64_t)blk * TB, RIDGE_MIN(TB, T - (int64_t)blk * TB), g, V, M};
+            for (int64_t t = 0; t < b.nt; t++) wino_gather(&b, t, dbuf);
+            for (int64_t xi = 0; xi < A2; xi++)
+                for (int64_t cob = 0; cob < p->ncob; cob++) wino_gemm(&b, xi, cob);
+            for (int64_t t = 0; t < b.nt; t++) wino_scatter(&b, t, O);
+        }
     }
+}
+
+/* Fewer blocks than threads (batch-1 layers with large channels): the threads share each
+ * block, step by step, in thread 0's V and M, splitting tiles, then (plane, channel block)
+ * pairs, then tiles again; each streams only its share of U. */
+static void wino_in_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wino_blk *blk = arg;
+    float *dbuf, *V, *M, *O;
+    wino_areas(blk->f, ith, &dbuf, &V, &M, &O);
+    for (size_t t = b; t < e; t++) wino_gather(blk, (int64_t)t, dbuf);
+}
+
+static void wino_gemm_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wino_blk *blk = arg;
+    const int64_t ncob = blk->f->p->ncob;
+    for (size_t it = b; it < e; it++) wino_gemm(blk, (int64_t)it / ncob, (int64_t)it % ncob);
+}
+
+static void wino_out_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wino_blk *blk = arg;
+    float *dbuf, *V, *M, *O;
+    wino_areas(blk->f, ith, &dbuf, &V, &M, &O);
+    for (size_t t = b; t < e; t++) wino_scatter(blk, (int64_t)t, O);
+}
+
+static void winograd_forward(ridge_ctx *ctx, const fwd *f)
+{
+    const ridge_conv2d_plan *p = f->p;
+    const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
+    const int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
+    const int64_t TB = wino_tiles(p, m), nblk = (T + TB - 1) / TB;
+    const int threads = ridge_ctx_threads(ctx);
+    if (nblk >= 2 * threads || threads == 1) {
+        ridge_parallel_for(ctx, (size_t)nblk, 1, winograd_range, (void *)f);
+        return;
+    }
+    float *dbuf, *V, *M, *O;
+    wino_areas(f, 0, &dbuf, &V, &M, &O);
+    for (int64_t blk = 0; blk < nblk; blk++)
+        for (int64_t g = 0; g < p->d.groups; g++) {
+            wino_blk b = {f, blk * TB, RIDGE_MIN(TB, T - blk * TB), g, V, M};
+            ridge_parallel_for(ctx, (size_t)b.nt, 1, wino_in_range, &b);
+            ridge_parallel_for(ctx, (size_t)(A2 * p->ncob), 1, wino_gemm_range, &b);
+            ridge_parallel_for(ctx, (size_t)b.nt, 1, wino_out_range, &b);
+        }
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------------------- */
@@ -788,13 +874,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
         else ridge_parallel_for(ctx, (size_t)(d->n * p->oh), 1, depthwise_range, &f);
         break;
     case RIDGE_CONV_WINOGRAD_2X3:
-    case RIDGE_CONV_WINOGRAD_4X3: {
-        int m = wino_m(p->algo);
-        int64_t T = d->n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
-        int64_t TB = wino_tiles(p, m);
-        ridge_parallel_for(ctx, (size_t)((T + TB - 1) / TB), 1, winograd_range, &f);
-        break;
-    }
+    case RIDGE_CONV_WINOGRAD_4X3: winograd_forward(ctx, &f); break;
     default: break;
     }
     return RIDGE_OK;
