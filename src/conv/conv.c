@@ -560,7 +560,7 @@ static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason,
     const ridge_conv2d_desc *d = &p->d;
     char *b = p->explain;
     size_t n = sizeof p->explain, o = 0;
-#define OUT(...) (o += (size_t)snprintf(b + o, o < n ? n - o : 0, __VA_ARGS__))
+#define OUT(...) (o += (size_t)snprintf(o < n ? b + o : NULL, o < n ? n - o : 0, __VA_ARGS__))
     OUT("conv2d n=%lld c_in=%lld %lldx%lld -> c_out=%lld %lldx%lld, kernel %lldx%lld stride "
         "%lldx%lld dilation %lldx%lld pad t%lld b%lld l%lld r%lld, groups %lld, %s\n",
         (long long)d->n, (long long)d->c_in, (long long)d->h, (long long)d->w,
