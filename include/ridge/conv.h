@@ -176,6 +176,29 @@ ridge_status ridge_conv2d_fold_bn(int64_t c_out, int64_t per_out, float *weights
                                   const float *gamma, const float *beta, const float *mean,
                                   const float *var, float eps);
 
+/* ---- pooling -------------------------------------------------------------------------------- */
+
+typedef enum ridge_pool_kind {
+    RIDGE_POOL_MAX = 0, /* max over the window's taps inside the input (padding never wins) */
+    RIDGE_POOL_AVG = 1, /* mean over the taps inside the input, or over r*s with count_pad */
+} ridge_pool_kind;
+
+typedef struct ridge_pool2d_desc {
+    int64_t n, c, h, w;
+    int64_t r, s, stride_h, stride_w;
+    int64_t pad_top, pad_bottom, pad_left, pad_right;
+    ridge_pool_kind kind;
+    int count_pad;        /* AVG: 1 divides by r*s (padding counts as zeros) */
+    ridge_layout layout;  /* of x and y */
+} ridge_pool2d_desc;
+
+/* Validates (as ridge_conv2d_desc_check; pads must be < the window) and gives the output size. */
+ridge_status ridge_pool2d_desc_check(const ridge_pool2d_desc *d, int64_t *oh, int64_t *ow);
+
+/* y (n, c, oh, ow) = pool(x (n, c, h, w)), both in d->layout; no workspace. */
+ridge_status ridge_pool2d_forward(ridge_ctx *ctx, const ridge_pool2d_desc *d, const float *x,
+                                  float *y);
+
 /* For `ridge info`: the conv kernels the context's ISA selects. */
 const char *ridge_conv_describe(const ridge_ctx *ctx);
 
