@@ -168,6 +168,21 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
 
 /* ---- fusion helpers --------------------------------------------------------------------------- */
 
+/* The depthwise-separable block, fused: y = pw_ep(pointwise(dw_ep(depthwise(x) + dw_bias)) +
+ * pw_bias), the intermediate kept in an L2-sized strip of rows instead of a tensor. dw: a plan
+ * with the DEPTHWISE algorithm; pw: a POINTWISE plan whose input is dw's output (same n, c_in =
+ * dw's c_out, h x w = dw's oh x ow, groups 1); both NHWC (RIDGE_EUNSUPPORTED otherwise).
+ * dw_ep may not have a residual; pw_ep's residual is shaped like y. workspace: at least
+ * ridge_conv2d_separable_workspace_size(dw, pw) bytes, or NULL for a temporary allocation. */
+size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
+                                             const ridge_conv2d_plan *pw);
+ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                                            const ridge_conv2d_plan *pw, const float *x,
+                                            float *y, const float *dw_bias,
+                                            const ridge_conv2d_epilogue *dw_ep,
+                                            const float *pw_bias,
+                                            const ridge_conv2d_epilogue *pw_ep, void *workspace);
+
 /* Folds an inference batch-norm that follows the convolution into its weights and bias:
  *   k = gamma[o] / sqrt(var[o] + eps);  W'[o] = W[o] * k;  b'[o] = (b[o] - mean[o]) * k + beta[o]
  * weights (c_out x per_out floats, per_out = c_in/groups * r * s) and bias (c_out, may not be

@@ -211,6 +211,8 @@ typedef struct fwd {
     const float *res;
     int act;
     char *ws;
+    size_t row0;       /* depthwise: the first output row (n*oh + oh) of this call */
+    ptrdiff_t yshift;  /* depthwise: subtracted from y offsets (a strip buffer's origin) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -601,12 +603,12 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.bias = f->bias;
     a.res = f->res;
     a.act = f->act;
-    for (size_t row = b0; row < e0; row++) {
+    for (size_t row = f->row0 + b0; row < f->row0 + e0; row++) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
         tap_range(ih0, d->h, d->dil_h, d->r, &a.r0, &a.r1);
         ptrdiff_t xrow = n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
-        ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh;
+        ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh - f->yshift;
         a.s0 = 0, a.s1 = (int)S;
         a.xo = xrow + lo * a.xps;
         a.yo = yrow + lo * a.yps;
@@ -842,6 +844,46 @@ static void winograd_forward(ridge_ctx *ctx, const fwd *f)
         }
 }
 
+/* ---- the fused depthwise-separable block -----------------------------------------------------------
+ *
+ * Per strip of output rows (sized so the strip of depthwise output, rows x ow x c floats, stays
+ * within ~256 KiB, in L2): the depthwise rows, in parallel, into the strip; then the pointwise
+ * SGEMM straight from it. The intermediate tensor never goes to memory. */
+
+int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw)
+{
+    int64_t rows = 65536 / (dw->ow * dw->d.c_out);
+    return RIDGE_MAX(1, RIDGE_MIN(rows, dw->oh));
+}
+
+ridge_status conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                                    const ridge_conv2d_plan *pw, const float *x, float *y,
+                                    const float *dw_bias_padded, int dw_act,
+                                    const float *pw_bias, int pw_act, const float *res,
+                                    float *strip)
+{
+    const int64_t rows = conv_separable_strip_rows(dw), C = dw->d.c_out, co = pw->d.c_out;
+    const int64_t ow = dw->ow;
+    ridge_epilogue e = {0};
+    e.act = pw_act ? RIDGE_EPI_RELU : RIDGE_EPI_NONE;
+    e.bias_kind = pw_bias ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
+    e.bias = pw_bias;
+    ridge_status st = RIDGE_OK;
+    for (int64_t n = 0; n < dw->d.n && !st; n++)
+        for (int64_t oh0 = 0; oh0 < dw->oh && !st; oh0 += rows) {
+            int64_t nr = RIDGE_MIN(rows, dw->oh - oh0);
+            fwd f = {dw, x, strip, dw_bias_padded, NULL, dw_act, NULL,
+                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh};
+            ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
+            float *yc = y + n * pw->yv.sn + oh0 * ow * co;
+            if (res) copy_block(yc, res + (yc - y), nr * ow, co, co);
+            st = ridge_sgemm_plan_execute(ctx, pw->gplan[0], RIDGE_NO_TRANS, (size_t)(nr * ow),
+                                          1.0f, strip, (size_t)C, res ? 1.0f : 0.0f, yc,
+                                          (size_t)co, &e);
+        }
+    return st;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------------------------- */
 
 ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
@@ -849,7 +891,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, x, y, bias, res, act, ws};
+    fwd f = {p, x, y, bias, res, act, ws, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {

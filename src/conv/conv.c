@@ -748,6 +748,65 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
 
 /* ---- fusion helpers --------------------------------------------------------------------------- */
 
+static ridge_status separable_check(const ridge_conv2d_plan *dw, const ridge_conv2d_plan *pw)
+{
+    if (!dw || !pw) return ridge_error(RIDGE_EINVAL, "conv2d_separable: NULL plan");
+    if (dw->algo != RIDGE_CONV_DEPTHWISE || pw->algo != RIDGE_CONV_POINTWISE)
+        return ridge_error(RIDGE_EUNSUPPORTED,
+                           "conv2d_separable: needs a depthwise plan then a pointwise plan "
+                           "(got %s, %s)", algo_names[dw->algo], algo_names[pw->algo]);
+    if (dw->d.layout != RIDGE_NHWC || pw->d.layout != RIDGE_NHWC)
+        return ridge_error(RIDGE_EUNSUPPORTED, "conv2d_separable: NHWC only (got %s, %s)",
+                           ridge_layout_name(dw->d.layout), ridge_layout_name(pw->d.layout));
+    if (pw->d.n != dw->d.n || pw->d.c_in != dw->d.c_out || pw->d.h != dw->oh ||
+        pw->d.w != dw->ow || pw->d.groups != 1)
+        return ridge_error(RIDGE_EINVAL,
+                           "conv2d_separable: the pointwise plan's input (%lld, %lld, %lld, "
+                           "%lld, groups %lld) is not the depthwise output (%lld, %lld, %lld, "
+                           "%lld)", (long long)pw->d.n, (long long)pw->d.c_in,
+                           (long long)pw->d.h, (long long)pw->d.w, (long long)pw->d.groups,
+                           (long long)dw->d.n, (long long)dw->d.c_out, (long long)dw->oh,
+                           (long long)dw->ow);
+    return RIDGE_OK;
+}
+
+size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
+                                             const ridge_conv2d_plan *pw)
+{
+    if (separable_check(dw, pw)) return 0;
+    return ws_shared(dw) + (size_t)(conv_separable_strip_rows(dw) * dw->ow * dw->d.c_out) * 4;
+}
+
+ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                                            const ridge_conv2d_plan *pw, const float *x,
+                                            float *y, const float *dw_bias,
+                                            const ridge_conv2d_epilogue *dw_ep,
+                                            const float *pw_bias,
+                                            const ridge_conv2d_epilogue *pw_ep, void *workspace)
+{
+    ridge_status st = separable_check(dw, pw);
+    if (st) return st;
+    if (!ctx || !x || !y) return ridge_error(RIDGE_EINVAL, "conv2d_separable: NULL argument");
+    if (dw_ep && dw_ep->residual)
+        return ridge_error(RIDGE_EINVAL, "conv2d_separable: the depthwise step takes no residual");
+    int dw_act = dw_ep ? (int)dw_ep->act : 0, pw_act = pw_ep ? (int)pw_ep->act : 0;
+    if (dw_act < 0 || dw_act > RIDGE_CONV_ACT_RELU || pw_act < 0 || pw_act > RIDGE_CONV_ACT_RELU)
+        return ridge_error(RIDGE_EINVAL, "conv2d_separable: act is not a ridge_conv_act");
+    void *own = NULL; /* not the ctx arena: ridge_sgemm uses it */
+    if (!workspace) {
+        workspace = own = ridge_malloc(ridge_conv2d_separable_workspace_size(dw, pw));
+        if (!own) return ridge_error(RIDGE_ENOMEM, "conv2d_separable: out of memory");
+    }
+    float *bp = workspace;
+    for (int64_t c = 0; c < dw->d.c_out + 2 * dw->k->nr; c++)
+        bp[c] = dw_bias && c < dw->d.c_out ? dw_bias[c] : 0.0f;
+    st = conv_separable_forward(ctx, dw, pw, x, y, bp, dw_act, pw_bias, pw_act,
+                                pw_ep ? pw_ep->residual : NULL,
+                                (float *)((char *)workspace + ws_shared(dw)));
+    ridge_free(own);
+    return st;
+}
+
 ridge_status ridge_conv2d_fold_bn(int64_t c_out, int64_t per_out, float *w, float *bias,
                                   const float *gamma, const float *beta, const float *mean,
                                   const float *var, float eps)
