@@ -6,16 +6,20 @@
  *              the 6xNR micro-kernel in one call, the few border pixels one by one with their
  *              own column range. No padded copy of the input exists. Work is split over
  *              (rows) x (output channel blocks).
- *   pointwise  1x1, stride 1, no padding: the pixels of an image are one flat row, so the
- *              micro-kernel is a GEMM straight on the input (pixels x c_in times c_in x c_out).
- *   im2col     lowers a strip of P output pixels (P*K floats, K = r*s*c_in/groups, ~128 KiB so
- *              it stays in L2) and runs the micro-kernel on it; never the whole lowered matrix.
+ *   pointwise  1x1, stride 1, no padding: a GEMM straight on the input (pixels x c_in times
+ *              c_in x c_out): ridge_sgemm in NCHW and NHWC, the micro-kernel over the flat
+ *              pixels of an image in NCHW16c.
+ *   im2col     lowers a strip of output pixels (never the whole lowered matrix) and multiplies
+ *              it: ridge_sgemm in NCHW and NHWC (1 MiB strips), the micro-kernel in NCHW16c
+ *              (~128 KiB strips, per thread, so they stay in L2).
  *   depthwise  per output row, vectorized across channels (NHWC, NCHW16c); NCHW runs plane
  *              rows with the pixel loop innermost.
  *   winograd   F(m x m, 3 x 3), m = 2 or 4: weights transformed once (U = G g G^T, in fp64),
  *              per block of TB tiles: gather + input transform (V = B^T d B), alpha^2 GEMMs on
  *              the micro-kernel (M = V U), output transform (Y = A^T M A) fused with the
- *              epilogue. TB is sized so V and M fit ~512 KiB. */
+ *              epilogue. TB is sized so V and M fit ~512 KiB, or larger when U is past L2.
+ *              Blocks go to threads whole, or, when there are fewer blocks than threads, the
+ *              threads share each block step by step. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
