@@ -252,9 +252,10 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
  * DRAM and L2 bandwidth at this thread count) when it exists, else nominal ones (FMA width x
  * 2 pipes x 3 GHz, 12 GB/s DRAM and 70 GB/s L2 per thread, what this VM measures). The
  * efficiencies are what each kernel reached in `ridge bench conv` on the AMD EPYC Zen 3 VM
- * (docs/PERFORMANCE.md). Compute and memory time combine as max + min/2, since streamed
- * weights with little reuse stall the FMAs rather than hide behind them. They rank
- * candidates; the tuning mode measures instead. */
+ * (docs/PERFORMANCE.md). Compute and memory time add up rather than overlap (the max of a
+ * strict roofline), since streamed weights with little reuse stall the FMAs: that is what the
+ * measurements fit (Winograd F(4,3) at 256 channels, batch 1). They rank candidates; the
+ * tuning mode measures instead. */
 typedef struct cost_machine {
     double flops; /* peak FLOP/s over the threads */
     double bw;    /* DRAM bytes/s over the threads */
@@ -339,21 +340,29 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         note = "scalar fp64 loops; ";
         break;
     case RIDGE_CONV_DIRECT:
-    case RIDGE_CONV_POINTWISE:
+    case RIDGE_CONV_POINTWISE: {
         flops = 2 * pix * G * cogp * cig * taps;
-        /* the reduction restarts per tap: short channel loops pay their setup */
-        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * cig / (cig + 1.0);
+        /* the reduction restarts per tap, or per kernel row when a window row is one run of
+         * memory (NHWC, groups 1, no dilation): short loops pay their setup */
+        double kc = d->layout == RIDGE_NHWC && G == 1 && d->dil_w == 1 ? cig * d->s : cig;
+        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * kc / (kc + 1.0);
         if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
         else if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
         else if (cogp > cog) note = "channel tail in scalar stores; ";
+        if (conv_gemm_route(d, a)) extra = 5e-6 * d->n * G; /* one SGEMM call per image, group */
         break;
+    }
     case RIDGE_CONV_IM2COL: {
         double K = cig * taps;
         flops = 2 * pix * G * cogp * K;
-        eff = 0.90 * K / (K + 1.5);
-        if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
+        eff = 0.80 * K / (K + 1.5);
         /* the lowered strip is written and read back through L2 (gathers: 1/4 of its rate) */
         extra = 2.0 * 4.0 * pix * G * K / (0.25 * m->l2bw);
+        if (conv_gemm_route(d, a)) { /* one SGEMM call and one lowering per strip and group */
+            note = "on ridge_sgemm; ";
+            double strip = fmax(64.0, 262144.0 / K);
+            extra += 1e-5 * d->n * G * ceil((double)p->oh * p->ow / strip);
+        }
         break;
     }
     case RIDGE_CONV_DEPTHWISE:
@@ -377,9 +386,9 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     default: break;
     }
     double tc = flops / (m->flops * eff), tm = bytes / m->bw;
-    /* the two walls overlap imperfectly (weights streamed with little reuse stall the FMAs):
-     * the larger, plus half the smaller */
-    double t = (tc > tm ? tc + 0.5 * tm : tm + 0.5 * tc) + extra + 5e-6;
+    /* the two walls do not overlap here (weights streamed with little reuse stall the FMAs,
+     * measured on Winograd's U): their sum */
+    double t = tc + tm + extra + 5e-6;
     snprintf(why, why_len, "%s%s-bound: %.3g GFLOP executed at %.0f%% of peak%s, %.3g MB",
              note, tc > tm ? "compute" : "memory", flops * 1e-9, eff * 100,
              extra > 0 ? " + extra passes" : "", bytes * 1e-6);
@@ -628,8 +637,15 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         c->workspace = ws_shared(p) + (size_t)(conv_gemm_route(d, c->algo) ? 1 : threads) *
                                           conv_algo_ws_per_thread(p, c->algo);
         c->weight_bytes = weight_bytes(p, c->algo);
-        if (a != RIDGE_CONV_REF &&
-            (best == RIDGE_CONV_REF || c->predicted_s < p->cand[best].predicted_s))
+    }
+    /* the lowest prediction; within 5% of each other (the model's resolution) the one that
+     * moves less memory (weights + workspace) wins */
+    for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++) {
+        const ridge_conv2d_candidate *c = &p->cand[a], *b = &p->cand[best];
+        if (!c->applies) continue;
+        if (best == RIDGE_CONV_REF || c->predicted_s < 0.95 * b->predicted_s ||
+            (c->predicted_s < 1.05 * b->predicted_s &&
+             c->weight_bytes + c->workspace < b->weight_bytes + b->workspace))
             best = c->algo;
     }
 
@@ -651,7 +667,8 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
                 second = a;
         if (second >= 0)
             snprintf(reason, sizeof reason,
-                     "lowest predicted time (%.4f ms; next: %s at %.4f ms, %.2fx slower)",
+                     "lowest predicted time, or within 5%% of it with less memory (%.4f ms; "
+                     "next: %s at %.4f ms, %.2fx)",
                      p->cand[best].predicted_s * 1e3, algo_names[second],
                      p->cand[second].predicted_s * 1e3,
                      p->cand[second].predicted_s / p->cand[best].predicted_s);
