@@ -377,6 +377,9 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < nm; i++) {
             if (!ms[i].ok || !ms[i].samples) continue;
+            /* let the previous method's spinning workers (oneDNN's OpenMP team, ridge's pool)
+             * fall asleep, so they do not steal the other core from this one */
+            if (threads > 1) bench_quiesce(3000);
             uint64_t t0 = ridge_time_ns();
             for (int k = 0; k < per; k++) run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b);
             ms[i].samples[r] = (double)(ridge_time_ns() - t0) * 1e-9 / per;

@@ -173,7 +173,7 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
  * with the DEPTHWISE algorithm; pw: a POINTWISE plan whose input is dw's output (same n, c_in =
  * dw's c_out, h x w = dw's oh x ow, groups 1); both NHWC (RIDGE_EUNSUPPORTED otherwise).
  * dw_ep may not have a residual; pw_ep's residual is shaped like y. workspace: at least
- * ridge_conv2d_separable_workspace_size(dw, pw) bytes, or NULL for a temporary allocation. */
+ * ridge_conv2d_separable_workspace_size(dw, pw) bytes, or NULL for the ctx's scratch arena. */
 size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
                                              const ridge_conv2d_plan *pw);
 ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,

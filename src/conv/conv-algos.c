@@ -216,7 +216,8 @@ typedef struct fwd {
     int act;
     char *ws;
     size_t row0;       /* depthwise: the first output row (n*oh + oh) of this call */
-    ptrdiff_t yshift;  /* depthwise: subtracted from y offsets (a strip buffer's origin) */
+    ptrdiff_t yshift;  /* depthwise, pointwise: subtracted from y offsets (a strip's origin) */
+    int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -325,7 +326,8 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
 {
     const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
-    const int64_t hw = p->oh * p->ow, nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
+    const int64_t hw = f->pixels ? f->pixels : p->oh * p->ow;
+    const int64_t nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
     conv_row_args a;
     a.xb = f->x;
     a.xps = p->xv.sw;
@@ -341,7 +343,7 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
             a.coff = p->xco + g * p->cig;
             a.w = p->wp + (g * p->ncob + cob) * p->cig * p->k->nr;
             a.xo = n * p->xv.sn + q0 * p->xv.sw;
-            a.yo = n * p->yv.sn + q0 * p->yv.sw;
+            a.yo = n * p->yv.sn + q0 * p->yv.sw - f->yshift;
             a.npix = RIDGE_MIN(PW_BLOCK, hw - q0);
             p->k->row(&a);
         }
@@ -441,7 +443,10 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
 
 int conv_gemm_route(const ridge_conv2d_desc *d, ridge_conv_algo a)
 {
-    return (a == RIDGE_CONV_IM2COL || a == RIDGE_CONV_POINTWISE) && d->layout != RIDGE_NCHW16C;
+    /* pointwise in NHWC and NCHW16c runs the micro-kernel over whole images as one row of
+     * pixels, which measured faster than SGEMM on these shapes */
+    return (a == RIDGE_CONV_IM2COL && d->layout != RIDGE_NCHW16C) ||
+           (a == RIDGE_CONV_POINTWISE && d->layout == RIDGE_NCHW);
 }
 
 ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w)
@@ -860,32 +865,24 @@ int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw)
     return RIDGE_MAX(1, RIDGE_MIN(rows, dw->oh));
 }
 
-ridge_status conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
-                                    const ridge_conv2d_plan *pw, const float *x, float *y,
-                                    const float *dw_bias_padded, int dw_act,
-                                    const float *pw_bias, int pw_act, const float *res,
-                                    float *strip)
+void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                            const ridge_conv2d_plan *pw, const float *x, float *y,
+                            const float *dw_bias, int dw_act, const float *pw_bias, int pw_act,
+                            const float *res, float *strip)
 {
-    const int64_t rows = conv_separable_strip_rows(dw), C = dw->d.c_out, co = pw->d.c_out;
-    const int64_t ow = dw->ow;
-    ridge_epilogue e = {0};
-    e.act = pw_act ? RIDGE_EPI_RELU : RIDGE_EPI_NONE;
-    e.bias_kind = pw_bias ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
-    e.bias = pw_bias;
-    ridge_status st = RIDGE_OK;
-    for (int64_t n = 0; n < dw->d.n && !st; n++)
-        for (int64_t oh0 = 0; oh0 < dw->oh && !st; oh0 += rows) {
-            int64_t nr = RIDGE_MIN(rows, dw->oh - oh0);
-            fwd f = {dw, x, strip, dw_bias_padded, NULL, dw_act, NULL,
-                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh};
+    const int64_t rows = conv_separable_strip_rows(dw);
+    for (int64_t n = 0; n < dw->d.n; n++)
+        for (int64_t oh0 = 0; oh0 < dw->oh; oh0 += rows) {
+            int64_t nr = RIDGE_MIN(rows, dw->oh - oh0), np = nr * dw->ow;
+            fwd f = {dw, x, strip, dw_bias, NULL, dw_act, NULL,
+                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0};
             ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
-            float *yc = y + n * pw->yv.sn + oh0 * ow * co;
-            if (res) copy_block(yc, res + (yc - y), nr * ow, co, co);
-            st = ridge_sgemm_plan_execute(ctx, pw->gplan[0], RIDGE_NO_TRANS, (size_t)(nr * ow),
-                                          1.0f, strip, (size_t)C, res ? 1.0f : 0.0f, yc,
-                                          (size_t)co, &e);
+            /* the strip is one image of np pixels; y's rows start at (n, oh0) */
+            fwd g = {pw, strip, y, pw_bias, res, pw_act, NULL, 0,
+                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np};
+            ridge_parallel_for_2d(ctx, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK),
+                                  (size_t)pw->ncob, 1, 1, pointwise_range, &g);
         }
-    return st;
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------------------- */
@@ -895,7 +892,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, x, y, bias, res, act, ws, 0, 0};
+    fwd f = {p, x, y, bias, res, act, ws, 0, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {

@@ -345,9 +345,11 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         /* the reduction restarts per tap, or per kernel row when a window row is one run of
          * memory (NHWC, groups 1, no dilation): short loops pay their setup */
         double kc = d->layout == RIDGE_NHWC && G == 1 && d->dil_w == 1 ? cig * d->s : cig;
-        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * kc / (kc + 1.0);
+        /* pointwise on the micro-kernel runs whole images as one row: fewer calls */
+        eff = (a == RIDGE_CONV_POINTWISE ? (conv_gemm_route(d, a) ? 0.85 : 0.92) : 0.90) * kc /
+              (kc + 1.0);
         if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
-        else if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
+        else if (!chan_contig) eff *= 0.8, note = "NCHW: strided broadcasts, scalar stores; ";
         else if (cogp > cog) note = "channel tail in scalar stores; ";
         if (conv_gemm_route(d, a)) extra = 5e-6 * d->n * G; /* one SGEMM call per image, group */
         break;
@@ -358,8 +360,11 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         eff = 0.80 * K / (K + 1.5);
         /* the lowered strip is written and read back through L2 (gathers: 1/4 of its rate) */
         extra = 2.0 * 4.0 * pix * G * K / (0.25 * m->l2bw);
+        if (d->layout == RIDGE_NCHW) /* the NCHW lowering gathers element by element */
+            extra = 2.5e-9 * pix * G * K, note = "NCHW: element-wise lowering; ";
         if (conv_gemm_route(d, a)) { /* one SGEMM call and one lowering per strip and group */
-            note = "on ridge_sgemm; ";
+            note = d->layout == RIDGE_NCHW ? "on ridge_sgemm, element-wise lowering; "
+                                           : "on ridge_sgemm; ";
             double strip = fmax(64.0, 262144.0 / K);
             extra += 1e-5 * d->n * G * ceil((double)p->oh * p->ow / strip);
         }
@@ -707,6 +712,21 @@ err_free_plan:
 
 /* ---- forward ---------------------------------------------------------------------------------- */
 
+/* The bias as the kernels read it: whole NR blocks per group (depthwise: c_out + 2 NR), zeros
+ * past the channels, and zeros for no bias. */
+static void pad_bias(const ridge_conv2d_plan *p, const float *bias, float *bp)
+{
+    const int nr = p->k->nr;
+    if (p->algo == RIDGE_CONV_DEPTHWISE) {
+        for (int64_t c = 0; c < p->d.c_out + 2 * nr; c++)
+            bp[c] = bias && c < p->d.c_out ? bias[c] : 0.0f;
+        return;
+    }
+    for (int64_t g = 0; g < p->d.groups; g++)
+        for (int64_t j = 0; j < p->ncob * nr; j++)
+            bp[g * p->ncob * nr + j] = bias && j < p->cog ? bias[g * p->cog + j] : 0.0f;
+}
+
 ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
                                   float *y, const float *bias, const ridge_conv2d_epilogue *ep,
                                   void *workspace)
@@ -734,15 +754,7 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
     }
     /* the bias, padded to whole NR blocks per group, then the per-thread areas */
     float *bp = workspace;
-    const int nr = p->k->nr;
-    if (p->algo == RIDGE_CONV_DEPTHWISE) {
-        for (int64_t c = 0; c < p->d.c_out + 2 * nr; c++)
-            bp[c] = bias && c < p->d.c_out ? bias[c] : 0.0f;
-    } else {
-        for (int64_t g = 0; g < p->d.groups; g++)
-            for (int64_t j = 0; j < p->ncob * nr; j++)
-                bp[g * p->ncob * nr + j] = bias && j < p->cog ? bias[g * p->cog + j] : 0.0f;
-    }
+    pad_bias(p, bias, bp);
     ridge_status st = conv_algo_forward(ctx, p, x, y, bp, bias, act, res,
                                         (char *)workspace + ws_shared(p));
     ridge_free(own);
@@ -791,7 +803,8 @@ size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
                                              const ridge_conv2d_plan *pw)
 {
     if (separable_check(dw, pw)) return 0;
-    return ws_shared(dw) + (size_t)(conv_separable_strip_rows(dw) * dw->ow * dw->d.c_out) * 4;
+    return ws_shared(dw) + ws_shared(pw) +
+           (size_t)(conv_separable_strip_rows(dw) * dw->ow * dw->d.c_out) * 4;
 }
 
 ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
@@ -809,19 +822,17 @@ ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_p
     int dw_act = dw_ep ? (int)dw_ep->act : 0, pw_act = pw_ep ? (int)pw_ep->act : 0;
     if (dw_act < 0 || dw_act > RIDGE_CONV_ACT_RELU || pw_act < 0 || pw_act > RIDGE_CONV_ACT_RELU)
         return ridge_error(RIDGE_EINVAL, "conv2d_separable: act is not a ridge_conv_act");
-    void *own = NULL; /* not the ctx arena: ridge_sgemm uses it */
     if (!workspace) {
-        workspace = own = ridge_malloc(ridge_conv2d_separable_workspace_size(dw, pw));
-        if (!own) return ridge_error(RIDGE_ENOMEM, "conv2d_separable: out of memory");
+        st = ridge_ctx_scratch(ctx, ridge_conv2d_separable_workspace_size(dw, pw), &workspace);
+        if (st) return st;
     }
-    float *bp = workspace;
-    for (int64_t c = 0; c < dw->d.c_out + 2 * dw->k->nr; c++)
-        bp[c] = dw_bias && c < dw->d.c_out ? dw_bias[c] : 0.0f;
-    st = conv_separable_forward(ctx, dw, pw, x, y, bp, dw_act, pw_bias, pw_act,
-                                pw_ep ? pw_ep->residual : NULL,
-                                (float *)((char *)workspace + ws_shared(dw)));
-    ridge_free(own);
-    return st;
+    float *dbp = workspace, *pbp = (float *)((char *)workspace + ws_shared(dw));
+    pad_bias(dw, dw_bias, dbp);
+    pad_bias(pw, pw_bias, pbp);
+    conv_separable_forward(ctx, dw, pw, x, y, dbp, dw_act, pbp, pw_act,
+                           pw_ep ? pw_ep->residual : NULL,
+                           (float *)((char *)pbp + ws_shared(pw)));
+    return RIDGE_OK;
 }
 
 ridge_status ridge_conv2d_fold_bn(int64_t c_out, int64_t per_out, float *w, float *bias,
