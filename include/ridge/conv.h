@@ -166,7 +166,7 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
                                       const float *weights, float *y, const float *bias,
                                       const ridge_conv2d_epilogue *ep);
 
-/* ---- fusion helpers --------------------------------------------------------------------------- */
+/* ---- fusion helpers -------------------------------------------------------------------------- */
 
 /* The depthwise-separable block, fused: y = pw_ep(pointwise(dw_ep(depthwise(x) + dw_bias)) +
  * pw_bias), the intermediate kept in an L2-sized strip of rows instead of a tensor. dw: a plan

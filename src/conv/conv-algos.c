@@ -28,7 +28,7 @@
 
 static const float zeros[64];
 
-/* ---- Winograd matrices ------------------------------------------------------------------------ */
+/* ---- Winograd matrices ----------------------------------------------------------------------- */
 
 static const float bt2[16] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
 static const float g2[12] = {1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f, -0.5f, 0.5f, 0, 0, 1};
@@ -53,7 +53,7 @@ static int wino_m(ridge_conv_algo a)
     return a == RIDGE_CONV_WINOGRAD_2X3 ? 2 : 4;
 }
 
-/* ---- applicability, sizes ---------------------------------------------------------------------- */
+/* ---- applicability, sizes -------------------------------------------------------------------- */
 
 ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, char *why,
                                size_t n)
@@ -143,7 +143,7 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
     return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
 }
 
-/* ---- weight packing ------------------------------------------------------------------------------ */
+/* ---- weight packing -------------------------------------------------------------------------- */
 
 ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
 {
@@ -205,7 +205,7 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
     return RIDGE_OK;
 }
 
-/* ---- shared pieces of the forward passes --------------------------------------------------------- */
+/* ---- shared pieces of the forward passes ----------------------------------------------------- */
 
 typedef struct fwd {
     const ridge_conv2d_plan *p;
@@ -255,7 +255,7 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
     a->y = f->y;
 }
 
-/* ---- direct ------------------------------------------------------------------------------------ */
+/* ---- direct ---------------------------------------------------------------------------------- */
 
 static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
@@ -318,7 +318,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     }
 }
 
-/* ---- pointwise ------------------------------------------------------------------------------------ */
+/* ---- pointwise ------------------------------------------------------------------------------- */
 
 #define PW_BLOCK 96 /* pixels per work item: 16 micro-tiles */
 
@@ -350,7 +350,7 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
     }
 }
 
-/* ---- im2col ----------------------------------------------------------------------------------------- */
+/* ---- im2col ---------------------------------------------------------------------------------- */
 
 /* Lowers pixels [q0, q0 + np) of image n, group g, to rows col[q][(r*S + s)*cig + ci] (zero
  * where the tap is in the padding): the A operand of a GEMM with the weights as
@@ -377,7 +377,8 @@ static void lower_pixels(const ridge_conv2d_plan *p, const float *xb, int64_t n,
                 if (ih < 0 || ih >= d->h) s0 = s1 = 0;
                 memset(c, 0, (size_t)(s0 * cig) * sizeof(float));
                 if (s1 > s0)
-                    memcpy(c + s0 * cig, xb + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig + xco[0],
+                    memcpy(c + s0 * cig,
+                           xb + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig + xco[0],
                            (size_t)((s1 - s0) * cig) * sizeof(float));
                 memset(c + s1 * cig, 0, (size_t)((d->s - s1) * cig) * sizeof(float));
                 c += d->s * cig;
@@ -430,7 +431,8 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     }
 }
 
-/* ---- im2col and pointwise on ridge_sgemm (NCHW, NHWC) ----------------------------------------------
+/* ---- im2col and pointwise on ridge_sgemm (NCHW, NHWC)
+ * ----------------------------------------------
  *
  * NHWC:  Y[pixels][c_out] = A[pixels][K] * W^T[K][c_out]: A is the input itself (pointwise,
  *        lda = c_in) or a lowered strip (im2col, rows (r, s, ci)); W^T is prepacked once per
@@ -492,7 +494,8 @@ static void lower_nhwc_range(void *arg, size_t b, size_t e, int ith)
 {
     const lower_args *l = arg;
     const int64_t K = l->p->cig * l->p->d.r * l->p->d.s;
-    lower_pixels(l->p, l->x, l->n, l->g, l->q0 + (int64_t)b, (int64_t)(e - b), l->col + (int64_t)b * K);
+    lower_pixels(l->p, l->x, l->n, l->g, l->q0 + (int64_t)b, (int64_t)(e - b),
+                 l->col + (int64_t)b * K);
 }
 
 /* NCHW rows col[(ci*R + r)*S + s][q], q over the strip. */
@@ -502,7 +505,8 @@ static void lower_nchw_range(void *arg, size_t b, size_t e, int ith)
     const ridge_conv2d_plan *p = l->p;
     const ridge_conv2d_desc *d = &p->d;
     for (size_t kk = b; kk < e; kk++) {
-        int64_t ci = (int64_t)kk / (d->r * d->s), r = (int64_t)kk / d->s % d->r, s = (int64_t)kk % d->s;
+        int64_t ci = (int64_t)kk / (d->r * d->s), r = (int64_t)kk / d->s % d->r,
+                s = (int64_t)kk % d->s;
         const float *xc = l->x + l->n * p->xv.sn + p->xco[l->g * p->cig + ci];
         float *row = l->col + (int64_t)kk * l->np;
         int64_t oh = l->q0 / p->ow, ow = l->q0 % p->ow;
@@ -519,7 +523,8 @@ static void lower_nchw_range(void *arg, size_t b, size_t e, int ith)
 static void copy_block(float *y, const float *res, int64_t rows, int64_t cols, int64_t ld)
 {
     if (res == y) return;
-    for (int64_t i = 0; i < rows; i++) memcpy(y + i * ld, res + i * ld, (size_t)cols * sizeof(float));
+    for (int64_t i = 0; i < rows; i++)
+        memcpy(y + i * ld, res + i * ld, (size_t)cols * sizeof(float));
 }
 
 static ridge_status gemm_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
@@ -585,7 +590,7 @@ static ridge_status gemm_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, con
     return st;
 }
 
-/* ---- depthwise --------------------------------------------------------------------------------------- */
+/* ---- depthwise ------------------------------------------------------------------------------- */
 
 static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 {
@@ -676,7 +681,7 @@ static void depthwise_nchw_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
-/* ---- Winograd --------------------------------------------------------------------------------------- */
+/* ---- Winograd -------------------------------------------------------------------------------- */
 
 /* The three steps of a block of nt tiles starting at tile t0, group g. V and M are the
  * block's [alpha^2][TB][cig] and [alpha^2][TB][cogp] planes. */
@@ -853,7 +858,8 @@ static void winograd_forward(ridge_ctx *ctx, const fwd *f)
         }
 }
 
-/* ---- the fused depthwise-separable block -----------------------------------------------------------
+/* ---- the fused depthwise-separable block
+ * -----------------------------------------------------------
  *
  * Per strip of output rows (sized so the strip of depthwise output, rows x ow x c floats, stays
  * within ~256 KiB, in L2): the depthwise rows, in parallel, into the strip; then the pointwise
@@ -885,7 +891,7 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
         }
 }
 
-/* ---- dispatch ---------------------------------------------------------------------------------------- */
+/* ---- dispatch -------------------------------------------------------------------------------- */
 
 ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
                                float *y, const float *bias, const float *ubias, int act,

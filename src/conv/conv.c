@@ -192,7 +192,7 @@ double ridge_conv2d_flops(const ridge_conv2d_desc *d)
            (double)(d->c_in / d->groups) * (double)d->r * (double)d->s;
 }
 
-/* ---- algorithms ------------------------------------------------------------------------------- */
+/* ---- algorithms ------------------------------------------------------------------------------ */
 
 static const char *const algo_names[RIDGE_CONV_ALGO_COUNT] = {
     "ref", "direct", "im2col", "pointwise", "depthwise", "winograd-2x3", "winograd-4x3"};
@@ -244,7 +244,7 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
     return buf[i];
 }
 
-/* ---- the cost model --------------------------------------------------------------------------- */
+/* ---- the cost model -------------------------------------------------------------------------- */
 
 /* A roofline-style estimate: time = max(executed FLOPs / (peak * efficiency), bytes / memory
  * bandwidth) + the algorithm's extra passes + a fixed cost per call. The machine numbers are
@@ -405,7 +405,7 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     return t;
 }
 
-/* ---- the plan --------------------------------------------------------------------------------- */
+/* ---- the plan -------------------------------------------------------------------------------- */
 
 ridge_conv_algo ridge_conv2d_plan_algo(const ridge_conv2d_plan *p)
 {
@@ -715,7 +715,7 @@ err_free_plan:
     return st;
 }
 
-/* ---- forward ---------------------------------------------------------------------------------- */
+/* ---- forward --------------------------------------------------------------------------------- */
 
 /* The bias as the kernels read it: whole NR blocks per group (depthwise: c_out + 2 NR), zeros
  * past the channels, and zeros for no bias. */
@@ -780,7 +780,7 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
     return RIDGE_OK;
 }
 
-/* ---- fusion helpers --------------------------------------------------------------------------- */
+/* ---- fusion helpers -------------------------------------------------------------------------- */
 
 static ridge_status separable_check(const ridge_conv2d_plan *dw, const ridge_conv2d_plan *pw)
 {

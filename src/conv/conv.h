@@ -37,7 +37,7 @@ void conv_view_chan_table(const conv_view *v, int64_t c, ptrdiff_t *tab);
 void conv_zero_channel_padding(float *y, ridge_layout l, int64_t n, int64_t c, int64_t h,
                                int64_t w);
 
-/* ---- kernels ---------------------------------------------------------------------------------- */
+/* ---- kernels --------------------------------------------------------------------------------- */
 
 /* The register-tiled micro-kernel, run along a row of npix output pixels for NR output
  * channels. For pixel p and output channel j < NR:
@@ -118,7 +118,7 @@ typedef struct conv_wino_mats {
 } conv_wino_mats;
 const conv_wino_mats *conv_wino_mats_get(int m);
 
-/* ---- the plan --------------------------------------------------------------------------------- */
+/* ---- the plan -------------------------------------------------------------------------------- */
 
 struct ridge_conv2d_plan {
     ridge_conv2d_desc d;
