@@ -335,7 +335,16 @@ static void test_fold_bn(ridge_ctx *ctx)
     CHECK_OK(ridge_conv2d_fold_bn(17, 16 * 9, w, b, gm, bt, mu, var, 1e-5f));
     ridge_conv2d_plan *p = NULL;
     CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, NULL, &p));
+    CHECK_OK(ridge_profile_start(ctx, 256));
     CHECK_OK(ridge_conv2d_forward(ctx, p, x, yf, b, NULL, NULL));
+    ridge_profile_stop(ctx);
+    const ridge_prof_record *rec;
+    size_t nrec = ridge_profile_records(ctx, &rec), found = 0;
+    for (size_t i = 0; i < nrec; i++)
+        found += !strcmp(rec[i].op, "conv2d") &&
+                 !strcmp(rec[i].algo, ridge_conv_algo_name(ridge_conv2d_plan_algo(p))) &&
+                 rec[i].flops == ridge_conv2d_flops(&d);
+    CHECK(found == 1); /* the profiler sees the forward, with its algorithm and FLOPs */
     double maxd = 0;
     for (size_t i = 0; i < yn; i++) maxd = fmax(maxd, fabs((double)yf[i] - y[i]));
     CHECKF(maxd < 1e-4, "fold_bn: max difference %g", maxd);

@@ -717,6 +717,20 @@ err_free_plan:
 
 /* ---- forward --------------------------------------------------------------------------------- */
 
+/* The profiler's record of one forward: the direct FLOP count, x + y + weights as bytes. */
+static void prof_end(ridge_ctx *ctx, const ridge_conv2d_plan *p, uint64_t t0)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    double bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w +
+                          (double)d->n * d->c_out * p->oh * p->ow) +
+                   (double)weight_bytes(p, p->algo);
+    RIDGE_PROF_END(ctx, t0, "conv2d", algo_names[p->algo], ridge_conv2d_flops(d), bytes, bytes,
+                   "n%lld %lld->%lld %lldx%lld k%lldx%lld/%lld %s", (long long)d->n,
+                   (long long)d->c_in, (long long)d->c_out, (long long)d->h, (long long)d->w,
+                   (long long)d->r, (long long)d->s, (long long)d->stride_h,
+                   ridge_layout_name(d->layout));
+}
+
 /* The bias as the kernels read it: whole NR blocks per group (depthwise: c_out + 2 NR), zeros
  * past the channels, and zeros for no bias. */
 static void pad_bias(const ridge_conv2d_plan *p, const float *bias, float *bp)
@@ -742,8 +756,10 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
     const float *res = ep ? ep->residual : NULL;
     if (act < 0 || act > RIDGE_CONV_ACT_RELU)
         return ridge_error(RIDGE_EINVAL, "conv2d_forward: act = %d is not a ridge_conv_act", act);
+    uint64_t t0 = RIDGE_PROF_START(ctx);
     if (p->algo == RIDGE_CONV_REF) {
         conv_forward_ref(&p->d, p->oh, p->ow, x, p->wref, y, bias, act, res);
+        prof_end(ctx, p, t0);
         return RIDGE_OK;
     }
     void *own = NULL; /* SGEMM-route plans use the ctx arena inside ridge_sgemm */
@@ -765,6 +781,7 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
     ridge_free(own);
     if (st) return st;
     conv_zero_channel_padding(y, p->d.layout, p->d.n, p->d.c_out, p->oh, p->ow);
+    prof_end(ctx, p, t0);
     return RIDGE_OK;
 }
 
