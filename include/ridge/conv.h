@@ -153,8 +153,10 @@ typedef struct ridge_conv2d_epilogue {
 
 /* y = act(conv(x, W) + bias + residual). x: (n, c_in, h, w), y: (n, c_out, oh, ow), both in
  * the descriptor's layout; bias: c_out floats or NULL; ep: NULL for none. workspace: at least
- * ridge_conv2d_workspace_size(plan, ridge_ctx_threads(ctx)) bytes, 64-byte aligned, or NULL
- * to use the ctx's scratch arena. x and y must not overlap. Deterministic for a given thread
+ * ridge_conv2d_workspace_size(plan, ridge_ctx_threads(ctx)) bytes (64-byte aligned is faster),
+ * or NULL to use the ctx's scratch arena. Plans that run on ridge_sgemm (im2col in NCHW and
+ * NHWC, pointwise in NCHW) must not be given the arena itself (SGEMM uses it; with NULL they
+ * take a temporary allocation). x and y must not overlap. Deterministic for a given thread
  * count. */
 ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *plan, const float *x,
                                   float *y, const float *bias, const ridge_conv2d_epilogue *ep,
