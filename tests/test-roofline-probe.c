@@ -6,7 +6,7 @@
  *   - compute loops are inline assembly (not intrinsics), with zeroed registers;
  *   - memory loops are GCC vector extensions under target attributes;
  *   - threads are plain pthreads behind a pthread barrier (not ridge's pool);
- *   - each thread runs for a fixed time (20 ms, checking the clock) instead of a calibrated
+ *   - each thread runs for a fixed time (2 ms, checking the clock) instead of a calibrated
  *     amount of work, and the rate is the sum of each thread's own rate.
  * What it shares: the definitions (FLOP per instruction, bytes counted once per array, array
  * sizes L1d/2, L2/2, L3usable/2 shared, 4 x L3usable shared), which it takes from the
@@ -21,8 +21,8 @@
 
 #include "test.h"
 
-#define TRIAL_S 0.02
-#define TRIALS 10
+#define TRIAL_S 0.002
+#define TRIALS 40
 #define MAX_T 64
 
 static double now(void)
