@@ -18,7 +18,8 @@
 #define PAR_MIN_ACT ((size_t)1 << 15)
 #define PAR_GRAIN 4096 /* a multiple of both block sizes */
 
-const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa)
+/* static inline (not the exported function) so the call is not through the PLT */
+static inline const ridge_vec_kernels *kernels_for(ridge_isa isa)
 {
     switch (isa) {
     case RIDGE_ISA_AVX512: return &ridge_vec_kernels_avx512;
@@ -27,10 +28,9 @@ const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa)
     }
 }
 
-static inline const ridge_vec_kernels *K(const ridge_ctx *ctx)
-{
-    return ridge_vec_kernels_for(ctx->isa);
-}
+const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa) { return kernels_for(isa); }
+
+static inline const ridge_vec_kernels *K(const ridge_ctx *ctx) { return kernels_for(ctx->isa); }
 
 const char *ridge_vec_describe(const ridge_ctx *ctx)
 {
@@ -83,12 +83,17 @@ static void fsum_range(void *arg, size_t begin, size_t end, int ith)
     for (size_t b = begin; b < end; b++) j->partial[b] = block_sum(j, b);
 }
 
-/* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double. */
+/* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double.
+ * One block (the common small case) is the kernel's result itself. */
 static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y, size_t n,
                          double *out)
 {
     fsum_job j = {K(ctx), x, y, n, type < 2 ? RIDGE_VEC_BLOCK_F32 : RIDGE_VEC_BLOCK_F64, type,
                   NULL};
+    if (n <= j.block) {
+        *out = block_sum(&j, 0);
+        return RIDGE_OK;
+    }
     size_t nb = (n + j.block - 1) / j.block;
     double s = 0;
     if (use_threads(ctx, n, PAR_MIN_MEM)) {
