@@ -39,6 +39,13 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
  * the W elements at o; tailstep(acc, o, c) the first c of them. */
 #define LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce)                           \
     VT a0 = zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;              \
+    if (n <= 2 * W) {                                                                           \
+        /* the full fold adds +0 to a0 and a1 (turning -0 into +0) and then sums them: the   \
+         * same as (a0 + a1) + 0, with a shorter dependency chain for short spans */         \
+        a0 = tailstep(a0, 0, tail_count(n, 0, W));                                              \
+        a1 = tailstep(a1, W, tail_count(n, W, W));                                              \
+        return reduce(add(add(a0, a1), zero()));                                                \
+    }                                                                                           \
     size_t i = 0;                                                                               \
     for (; i + LANES <= n; i += LANES) {                                                        \
         a0 = step(a0, i), a1 = step(a1, i + W), a2 = step(a2, i + 2 * W);                       \

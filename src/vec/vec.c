@@ -109,8 +109,8 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
     return RIDGE_OK;
 }
 
-#define FSUM_API(name, T, type, Y, yarg)                                                      \
-    ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
+#define FSUM_API(SC, name, T, type, Y, yarg)                                                  \
+    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
     {                                                                                          \
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
@@ -121,26 +121,33 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
         return st;                                                                             \
     }
 #define NOY
-FSUM_API(ridge_vec_sum_f32, float, 0, NOY, NULL)
-FSUM_API(ridge_vec_sumsq_f32, float, 1, NOY, x)
-FSUM_API(ridge_vec_sum_f64, double, 2, NOY, NULL)
-FSUM_API(ridge_vec_sumsq_f64, double, 3, NOY, x)
+#define PUBLIC
+FSUM_API(PUBLIC, ridge_vec_sum_f32, float, 0, NOY, NULL)
+FSUM_API(PUBLIC, ridge_vec_sumsq_f32, float, 1, NOY, x)
+FSUM_API(PUBLIC, ridge_vec_sum_f64, double, 2, NOY, NULL)
+FSUM_API(PUBLIC, ridge_vec_sumsq_f64, double, 3, NOY, x)
 #define DOTY(T) , const T *y
-FSUM_API(ridge_vec_dot_f32_checked, float, 1, DOTY(float), y)
-FSUM_API(ridge_vec_dot_f64_checked, double, 3, DOTY(double), y)
+FSUM_API(static, dot_f32_checked, float, 1, DOTY(float), y)
+FSUM_API(static, dot_f64_checked, double, 3, DOTY(double), y)
 
 ridge_status ridge_vec_dot_f32(ridge_ctx *ctx, const float *x, const float *y, size_t n,
                                float *out)
 {
+    CHECK_CTX("ridge_vec_dot_f32");
+    CHECK_PTR(x, "ridge_vec_dot_f32");
     CHECK_PTR(y, "ridge_vec_dot_f32");
-    return ridge_vec_dot_f32_checked(ctx, x, y, n, out);
+    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_f32: out is NULL");
+    return dot_f32_checked(ctx, x, y, n, out);
 }
 
 ridge_status ridge_vec_dot_f64(ridge_ctx *ctx, const double *x, const double *y, size_t n,
                                double *out)
 {
+    CHECK_CTX("ridge_vec_dot_f64");
+    CHECK_PTR(x, "ridge_vec_dot_f64");
     CHECK_PTR(y, "ridge_vec_dot_f64");
-    return ridge_vec_dot_f64_checked(ctx, x, y, n, out);
+    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_f64: out is NULL");
+    return dot_f64_checked(ctx, x, y, n, out);
 }
 
 /* ---- exact integer sums ------------------------------------------------------------------- */
@@ -199,33 +206,39 @@ static ridge_status isum(ridge_ctx *ctx, const char *what, int type, const void 
     return RIDGE_OK;
 }
 
-#define ISUM_API(name, T, type, Y, yarg)                                                      \
-    ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
+#define ISUM_API(SC, name, T, type, Y, yarg)                                                  \
+    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
     {                                                                                          \
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
         CHECK_OUT(#name);                                                                      \
         return isum(ctx, #name, type, x, yarg, n, out);                                        \
     }
-ISUM_API(ridge_vec_sum_i32, int32_t, 0, NOY, NULL)
-ISUM_API(ridge_vec_sumsq_i32, int32_t, 1, NOY, x)
-ISUM_API(ridge_vec_sum_i64, int64_t, 2, NOY, NULL)
-ISUM_API(ridge_vec_sumsq_i64, int64_t, 3, NOY, x)
-ISUM_API(ridge_vec_dot_i32_checked, int32_t, 1, DOTY(int32_t), y)
-ISUM_API(ridge_vec_dot_i64_checked, int64_t, 3, DOTY(int64_t), y)
+ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sumsq_i32, int32_t, 1, NOY, x)
+ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sumsq_i64, int64_t, 3, NOY, x)
+ISUM_API(static, dot_i32_checked, int32_t, 1, DOTY(int32_t), y)
+ISUM_API(static, dot_i64_checked, int64_t, 3, DOTY(int64_t), y)
 
 ridge_status ridge_vec_dot_i32(ridge_ctx *ctx, const int32_t *x, const int32_t *y, size_t n,
                                int64_t *out)
 {
+    CHECK_CTX("ridge_vec_dot_i32");
+    CHECK_PTR(x, "ridge_vec_dot_i32");
     CHECK_PTR(y, "ridge_vec_dot_i32");
-    return ridge_vec_dot_i32_checked(ctx, x, y, n, out);
+    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_i32: out is NULL");
+    return dot_i32_checked(ctx, x, y, n, out);
 }
 
 ridge_status ridge_vec_dot_i64(ridge_ctx *ctx, const int64_t *x, const int64_t *y, size_t n,
                                int64_t *out)
 {
+    CHECK_CTX("ridge_vec_dot_i64");
+    CHECK_PTR(x, "ridge_vec_dot_i64");
     CHECK_PTR(y, "ridge_vec_dot_i64");
-    return ridge_vec_dot_i64_checked(ctx, x, y, n, out);
+    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_i64: out is NULL");
+    return dot_i64_checked(ctx, x, y, n, out);
 }
 
 /* ---- mean ----------------------------------------------------------------------------------- */
