@@ -10,7 +10,9 @@
  * returned; spans shorter than a vector run a scalar loop, longer ones finish with an
  * overlapping last vector (min/max/find are idempotent). Integer sums are exact: int32 as 16-bit
  * halves in 32-bit lanes (flushed every 2^15 vectors), int64 as 32-bit halves in 64-bit lanes.
- * Elementwise kernels: 2 vectors per iteration, scalar tails (the same IEEE operations).
+ * Elementwise kernels: 2 vectors per iteration and an overlapping last vector whose inputs are
+ * loaded first (so in place works); spans shorter than a vector are scalar (the same IEEE
+ * operations, so the same results).
  * Activations: the math of math-template.h, masked loads/stores for the tail so that every
  * element gets exactly the same computation wherever it sits. */
 #ifndef RV_TABLE
@@ -201,6 +203,11 @@ static size_t find_f64(const double *x, size_t n, double v);
             }                                                                                   \
             return m;                                                                           \
         }                                                                                       \
+        if (n <= 2 * W) { /* two overlapping vectors cover it */                                \
+            vt a = load(x), b = load(x + n - W);                                                \
+            if (mbits(cmp(a, b, _CMP_UNORD_Q))) return x[findfn(x, n, (T)NAN)];                 \
+            return reduce(op(a, b));                                                            \
+        }                                                                                       \
         vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                             \
         unsigned nan = mbits(cmp(m0, m0, _CMP_UNORD_Q));                                        \
         size_t i = 0;                                                                           \
@@ -325,61 +332,66 @@ static size_t find_i64(const int64_t *x, size_t n, int64_t v)
 
 /* ---- elementwise ---------------------------------------------------------------------------- */
 
-/* out[i] = VEXPR / SEXPR over i, with a, b, c the i-th vectors / scalars of the inputs */
-#define EW_KERNEL(VEXPR, SEXPR)                                                                 \
+/* out[i] = VF(a, b, c) on the vectors of A, B, C at i (SF: the same on scalars, for spans
+ * shorter than a vector). No scalar tail: the last vector is computed at n - W, overlapping;
+ * its inputs are loaded before anything is stored, so the result is right in place too
+ * (out == A), and the overlapped elements are stored twice with the same value. */
+#define EW_KERNEL(VF, SF, A, B, C)                                                              \
+    if (n < RV_W) {                                                                             \
+        for (size_t i = 0; i < n; i++) out[i] = SF;                                             \
+        return;                                                                                 \
+    }                                                                                           \
+    const size_t last = n - RV_W;                                                               \
+    const rv_f la = rv_load(A + last), lb = rv_load(B + last), lc = rv_load(C + last);          \
+    (void)lb, (void)lc;                                                                         \
     size_t i = 0;                                                                               \
     for (; i + 2 * RV_W <= n; i += 2 * RV_W) {                                                  \
-        rv_f r0, r1;                                                                            \
-        {                                                                                       \
-            size_t o = i;                                                                       \
-            r0 = VEXPR;                                                                         \
-        }                                                                                       \
-        {                                                                                       \
-            size_t o = i + RV_W;                                                                \
-            r1 = VEXPR;                                                                         \
-        }                                                                                       \
+        rv_f r0 = VF(rv_load(A + i), rv_load(B + i), rv_load(C + i));                           \
+        rv_f r1 = VF(rv_load(A + i + RV_W), rv_load(B + i + RV_W), rv_load(C + i + RV_W));      \
         rv_store(out + i, r0);                                                                  \
         rv_store(out + i + RV_W, r1);                                                           \
     }                                                                                           \
-    for (; i + RV_W <= n; i += RV_W) {                                                          \
-        size_t o = i;                                                                           \
-        rv_store(out + i, VEXPR);                                                               \
-    }                                                                                           \
-    for (; i < n; i++) out[i] = SEXPR
+    if (i + RV_W <= n) rv_store(out + i, VF(rv_load(A + i), rv_load(B + i), rv_load(C + i)));  \
+    rv_store(out + last, VF(la, lb, lc))
+
+#define V_ADD(a, b, c) rv_add(a, b)
+#define V_SUB(a, b, c) rv_sub(a, b)
+#define V_MUL(a, b, c) rv_mul(a, b)
+#define V_SCALE(a, b, c) rv_mul(va, a)
+#define V_AXPY(a, b, c) rv_fma(va, a, b)
+#define V_FMA(a, b, c) rv_fma(a, b, c)
+#define V_CLAMP(a, b, c) rv_min(vhi, rv_max(vlo, a)) /* keeps a NaN (see the mapping) */
 
 static void add_f32(float *out, const float *x, const float *y, size_t n)
 {
-    EW_KERNEL(rv_add(rv_load(x + o), rv_load(y + o)), x[i] + y[i]);
+    EW_KERNEL(V_ADD, x[i] + y[i], x, y, y);
 }
 static void sub_f32(float *out, const float *x, const float *y, size_t n)
 {
-    EW_KERNEL(rv_sub(rv_load(x + o), rv_load(y + o)), x[i] - y[i]);
+    EW_KERNEL(V_SUB, x[i] - y[i], x, y, y);
 }
 static void mul_f32(float *out, const float *x, const float *y, size_t n)
 {
-    EW_KERNEL(rv_mul(rv_load(x + o), rv_load(y + o)), x[i] * y[i]);
+    EW_KERNEL(V_MUL, x[i] * y[i], x, y, y);
 }
 static void scale_f32(float *out, const float *x, float a, size_t n)
 {
     rv_f va = rv_set1(a);
-    EW_KERNEL(rv_mul(va, rv_load(x + o)), a * x[i]);
+    EW_KERNEL(V_SCALE, a * x[i], x, x, x);
 }
 static void axpy_f32(float *out, float a, const float *x, size_t n)
 {
     rv_f va = rv_set1(a);
-    EW_KERNEL(rv_fma(va, rv_load(x + o), rv_load(out + o)), __builtin_fmaf(a, x[i], out[i]));
+    EW_KERNEL(V_AXPY, __builtin_fmaf(a, x[i], out[i]), x, out, out);
 }
 static void fma_f32(float *out, const float *x, const float *y, const float *z, size_t n)
 {
-    EW_KERNEL(rv_fma(rv_load(x + o), rv_load(y + o), rv_load(z + o)),
-              __builtin_fmaf(x[i], y[i], z[i]));
+    EW_KERNEL(V_FMA, __builtin_fmaf(x[i], y[i], z[i]), x, y, z);
 }
 static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
 {
-    /* rv_max(lo, x) keeps a NaN x (see the mapping), and so does rv_min(hi, .) */
     rv_f vlo = rv_set1(lo), vhi = rv_set1(hi);
-    EW_KERNEL(rv_min(vhi, rv_max(vlo, rv_load(x + o))),
-              x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i]);
+    EW_KERNEL(V_CLAMP, x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i], x, x, x);
 }
 
 /* ---- activations ---------------------------------------------------------------------------- */
@@ -490,7 +502,9 @@ static void log_softmax_row(float *y, const float *x, size_t n)
     float ls = logf(rv_reduce_add(s0));
     rv_f vl = rv_set1(ls);
     float *out = y;
-    EW_KERNEL(rv_sub(rv_sub(rv_load(x + o), vm), vl), (x[i] - m) - ls);
+#define V_LSM(a, b, c) rv_sub(rv_sub(a, vm), vl)
+    EW_KERNEL(V_LSM, (x[i] - m) - ls, x, x, x);
+#undef V_LSM
 }
 
 static float dot_any(const float *x, const float *y, size_t n)
@@ -511,7 +525,9 @@ static void softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n
     float s = dot_any(dy, y, n);
     rv_f vs = rv_set1(s);
     float *out = dx;
-    EW_KERNEL(rv_mul(rv_load(y + o), rv_sub(rv_load(dy + o), vs)), y[i] * (dy[i] - s));
+#define V_SMB(a, b, c) rv_mul(a, rv_sub(b, vs))
+    EW_KERNEL(V_SMB, y[i] * (dy[i] - s), y, dy, dy);
+#undef V_SMB
 }
 
 static void log_softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)

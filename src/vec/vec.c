@@ -83,17 +83,12 @@ static void fsum_range(void *arg, size_t begin, size_t end, int ith)
     for (size_t b = begin; b < end; b++) j->partial[b] = block_sum(j, b);
 }
 
-/* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double.
- * One block (the common small case) is the kernel's result itself. */
+/* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double. */
 static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y, size_t n,
                          double *out)
 {
     fsum_job j = {K(ctx), x, y, n, type < 2 ? RIDGE_VEC_BLOCK_F32 : RIDGE_VEC_BLOCK_F64, type,
                   NULL};
-    if (n <= j.block) {
-        *out = block_sum(&j, 0);
-        return RIDGE_OK;
-    }
     size_t nb = (n + j.block - 1) / j.block;
     double s = 0;
     if (use_threads(ctx, n, PAR_MIN_MEM)) {
@@ -109,12 +104,17 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
     return RIDGE_OK;
 }
 
-#define FSUM_API(SC, name, T, type, Y, yarg)                                                  \
-    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
+/* One block (every span up to 2048 floats / 1024 doubles) is a direct kernel call. */
+#define FSUM_API(SC, name, T, type, Y, yarg, block, direct)                                   \
+    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                       \
     {                                                                                          \
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
         CHECK_OUT(#name);                                                                      \
+        if (n <= block) {                                                                      \
+            *out = K(ctx)->direct;                                                             \
+            return RIDGE_OK;                                                                   \
+        }                                                                                      \
         double s;                                                                              \
         ridge_status st = fsum(ctx, type, x, yarg, n, &s);                                     \
         if (st == RIDGE_OK) *out = (T)s;                                                       \
@@ -122,13 +122,15 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
     }
 #define NOY
 #define PUBLIC
-FSUM_API(PUBLIC, ridge_vec_sum_f32, float, 0, NOY, NULL)
-FSUM_API(PUBLIC, ridge_vec_sumsq_f32, float, 1, NOY, x)
-FSUM_API(PUBLIC, ridge_vec_sum_f64, double, 2, NOY, NULL)
-FSUM_API(PUBLIC, ridge_vec_sumsq_f64, double, 3, NOY, x)
 #define DOTY(T) , const T *y
-FSUM_API(static, dot_f32_checked, float, 1, DOTY(float), y)
-FSUM_API(static, dot_f64_checked, double, 3, DOTY(double), y)
+#define BF32 RIDGE_VEC_BLOCK_F32
+#define BF64 RIDGE_VEC_BLOCK_F64
+FSUM_API(PUBLIC, ridge_vec_sum_f32, float, 0, NOY, NULL, BF32, sum_f32(x, n))
+FSUM_API(PUBLIC, ridge_vec_sumsq_f32, float, 1, NOY, x, BF32, dot_f32(x, x, n))
+FSUM_API(PUBLIC, ridge_vec_sum_f64, double, 2, NOY, NULL, BF64, sum_f64(x, n))
+FSUM_API(PUBLIC, ridge_vec_sumsq_f64, double, 3, NOY, x, BF64, dot_f64(x, x, n))
+FSUM_API(static, dot_f32_checked, float, 1, DOTY(float), y, BF32, dot_f32(x, y, n))
+FSUM_API(static, dot_f64_checked, double, 3, DOTY(double), y, BF64, dot_f64(x, y, n))
 
 ridge_status ridge_vec_dot_f32(ridge_ctx *ctx, const float *x, const float *y, size_t n,
                                float *out)
@@ -191,11 +193,12 @@ static void isum_range(void *arg, size_t begin, size_t end, int ith)
 static ridge_status isum(ridge_ctx *ctx, const char *what, int type, const void *x,
                          const void *y, size_t n, int64_t *out)
 {
-    isum_job j = {K(ctx), x, y, type, {0}};
-    ridge_i128 s;
+    isum_job j;
+    j.k = K(ctx), j.x = x, j.y = y, j.type = type;
+    ridge_i128 s = 0;
     if (use_threads(ctx, n, PAR_MIN_MEM) && ctx->threads <= 64) {
+        for (int t = 0; t < ctx->threads; t++) j.part[t] = 0;
         ridge_parallel_for(ctx, n, PAR_GRAIN, isum_range, &j);
-        s = 0;
         for (int t = 0; t < ctx->threads; t++) s += j.part[t];
     } else {
         s = isum_run(&j, 0, n);
@@ -249,9 +252,9 @@ ridge_status ridge_vec_mean_f32(ridge_ctx *ctx, const float *x, size_t n, float 
     CHECK_NONEMPTY("mean");
     CHECK_CTX("ridge_vec_mean_f32");
     CHECK_PTR(x, "ridge_vec_mean_f32");
-    double s;
-    ridge_status st = fsum(ctx, 0, x, NULL, n, &s);
-    if (st == RIDGE_OK) *out = (float)(s / (double)n);
+    float s;
+    ridge_status st = ridge_vec_sum_f32(ctx, x, n, &s);
+    if (st == RIDGE_OK) *out = (float)((double)s / (double)n);
     return st;
 }
 
@@ -272,14 +275,15 @@ static double i128_div(ridge_i128 s, size_t n)
     return (double)q + (double)r / (double)n;
 }
 
-#define IMEAN_API(name, T, type)                                                              \
+#define IMEAN_API(name, T, ty)                                                              \
     ridge_status name(ridge_ctx *ctx, const T *x, size_t n, double *out)                       \
     {                                                                                          \
         CHECK_CTX(#name);                                                                      \
         CHECK_OUT(#name);                                                                      \
         CHECK_NONEMPTY("mean");                                                                \
         CHECK_PTR(x, #name);                                                                   \
-        isum_job j = {K(ctx), x, NULL, type, {0}};                                             \
+        isum_job j;                                                                            \
+        j.k = K(ctx), j.x = x, j.y = NULL, j.type = ty;                                        \
         *out = i128_div(isum_run(&j, 0, n), n);                                                \
         return RIDGE_OK;                                                                       \
     }
@@ -392,11 +396,10 @@ static void ew_range(void *arg, size_t i, size_t e, int ith)
     }
 }
 
-static ridge_status ew_run(ridge_ctx *ctx, ew_job *j, size_t n, size_t par_min)
+static ridge_status ew_run(ridge_ctx *ctx, ew_job *j, size_t n)
 {
     j->k = K(ctx);
-    if (use_threads(ctx, n, par_min)) ridge_parallel_for(ctx, n, PAR_GRAIN, ew_range, j);
-    else if (n) ew_range(j, 0, n, 0);
+    ridge_parallel_for(ctx, n, PAR_GRAIN, ew_range, j);
     return RIDGE_OK;
 }
 
@@ -410,44 +413,68 @@ static ridge_status ew_run(ridge_ctx *ctx, ew_job *j, size_t n, size_t par_min)
 ridge_status ridge_vec_add_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
 {
     EW_CHECK("ridge_vec_add_f32", z, x, y, x);
+    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
+        K(ctx)->add_f32(z, x, y, n);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_ADD, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
+    return ew_run(ctx, &j, n);
 }
 
 ridge_status ridge_vec_sub_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
 {
     EW_CHECK("ridge_vec_sub_f32", z, x, y, x);
+    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
+        K(ctx)->sub_f32(z, x, y, n);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_SUB, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
+    return ew_run(ctx, &j, n);
 }
 
 ridge_status ridge_vec_mul_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
 {
     EW_CHECK("ridge_vec_mul_f32", z, x, y, x);
+    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
+        K(ctx)->mul_f32(z, x, y, n);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_MUL, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
+    return ew_run(ctx, &j, n);
 }
 
 ridge_status ridge_vec_scale_f32(ridge_ctx *ctx, float *y, const float *x, float a, size_t n)
 {
     EW_CHECK("ridge_vec_scale_f32", y, x, x, x);
+    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
+        K(ctx)->scale_f32(y, x, a, n);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_SCALE, .out = y, .a = x, .s = a};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
+    return ew_run(ctx, &j, n);
 }
 
 ridge_status ridge_vec_axpy_f32(ridge_ctx *ctx, float *y, float a, const float *x, size_t n)
 {
     EW_CHECK("ridge_vec_axpy_f32", y, x, x, x);
+    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
+        K(ctx)->axpy_f32(y, a, x, n);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_AXPY, .out = y, .a = x, .s = a};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
+    return ew_run(ctx, &j, n);
 }
 
 ridge_status ridge_vec_fma_f32(ridge_ctx *ctx, float *w, const float *x, const float *y,
                                const float *z, size_t n)
 {
     EW_CHECK("ridge_vec_fma_f32", w, x, y, z);
+    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
+        K(ctx)->fma_f32(w, x, y, z, n);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_FMA, .out = w, .a = x, .b = y, .c = z};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
+    return ew_run(ctx, &j, n);
 }
 
 ridge_status ridge_vec_clamp_f32(ridge_ctx *ctx, float *y, const float *x, float lo, float hi,
@@ -457,8 +484,12 @@ ridge_status ridge_vec_clamp_f32(ridge_ctx *ctx, float *y, const float *x, float
     if (!(lo <= hi))
         return ridge_error(RIDGE_EINVAL, "ridge_vec_clamp_f32: lo (%g) > hi (%g) or NaN",
                            (double)lo, (double)hi);
+    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
+        K(ctx)->clamp_f32(y, x, lo, hi, n);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
+    return ew_run(ctx, &j, n);
 }
 
 /* ---- activations -------------------------------------------------------------------------- */
@@ -483,8 +514,12 @@ ridge_status ridge_act_forward_f32(ridge_ctx *ctx, ridge_act act, float alpha, f
     if ((unsigned)act >= RIDGE_ACT_COUNT)
         return ridge_error(RIDGE_EINVAL, "ridge_act_forward_f32: act = %d is not a ridge_act",
                            (int)act);
+    if (!use_threads(ctx, n, act_par_min(act))) {
+        K(ctx)->act[act](y, x, n, alpha);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_ACT, .out = y, .a = x, .s = alpha, .act = act};
-    return ew_run(ctx, &j, n, act_par_min(act));
+    return ew_run(ctx, &j, n);
 }
 
 ridge_status ridge_act_backward_f32(ridge_ctx *ctx, ridge_act act, float alpha, float *dx,
@@ -494,8 +529,12 @@ ridge_status ridge_act_backward_f32(ridge_ctx *ctx, ridge_act act, float alpha, 
     if ((unsigned)act >= RIDGE_ACT_COUNT)
         return ridge_error(RIDGE_EINVAL, "ridge_act_backward_f32: act = %d is not a ridge_act",
                            (int)act);
+    if (!use_threads(ctx, n, act_par_min(act))) {
+        K(ctx)->act_bwd[act](dx, dy, x, n, alpha);
+        return RIDGE_OK;
+    }
     ew_job j = {.op = EW_ACT_BWD, .out = dx, .a = dy, .b = x, .s = alpha, .act = act};
-    return ew_run(ctx, &j, n, act_par_min(act));
+    return ew_run(ctx, &j, n);
 }
 
 #define ACT_API(name, A)                                                                      \
@@ -558,8 +597,9 @@ static ridge_status sm_run(ridge_ctx *ctx, const char *what, int op, float *out,
 {
     CHECK_CTX(what);
     size_t n;
-    ridge_status st = ridge_size_mul(rows, cols, what, &n);
-    if (st) return st;
+    if (__builtin_mul_overflow(rows, cols, &n))
+        return ridge_error(RIDGE_EOVERFLOW, "%s: rows (%zu) x cols (%zu) overflows", what, rows,
+                           cols);
     if (rows && !cols) return ridge_error(RIDGE_EINVAL, "%s: cols = 0 with rows = %zu", what, rows);
     CHECK_PTR(out, what);
     CHECK_PTR(a, what);
@@ -567,7 +607,8 @@ static ridge_status sm_run(ridge_ctx *ctx, const char *what, int op, float *out,
     sm_job j = {K(ctx), op, out, a, b, cols};
     if (use_threads(ctx, n, PAR_MIN_ACT) && rows > 1)
         ridge_parallel_for(ctx, rows, 1, sm_range, &j);
-    else if (n) sm_range(&j, 0, rows, 0);
+    else
+        sm_range(&j, 0, rows, 0);
     return RIDGE_OK;
 }
 
