@@ -18,14 +18,13 @@
 #define PAR_MIN_ACT ((size_t)1 << 15)
 #define PAR_GRAIN 4096 /* a multiple of both block sizes */
 
-/* static inline (not the exported function) so the call is not through the PLT */
+/* The table of an ISA: one load (static inline, so entry points do not call through the PLT).
+ * A context's isa is resolved to ref, avx2 or avx512 when it is created. */
+static const ridge_vec_kernels *const tables[] = {&ridge_vec_kernels_ref, &ridge_vec_kernels_avx2,
+                                                  &ridge_vec_kernels_avx512};
 static inline const ridge_vec_kernels *kernels_for(ridge_isa isa)
 {
-    switch (isa) {
-    case RIDGE_ISA_AVX512: return &ridge_vec_kernels_avx512;
-    case RIDGE_ISA_AVX2: return &ridge_vec_kernels_avx2;
-    default: return &ridge_vec_kernels_ref;
-    }
+    return tables[(unsigned)isa <= RIDGE_ISA_AVX512 ? (unsigned)isa : 0];
 }
 
 const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa) { return kernels_for(isa); }
@@ -396,101 +395,68 @@ static void ew_range(void *arg, size_t i, size_t e, int ith)
     }
 }
 
-static ridge_status ew_run(ridge_ctx *ctx, ew_job *j, size_t n)
+/* The threaded path, out of line so that a small call sets up no stack frame. */
+static __attribute__((noinline)) ridge_status ew_par(ridge_ctx *ctx, ew_job j, size_t n)
 {
-    j->k = K(ctx);
-    ridge_parallel_for(ctx, n, PAR_GRAIN, ew_range, j);
+    j.k = K(ctx);
+    ridge_parallel_for(ctx, n, PAR_GRAIN, ew_range, &j);
     return RIDGE_OK;
 }
 
-#define EW_CHECK(what, o, a, b, c)                                                            \
-    CHECK_CTX(what);                                                                           \
-    CHECK_PTR(o, what);                                                                        \
-    CHECK_PTR(a, what);                                                                        \
-    CHECK_PTR(b, what);                                                                        \
-    CHECK_PTR(c, what)
-
-ridge_status ridge_vec_add_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
+/* Names the bad argument (out of line: the common path is one predicted branch). */
+static __attribute__((noinline, cold)) ridge_status ew_bad(const char *what, const ridge_ctx *ctx,
+                                                          size_t n, const void *out,
+                                                          const void *a, const void *b,
+                                                          const void *c)
 {
-    EW_CHECK("ridge_vec_add_f32", z, x, y, x);
-    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
-        K(ctx)->add_f32(z, x, y, n);
-        return RIDGE_OK;
-    }
-    ew_job j = {.op = EW_ADD, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n);
+    if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", what);
+    const char *which = !out ? "the output" : !a ? "the first input" : !b ? "the second input"
+                                                                      : "the third input";
+    (void)c;
+    return ridge_error(RIDGE_EINVAL, "%s: %s is NULL with n = %zu", what, which, n);
 }
 
-ridge_status ridge_vec_sub_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
-{
-    EW_CHECK("ridge_vec_sub_f32", z, x, y, x);
-    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
-        K(ctx)->sub_f32(z, x, y, n);
-        return RIDGE_OK;
-    }
-    ew_job j = {.op = EW_SUB, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n);
-}
+#define EW_OK(o, a, b, c) (ctx && (!n || ((o) && (a) && (b) && (c))))
 
-ridge_status ridge_vec_mul_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
-{
-    EW_CHECK("ridge_vec_mul_f32", z, x, y, x);
-    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
-        K(ctx)->mul_f32(z, x, y, n);
-        return RIDGE_OK;
+/* Elementwise entry point: check, then the kernel directly below the threading threshold. */
+#define EW_API(name, PARAMS, o, a, b, c, PAR_MIN, CALL, JOB, PRE)                             \
+    ridge_status name PARAMS                                                                   \
+    {                                                                                          \
+        if (__builtin_expect(!EW_OK(o, a, b, c), 0)) return ew_bad(#name, ctx, n, o, a, b, c); \
+        PRE;                                                                                   \
+        if (__builtin_expect(n >= PAR_MIN, 0) && ctx->threads > 1) {                           \
+            ew_job j = JOB;                                                                    \
+            return ew_par(ctx, j, n);                                                          \
+        }                                                                                      \
+        K(ctx)->CALL;                                                                          \
+        return RIDGE_OK;                                                                       \
     }
-    ew_job j = {.op = EW_MUL, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n);
-}
 
-ridge_status ridge_vec_scale_f32(ridge_ctx *ctx, float *y, const float *x, float a, size_t n)
-{
-    EW_CHECK("ridge_vec_scale_f32", y, x, x, x);
-    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
-        K(ctx)->scale_f32(y, x, a, n);
-        return RIDGE_OK;
-    }
-    ew_job j = {.op = EW_SCALE, .out = y, .a = x, .s = a};
-    return ew_run(ctx, &j, n);
-}
+#define P3 (ridge_ctx * ctx, float *z, const float *x, const float *y, size_t n)
+EW_API(ridge_vec_add_f32, P3, z, x, y, x, PAR_MIN_MEM, add_f32(z, x, y, n),
+       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), )
+EW_API(ridge_vec_sub_f32, P3, z, x, y, x, PAR_MIN_MEM, sub_f32(z, x, y, n),
+       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), )
+EW_API(ridge_vec_mul_f32, P3, z, x, y, x, PAR_MIN_MEM, mul_f32(z, x, y, n),
+       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), )
+EW_API(ridge_vec_scale_f32, (ridge_ctx * ctx, float *y, const float *x, float a, size_t n), y, x,
+       x, x, PAR_MIN_MEM, scale_f32(y, x, a, n),
+       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), )
+EW_API(ridge_vec_axpy_f32, (ridge_ctx * ctx, float *y, float a, const float *x, size_t n), y, x,
+       x, x, PAR_MIN_MEM, axpy_f32(y, a, x, n), ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), )
+EW_API(ridge_vec_fma_f32,
+       (ridge_ctx * ctx, float *w, const float *x, const float *y, const float *z, size_t n), w,
+       x, y, z, PAR_MIN_MEM, fma_f32(w, x, y, z, n),
+       ((ew_job){.op = EW_FMA, .out = w, .a = x, .b = y, .c = z}), )
 
-ridge_status ridge_vec_axpy_f32(ridge_ctx *ctx, float *y, float a, const float *x, size_t n)
-{
-    EW_CHECK("ridge_vec_axpy_f32", y, x, x, x);
-    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
-        K(ctx)->axpy_f32(y, a, x, n);
-        return RIDGE_OK;
-    }
-    ew_job j = {.op = EW_AXPY, .out = y, .a = x, .s = a};
-    return ew_run(ctx, &j, n);
-}
-
-ridge_status ridge_vec_fma_f32(ridge_ctx *ctx, float *w, const float *x, const float *y,
-                               const float *z, size_t n)
-{
-    EW_CHECK("ridge_vec_fma_f32", w, x, y, z);
-    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
-        K(ctx)->fma_f32(w, x, y, z, n);
-        return RIDGE_OK;
-    }
-    ew_job j = {.op = EW_FMA, .out = w, .a = x, .b = y, .c = z};
-    return ew_run(ctx, &j, n);
-}
-
-ridge_status ridge_vec_clamp_f32(ridge_ctx *ctx, float *y, const float *x, float lo, float hi,
-                                 size_t n)
-{
-    EW_CHECK("ridge_vec_clamp_f32", y, x, x, x);
-    if (!(lo <= hi))
-        return ridge_error(RIDGE_EINVAL, "ridge_vec_clamp_f32: lo (%g) > hi (%g) or NaN",
-                           (double)lo, (double)hi);
-    if (!use_threads(ctx, n, PAR_MIN_MEM)) {
-        K(ctx)->clamp_f32(y, x, lo, hi, n);
-        return RIDGE_OK;
-    }
-    ew_job j = {.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi};
-    return ew_run(ctx, &j, n);
-}
+#define CLAMP_PRE                                                                             \
+    if (!(lo <= hi))                                                                           \
+    return ridge_error(RIDGE_EINVAL, "ridge_vec_clamp_f32: lo (%g) > hi (%g) or NaN", (double)lo, \
+                       (double)hi)
+EW_API(ridge_vec_clamp_f32,
+       (ridge_ctx * ctx, float *y, const float *x, float lo, float hi, size_t n), y, x, x, x,
+       PAR_MIN_MEM, clamp_f32(y, x, lo, hi, n),
+       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}), CLAMP_PRE)
 
 /* ---- activations -------------------------------------------------------------------------- */
 
@@ -507,34 +473,35 @@ static size_t act_par_min(ridge_act act)
     return act <= RIDGE_ACT_LEAKY_RELU ? PAR_MIN_MEM : PAR_MIN_ACT;
 }
 
+static ridge_status act_bad(const char *what, ridge_act act)
+{
+    return ridge_error(RIDGE_EINVAL, "%s: act = %d is not a ridge_act", what, (int)act);
+}
+
 ridge_status ridge_act_forward_f32(ridge_ctx *ctx, ridge_act act, float alpha, float *y,
                                    const float *x, size_t n)
 {
-    EW_CHECK("ridge_act_forward_f32", y, x, x, x);
-    if ((unsigned)act >= RIDGE_ACT_COUNT)
-        return ridge_error(RIDGE_EINVAL, "ridge_act_forward_f32: act = %d is not a ridge_act",
-                           (int)act);
-    if (!use_threads(ctx, n, act_par_min(act))) {
-        K(ctx)->act[act](y, x, n, alpha);
-        return RIDGE_OK;
-    }
-    ew_job j = {.op = EW_ACT, .out = y, .a = x, .s = alpha, .act = act};
-    return ew_run(ctx, &j, n);
+    if (__builtin_expect(!EW_OK(y, x, x, x), 0))
+        return ew_bad("ridge_act_forward_f32", ctx, n, y, x, x, x);
+    if ((unsigned)act >= RIDGE_ACT_COUNT) return act_bad("ridge_act_forward_f32", act);
+    if (__builtin_expect(n >= act_par_min(act), 0) && ctx->threads > 1)
+        return ew_par(ctx, (ew_job){.op = EW_ACT, .out = y, .a = x, .s = alpha, .act = act}, n);
+    K(ctx)->act[act](y, x, n, alpha);
+    return RIDGE_OK;
 }
 
 ridge_status ridge_act_backward_f32(ridge_ctx *ctx, ridge_act act, float alpha, float *dx,
                                     const float *dy, const float *x, size_t n)
 {
-    EW_CHECK("ridge_act_backward_f32", dx, dy, x, x);
-    if ((unsigned)act >= RIDGE_ACT_COUNT)
-        return ridge_error(RIDGE_EINVAL, "ridge_act_backward_f32: act = %d is not a ridge_act",
-                           (int)act);
-    if (!use_threads(ctx, n, act_par_min(act))) {
-        K(ctx)->act_bwd[act](dx, dy, x, n, alpha);
-        return RIDGE_OK;
-    }
-    ew_job j = {.op = EW_ACT_BWD, .out = dx, .a = dy, .b = x, .s = alpha, .act = act};
-    return ew_run(ctx, &j, n);
+    if (__builtin_expect(!EW_OK(dx, dy, x, x), 0))
+        return ew_bad("ridge_act_backward_f32", ctx, n, dx, dy, x, x);
+    if ((unsigned)act >= RIDGE_ACT_COUNT) return act_bad("ridge_act_backward_f32", act);
+    if (__builtin_expect(n >= act_par_min(act), 0) && ctx->threads > 1)
+        return ew_par(ctx,
+                      (ew_job){.op = EW_ACT_BWD, .out = dx, .a = dy, .b = x, .s = alpha, .act = act},
+                      n);
+    K(ctx)->act_bwd[act](dx, dy, x, n, alpha);
+    return RIDGE_OK;
 }
 
 #define ACT_API(name, A)                                                                      \
