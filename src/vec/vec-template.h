@@ -106,32 +106,30 @@ static double dot_f64(const double *x, const double *y, size_t n)
 
 /* ---- exact integer sums --------------------------------------------------------------------- */
 
-/* int32: x = hi 2^16 + lo, lo in [0, 2^16), hi in [-2^15, 2^15); 32-bit lanes of each hold
- * 2^15 of them safely (2 accumulators each, so a flush every 2^15 vectors per accumulator). */
+/* int32: x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane
+ * keeps the exact sum of hi (c of them, c <= 2^15: |sum| <= 2^30) and the wrapped sum of x;
+ * then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^31). Three
+ * operations per vector. */
 static ridge_i128 sum_i32(const int32_t *x, size_t n)
 {
     ridge_i128 total = 0;
-    const rv_i lomask = rv_set1i(0xffff);
     size_t i = 0;
     while (i + 2 * RV_W <= n) {
-        rv_i lo0 = ri_zero(), hi0 = ri_zero(), lo1 = ri_zero(), hi1 = ri_zero();
+        rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
         size_t end = n - (n - i) % (2 * RV_W), cap = i + ((size_t)1 << 15) * 2 * RV_W;
         if (end > cap) end = cap;
         for (; i < end; i += 2 * RV_W) {
             rv_i a = ri_load(x + i), b = ri_load(x + i + RV_W);
-            lo0 = ri_add32(lo0, rv_iand(a, lomask));
-            hi0 = ri_add32(hi0, rv_srai(a, 16));
-            lo1 = ri_add32(lo1, rv_iand(b, lomask));
-            hi1 = ri_add32(hi1, rv_srai(b, 16));
+            w0 = ri_add32(w0, a), h0 = ri_add32(h0, rv_srai(a, 16));
+            w1 = ri_add32(w1, b), h1 = ri_add32(h1, rv_srai(b, 16));
         }
-        int32_t l0[RV_W], h0[RV_W], l1[RV_W], h1[RV_W];
-        ri_store(l0, lo0), ri_store(h0, hi0), ri_store(l1, lo1), ri_store(h1, hi1);
-        int64_t lo = 0, hi = 0;
-        for (int j = 0; j < RV_W; j++) {
-            lo += (int64_t)(uint32_t)l0[j] + (uint32_t)l1[j];
-            hi += (int64_t)h0[j] + h1[j];
-        }
-        total += (ridge_i128)hi * 65536 + lo;
+        int32_t tw[2][RV_W], th[2][RV_W];
+        ri_store(tw[0], w0), ri_store(th[0], h0), ri_store(tw[1], w1), ri_store(th[1], h1);
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < RV_W; j++) {
+                uint32_t lo = (uint32_t)tw[k][j] - ((uint32_t)th[k][j] << 16);
+                total += (ridge_i128)th[k][j] * 65536 + lo;
+            }
     }
     for (; i < n; i++) total += x[i];
     return total;
