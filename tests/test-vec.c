@@ -437,8 +437,8 @@ static void test_elementwise(ridge_ctx *ctx, const char *name)
 {
     float x[MAXN + PAD], y[MAXN + PAD], z[MAXN + PAD], o1[MAXN + PAD + 4], o2[MAXN + PAD + 4];
     int bad = 0;
-    for (size_t n = 0; n <= MAXN && bad < 10; n++) {
-        size_t off = n % PAD;
+    for (size_t nn = 0; nn < (MAXN + 1) * PAD && bad < 10; nn++) {
+        size_t n = nn / PAD, off = nn % PAD; /* every size at every start offset */
         fill_f32(x, MAXN + PAD, 1);
         fill_f32(y, MAXN + PAD, 0);
         fill_f32(z, MAXN + PAD, 0);
@@ -519,9 +519,10 @@ static void test_activations(ridge_ctx *ctx, const char *name)
         for (size_t i = 0; i < N + PAD; i++) x[i] = (float)urand(-25, 25);
         for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) x[3 + i * 7] = specials[i];
         for (size_t i = 0; i < N + PAD; i++) dy[i] = (float)urand(-2, 2);
-        for (size_t n = 0; n <= 70 && bad < 5; n++) {
-            /* position independence: element i gives what it gives alone, in every lane */
-            size_t off = n % PAD;
+        for (size_t nn = 0; nn < 71 * PAD && bad < 5; nn++) {
+            /* position independence: element i gives what it gives alone, in every lane, at
+             * every start offset */
+            size_t n = nn / PAD, off = nn % PAD;
             for (size_t i = 0; i < n + 4; i++) y[i] = GUARD;
             CHECK_OK(ridge_act_forward_f32(ctx, (ridge_act)a, 0.1f, y, x + off, n));
             for (size_t i = 0; i < n; i++) {
