@@ -432,16 +432,25 @@ static __attribute__((noinline, cold)) ridge_status ew_bad(const char *what, con
         return RIDGE_OK;                                                                       \
     }
 
+/* Spans of up to 16 elements: a plain loop right here (the same IEEE operations, so the same
+ * results as the kernels) costs less than reaching the kernel. Not for fma/axpy: without
+ * -mfma in this file fmaf would be a libm call. */
+#define SMALL(stmt)                                                                           \
+    if (n <= 16) {                                                                             \
+        for (size_t i = 0; i < n; i++) stmt;                                                   \
+        return RIDGE_OK;                                                                       \
+    }
+
 #define P3 (ridge_ctx * ctx, float *z, const float *x, const float *y, size_t n)
 EW_API(ridge_vec_add_f32, P3, z, x, y, x, PAR_MIN_MEM, add_f32(z, x, y, n),
-       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), )
+       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] + y[i]))
 EW_API(ridge_vec_sub_f32, P3, z, x, y, x, PAR_MIN_MEM, sub_f32(z, x, y, n),
-       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), )
+       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] - y[i]))
 EW_API(ridge_vec_mul_f32, P3, z, x, y, x, PAR_MIN_MEM, mul_f32(z, x, y, n),
-       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), )
+       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] * y[i]))
 EW_API(ridge_vec_scale_f32, (ridge_ctx * ctx, float *y, const float *x, float a, size_t n), y, x,
        x, x, PAR_MIN_MEM, scale_f32(y, x, a, n),
-       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), )
+       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), SMALL(y[i] = a * x[i]))
 EW_API(ridge_vec_axpy_f32, (ridge_ctx * ctx, float *y, float a, const float *x, size_t n), y, x,
        x, x, PAR_MIN_MEM, axpy_f32(y, a, x, n), ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), )
 EW_API(ridge_vec_fma_f32,
@@ -456,7 +465,8 @@ EW_API(ridge_vec_fma_f32,
 EW_API(ridge_vec_clamp_f32,
        (ridge_ctx * ctx, float *y, const float *x, float lo, float hi, size_t n), y, x, x, x,
        PAR_MIN_MEM, clamp_f32(y, x, lo, hi, n),
-       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}), CLAMP_PRE)
+       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}),
+       CLAMP_PRE; SMALL(y[i] = x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i]))
 
 /* ---- activations -------------------------------------------------------------------------- */
 
