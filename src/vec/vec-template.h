@@ -49,6 +49,12 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
         a1 = tailstep(a1, W, tail_count(n, W, W));                                              \
         return reduce(add(add(a0, a1), zero()));                                                \
     }                                                                                           \
+    if (NACC == 8 && n <= 4 * W) { /* likewise ((a0 + a2) + (a1 + a3)) + 0 */                  \
+        a0 = tailstep(a0, 0, W), a1 = tailstep(a1, W, W);                                       \
+        a2 = tailstep(a2, 2 * W, tail_count(n, 2 * W, W));                                      \
+        a3 = tailstep(a3, 3 * W, tail_count(n, 3 * W, W));                                      \
+        return reduce(add(add(add(a0, a2), add(a1, a3)), zero()));                              \
+    }                                                                                           \
     size_t i = 0;                                                                               \
     for (; i + LANES <= n; i += LANES) {                                                        \
         a0 = step(a0, i), a1 = step(a1, i + W), a2 = step(a2, i + 2 * W);                       \
@@ -113,6 +119,11 @@ static double dot_f64(const double *x, const double *y, size_t n)
  * operations per vector. */
 static ridge_i128 sum_i32(const int32_t *x, size_t n)
 {
+    if (n < 4 * RV_W) { /* short: int64 cannot overflow below 2^32 elements */
+        int64_t s = 0;
+        for (size_t i = 0; i < n; i++) s += x[i];
+        return s;
+    }
     ridge_i128 total = 0;
     size_t i = 0;
     while (i + 2 * RV_W <= n) {
@@ -126,11 +137,13 @@ static ridge_i128 sum_i32(const int32_t *x, size_t n)
         }
         int32_t tw[2][RV_W], th[2][RV_W];
         ri_store(tw[0], w0), ri_store(th[0], h0), ri_store(tw[1], w1), ri_store(th[1], h1);
+        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^35, lo < 2^36 */
         for (int k = 0; k < 2; k++)
             for (int j = 0; j < RV_W; j++) {
-                uint32_t lo = (uint32_t)tw[k][j] - ((uint32_t)th[k][j] << 16);
-                total += (ridge_i128)th[k][j] * 65536 + lo;
+                hi += th[k][j];
+                lo += (uint32_t)tw[k][j] - ((uint32_t)th[k][j] << 16);
             }
+        total += (ridge_i128)hi * 65536 + lo;
     }
     for (; i < n; i++) total += x[i];
     return total;
@@ -140,6 +153,10 @@ static ridge_i128 sum_i32(const int32_t *x, size_t n)
 static ridge_i128 sum_i64(const int64_t *x, size_t n)
 {
     ridge_i128 total = 0;
+    if (n < 4 * RL_W) {
+        for (size_t i = 0; i < n; i++) total += x[i];
+        return total;
+    }
     const rv_i lomask = rl_set1(0xffffffff);
     size_t i = 0;
     while (i + 2 * RL_W <= n) {
@@ -440,8 +457,23 @@ static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
 #define G_EXP(x, a) RV_FN(exp)(x)
 #define G_LOG(x, a) RV_FN(log_grad)(x)
 
-ACT_FWD(relu, F_RELU)
-ACT_FWD(leaky_relu, F_LEAKY)
+/* relu and leaky relu are exact (max, one multiply): the elementwise kernel's overlapping
+ * last vector gives the same bits as a masked tail, cheaper; the scalar forms match the
+ * vector ones bit for bit (vmaxps(0, x) is 0 > x ? 0 : x, keeping -0 and NaN). */
+static void act_relu(float *out, const float *x, size_t n, float alpha)
+{
+    (void)alpha;
+#define V_RELU(a, b, c) rv_max(rv_zero(), a)
+    EW_KERNEL(V_RELU, 0.0f > x[i] ? 0.0f : x[i], x, x, x);
+#undef V_RELU
+}
+static void act_leaky_relu(float *out, const float *x, size_t n, float alpha)
+{
+    rv_f va = rv_set1(alpha);
+#define V_LEAKY(a, b, c) F_LEAKY(a, va)
+    EW_KERNEL(V_LEAKY, x[i] > 0 ? x[i] : alpha * x[i], x, x, x);
+#undef V_LEAKY
+}
 ACT_FWD(sigmoid, F_SIGMOID)
 ACT_FWD(tanh, F_TANH)
 ACT_FWD(gelu, F_GELU)
