@@ -214,11 +214,22 @@ static ridge_status isum(ridge_ctx *ctx, const char *what, int type, const void 
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
         CHECK_OUT(#name);                                                                      \
+        if (type != 3 && n < PAR_MIN_MEM) { /* the common case: one direct kernel call */       \
+            const ridge_vec_kernels *k = K(ctx);                                               \
+            ridge_i128 s = type == 0   ? k->sum_i32((const void *)x, n)                        \
+                           : type == 1 ? k->dot_i32((const void *)x, (const void *)(yarg), n)  \
+                                       : k->sum_i64((const void *)x, n);                       \
+            if (s > INT64_MAX || s < INT64_MIN)                                                \
+                return ridge_error(RIDGE_EOVERFLOW, "%s: the result does not fit in int64",    \
+                                   #name);                                                     \
+            *out = (int64_t)s;                                                                 \
+            return RIDGE_OK;                                                                   \
+        }                                                                                      \
         return isum(ctx, #name, type, x, yarg, n, out);                                        \
     }
-ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, x)
 ISUM_API(PUBLIC, ridge_vec_sumsq_i32, int32_t, 1, NOY, x)
-ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, x)
 ISUM_API(PUBLIC, ridge_vec_sumsq_i64, int64_t, 3, NOY, x)
 ISUM_API(static, dot_i32_checked, int32_t, 1, DOTY(int32_t), y)
 ISUM_API(static, dot_i64_checked, int64_t, 3, DOTY(int64_t), y)
