@@ -5,10 +5,11 @@
  * reduction, see below); a NULL pointer with n > 0 is RIDGE_EINVAL. All calls are thread-safe
  * in the sense of core.h: one context is used by one thread at a time.
  *
- * Which kernels run: the context's ISA (ridge_ctx_isa: ref, avx2, avx512). Spans of fewer than
- * a few dozen elements take a short inline path with no dispatch, so a call on 10 elements
- * costs about what a plain loop does. Large spans (see each group) are split over the
- * context's threads in contiguous blocks.
+ * Which kernels run: the context's ISA (ridge_ctx_isa: ref, avx2, avx512), through one table
+ * load and one call; spans of up to 16 elements of add/sub/mul/scale/clamp run a plain loop in
+ * the entry point instead. A call's fixed cost is about 1 ns (docs/PERFORMANCE.md, `## vec`).
+ * Spans of at least 256 Ki elements (32 Ki for the transcendental activations) are split over
+ * the context's threads in contiguous blocks; results do not depend on the thread count.
  *
  * ---- reductions ----------------------------------------------------------------------------
  * sum, min, max, mean, argmin, argmax, dot (x . y), sumsq (x . x) over int32, int64, float,
