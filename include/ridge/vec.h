@@ -21,7 +21,7 @@
  *    n < 2^32). int64: sum, dot, sumsq are exact (128-bit accumulation) and return
  *    RIDGE_EOVERFLOW (with *out unchanged) if the exact result does not fit int64, even if a
  *    partial sum did not fit on the way. Integer results are identical for every ISA and
- *    thread count. mean of integers is the exact sum divided by n, rounded once to double.
+ *    thread count. mean of integers is the exact sum divided by n, within 1 ulp in double.
  *  - float/double min/max: NaN if any element is NaN; -0 and +0 compare equal (the sign of a
  *    zero result is unspecified). argmin/argmax: the index of the first element equal to the
  *    min/max (the first NaN if there is one).
