@@ -23,5 +23,6 @@
 
 #include "ridge/core.h"
 #include "ridge/perf.h"
+#include "ridge/vec.h"
 
 #endif /* RIDGE_RIDGE_H */
