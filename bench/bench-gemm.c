@@ -345,10 +345,13 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
         if (c[i]) samples[i] = malloc(rounds * sizeof(double));
     /* interleaved: every round times each implementation once, in batches long enough that
      * the clock's resolution does not matter */
-    int per = est < 1e-4 ? (int)(1e-4 / (est > 1e-9 ? est : 1e-9)) + 1 : 1;
+    int per = est < 1e-3 ? (int)(1e-3 / (est > 1e-9 ? est : 1e-9)) + 1 : 1;
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < I_COUNT; i++) {
             if (!c[i]) continue;
+            /* let the previous library's spinning workers (OpenMP, OpenBLAS, ridge's pool)
+             * fall asleep so they do not steal the core from this one */
+            if (threads > 1 && o->peers) bench_quiesce(1000);
             uint64_t t0 = ridge_time_ns();
             for (int q = 0; q < per; q++) call(&g[i]);
             samples[i][r] = (double)(ridge_time_ns() - t0) * 1e-9 / per;

@@ -210,6 +210,58 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
     }
 }
 
+/* ---- splitting among threads ------------------------------------------------------------------ */
+
+/* Below this many FLOPs per thread, waking another thread costs more than it saves. */
+#define GEMM_MIN_FLOP_PER_THREAD 2e6
+
+static int useful_threads(const ridge_ctx *ctx, size_t m, size_t n, size_t k)
+{
+    double flop = 2.0 * (double)m * (double)n * (double)(k ? k : 1);
+    int t = ridge_ctx_threads(ctx);
+    double most = test_kc ? t : flop / GEMM_MIN_FLOP_PER_THREAD; /* tests: split everything */
+    return most < 1 ? 1 : most < t ? (int)most : t;
+}
+
+typedef struct split2d {
+    size_t m, n, g0, g1;
+    int p0, p1;
+    ridge_range2d_fn fn;
+    void *arg;
+} split2d;
+
+static void split2d_task(void *arg, int ith, int nth)
+{
+    const split2d *s = arg;
+    size_t b0, e0, b1, e1;
+    ridge_partition(s->m, s->g0, ith / s->p1, s->p0, &b0, &e0);
+    ridge_partition(s->n, s->g1, ith % s->p1, s->p1, &b1, &e1);
+    if (b0 < e0 && b1 < e1) s->fn(s->arg, b0, e0, b1, e1, ith);
+}
+
+/* Runs fn on nth contiguous blocks of the m x n output, a p0 x p1 grid on multiples of g0 x
+ * g1 (micro-tiles). The grid maximizes the smaller block's area over perimeter, i.e. the
+ * FLOPs per element packed: each thread packs the A rows and B columns of its own block. */
+static void gemm_split_2d(ridge_ctx *ctx, int nth, size_t m, size_t n, size_t g0, size_t g1,
+                          ridge_range2d_fn fn, void *arg)
+{
+    size_t u0 = (m + g0 - 1) / g0, u1 = (n + g1 - 1) / g1;
+    split2d s = {m, n, g0, g1, 1, 1, fn, arg};
+    double best = -1;
+    for (int p0 = 1; p0 <= nth; p0++) {
+        if (nth % p0 || (size_t)p0 > u0 || (size_t)(nth / p0) > u1) continue;
+        double bm = (double)((u0 + p0 - 1) / p0 * g0), bn = (double)((u1 + nth / p0 - 1) / (nth / p0) * g1);
+        double score = bm * bn / (bm + bn);
+        if (score > best) best = score, s.p0 = p0, s.p1 = nth / p0;
+    }
+    if (best < 0) { /* nth does not factor onto the tiles: fall back to the longer side */
+        if (u0 >= u1) s.p0 = (int)RIDGE_MIN(u0, (size_t)nth), s.p1 = 1;
+        else s.p1 = (int)RIDGE_MIN(u1, (size_t)nth), s.p0 = 1;
+    }
+    if (s.p0 * s.p1 == 1) fn(arg, 0, m, 0, n, 0);
+    else ridge_parallel_run(ctx, s.p0 * s.p1, split2d_task, &s);
+}
+
 /* ---- the matrix-vector path (m == 1) --------------------------------------------------------- */
 
 typedef struct gemv_job {
@@ -225,6 +277,11 @@ static void gemv_range(void *arg, size_t j0, size_t j1, int ith)
     const gemm_problem *p = g->p;
     if (p->b_cs == 1) g->K->gemv_n(p->k, p->a, p->a_cs, p->b, p->b_rs, p->c, j0, j1, &g->t);
     else g->K->gemv_t(p->k, g->a, p->b, p->b_cs, p->c, j0, j1, &g->t);
+}
+
+static void gemv_range2d(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
+{
+    gemv_range(arg, j0, j1, ith);
 }
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
@@ -252,7 +309,7 @@ static ridge_status gemm_run(ridge_ctx *ctx, const gemm_problem *p, const gemm_k
         return RIDGE_OK;
     }
     const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
-    const int threads = ridge_ctx_threads(ctx);
+    const int threads = useful_threads(ctx, p->m, p->n, p->k);
     gemm_problem q = *p;
     if (q.m == 1 && !bplan) {
         gemv_job g = {&q, K, q.a, {.alpha = q.alpha, .beta = q.beta, .last = 1,
@@ -267,7 +324,8 @@ static ridge_status gemm_run(ridge_ctx *ctx, const gemm_problem *p, const gemm_k
             g.a = a;
         }
         if (q.b_cs != 1) grain = 16;
-        ridge_parallel_for(ctx, q.n, grain, gemv_range, &g);
+        if (threads == 1) gemv_range(&g, 0, q.n, 0);
+        else gemm_split_2d(ctx, threads, 1, q.n, 1, grain, gemv_range2d, &g);
         return RIDGE_OK;
     }
     gemm_driver d = {.p = &q, .K = K, .bplan = bplan, .plan_npad = plan_npad};
@@ -297,7 +355,7 @@ static ridge_status gemm_run(ridge_ctx *ctx, const gemm_problem *p, const gemm_k
         ridge_free(res_copy);
         return ridge_error(RIDGE_ENOMEM, "sgemm: out of memory for packing buffers");
     }
-    ridge_parallel_for_2d(ctx, q.m, q.n, (size_t)K->mr, (size_t)K->nr, driver_block, &d);
+    gemm_split_2d(ctx, threads, q.m, q.n, (size_t)K->mr, (size_t)K->nr, driver_block, &d);
     ridge_free(res_copy);
     return RIDGE_OK;
 }
