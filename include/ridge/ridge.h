@@ -24,5 +24,6 @@
 #include "ridge/core.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
+#include "ridge/perf.h"
 
 #endif /* RIDGE_RIDGE_H */
