@@ -106,14 +106,15 @@ static const gemm_kernel *select_kernel(ridge_isa isa)
 }
 
 /* KC: a B micro-panel (KC x NR) fills half of L1, leaving room for the streaming A panel and
- * C. It fixes the summation blocks, so it depends on the kernel and the L1 only (never on the
- * thread count: results do not depend on it). */
+ * C, but at least 256 so the C tile's load and store are amortized over enough FMAs (the
+ * 14 x 32 kernel on a 48 KiB L1 would get 192). It fixes the summation blocks, so it depends
+ * on the kernel and the L1 only (never on the thread count: results do not depend on it). */
 static size_t blocking_kc(const gemm_kernel *K, const ridge_cpu *cpu)
 {
     if (test_kc) return test_kc;
     size_t l1 = cpu->l1d ? cpu->l1d : 32768;
     size_t kc = l1 / (2 * (size_t)K->nr * sizeof(float));
-    kc = RIDGE_MAX(kc, 128u);
+    kc = RIDGE_MAX(kc, 256u);
     kc = RIDGE_MIN(kc, 512u);
     return kc & ~(size_t)7;
 }
