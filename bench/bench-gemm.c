@@ -326,9 +326,13 @@ out:
 
 int ridge_bench_gemm(const ridge_bench_opts *o, int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    if (argc > 0) {
+        fprintf(stderr, "bench gemm: unknown option '%s' (it takes only the common ones: "
+                        "--threads --isa --json --quick --peers --filter)\n", argv[0]);
+        return -1;
+    }
     static const bench_col cols[] = {
-        {"case", BENCH_STR},        {"m x n x k", BENCH_STR},  {"thr", BENCH_INT},
+        {"case", BENCH_STR},        {"shape", BENCH_STR},  {"thr", BENCH_INT},
         {"gflops", BENCH_F1},       {"best", BENCH_F1},        {"pct_roof", BENCH_F1},
         {"openblas", BENCH_F1},     {"x_openblas", BENCH_F2},  {"blis", BENCH_F1},
         {"x_blis", BENCH_F2},       {"onednn", BENCH_F1},      {"x_onednn", BENCH_F2},
