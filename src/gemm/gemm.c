@@ -138,7 +138,7 @@ static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc,
 }
 
 /* Up to this many rows of A, a row-major B is read in place instead of packed. */
-#define GEMM_INPLACE_B_MAX_M 128
+#define GEMM_INPLACE_B_MAX_M 64
 
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
 
@@ -325,8 +325,8 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     d->mc = blocking_mc(K, cpu, d->kc);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
     /* B in place when it is row-major and A has few rows (packing B would be amortized over
-     * too few of them; measured better up to m ~ 100-300 on Zen 3), unless its rows are a
-     * multiple of 4 KiB apart (the panel's lines would all fall in one L1 set). */
+     * too few of them; interleaved A/B runs on Zen 3 favoured it up to m ~ 64), unless its
+     * rows are a multiple of 4 KiB apart (the panel's lines would all fall in one L1 set). */
     d->pack_b = !pb->bplan && !(p->b_cs == 1 && p->m <= GEMM_INPLACE_B_MAX_M && p->b_rs % 1024 != 0);
     size_t mc_alloc = d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
     d->per_thread = mc_alloc * d->kc + (d->pack_b ? nc_alloc * d->kc : 0);
