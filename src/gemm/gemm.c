@@ -497,6 +497,9 @@ static ridge_status check_common(const char *fn, ridge_ctx *ctx, ridge_trans tra
     if (!st) st = check_matrix(fn, "c", c, m && n && batch, m, n, "n", ldc, "ldc", &ext);
     if (!st) st = check_batch(fn, "c", batch, stride_c, ext);
     if (!st && epi) st = check_epilogue(fn, epi, batch, m, n);
+    if (!st && epi && epi->residual == c && c && (epi->ldr != ldc || epi->residual_stride != stride_c))
+        return ridge_error(RIDGE_EINVAL, "%s: residual is c but ldr (%zu) != ldc (%zu) or its "
+                           "stride differs: in place, it must be the same matrix", fn, epi->ldr, ldc);
     return st;
 }
 
