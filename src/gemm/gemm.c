@@ -277,17 +277,13 @@ typedef struct gemv_job {
     gemm_tile_params t;
 } gemv_job;
 
-static void gemv_range(void *arg, size_t j0, size_t j1, int ith)
+/* Columns [j0, j1) of the single row (i0, i1 are 0, 1). */
+static void gemv_range(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
 {
     const gemv_job *g = arg;
     const gemm_problem *p = g->p;
     if (p->b_cs == 1) g->K->gemv_n(p->k, p->a, p->a_cs, p->b, p->b_rs, p->c, j0, j1, &g->t);
     else g->K->gemv_t(p->k, g->a, p->b, p->b_cs, p->c, j0, j1, &g->t);
-}
-
-static void gemv_range2d(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
-{
-    gemv_range(arg, j0, j1, ith);
 }
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
@@ -379,8 +375,8 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
             for (size_t i = 0; i < p->k; i++) scratch[i] = p->a[i * p->a_cs];
             g.a = scratch;
         }
-        if (threads == 1) gemv_range(&g, 0, p->n, 0);
-        else gemm_split_2d(ctx, threads, 1, p->n, 1, p->b_cs == 1 ? 64 : 16, gemv_range2d, &g);
+        if (threads == 1) gemv_range(&g, 0, 1, 0, p->n, 0);
+        else gemm_split_2d(ctx, threads, 1, p->n, 1, p->b_cs == 1 ? 64 : 16, gemv_range, &g);
         return RIDGE_OK;
     }
     gemm_problem q = *p;
