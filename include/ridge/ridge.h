@@ -26,5 +26,9 @@
 #include "ridge/gemm.h"
 #include "ridge/perf.h"
 #include "ridge/vec.h"
+#include "ridge/conv.h"
+#include "ridge/vec.h"
+#include "ridge/gemm.h"
+#include "ridge/perf.h"
 
 #endif /* RIDGE_RIDGE_H */
