@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ridge/core.h"
+#include "ridge/gemm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,14 +22,10 @@ extern "C" {
 
 /* ---- activations --------------------------------------------------------------------------- */
 
-typedef enum ridge_act {
-    RIDGE_ACT_NONE = 0,
-    RIDGE_ACT_RELU = 1,
-    RIDGE_ACT_TANH = 2,
-    RIDGE_ACT_SIGMOID = 3,
-} ridge_act;
-
-const char *ridge_act_name(ridge_act act);                    /* "none", "relu", ... */
+/* ridge_act comes from gemm.h (the epilogue's activations). The layers here support NONE,
+ * RELU, TANH and SIGMOID, whose derivatives follow from the output; GELU_TANH's needs the
+ * input, so its backward is RIDGE_EUNSUPPORTED here. */
+const char *ridge_act_name(ridge_act act); /* "none", "relu", "gelu", "sigmoid", "tanh" */
 ridge_status ridge_act_parse(const char *name, ridge_act *out); /* EINVAL if unknown */
 
 /* y = act(x) elementwise; y may equal x. */

@@ -22,6 +22,8 @@
 #define RIDGE_VERSION_STRING "0.1.0"
 
 #include "ridge/core.h"
-#include "ridge/io.h"     /* in libridge_io (links zlib) */
+#include "ridge/gemm.h"
+#include "ridge/nn.h"
+#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 
 #endif /* RIDGE_RIDGE_H */
