@@ -37,6 +37,8 @@ static void help(void)
            "  --save FILE        save a checkpoint after every epoch (atomically)\n"
            "  --resume FILE      continue from a checkpoint (its architecture, optimizer,\n"
            "                     batch and seed; --epochs may extend the run)\n"
+           "  --stop-after N     stop after N epochs in this run (resume later with the same\n"
+           "                     --epochs: the result is the same as one uninterrupted run)\n"
            "  --quiet            no progress line\n" CLI_COMMON_HELP,
            MLP_DEFAULT_DATA);
 }
@@ -63,7 +65,7 @@ static int on_step(void *arg, size_t step, size_t steps, double loss, size_t sam
 
 typedef struct opts {
     const char *data, *save, *resume, *layers, *act, *optimizer, *schedule;
-    long epochs, batch, warmup, seed, limit;
+    long epochs, batch, warmup, seed, limit, stop_after;
     double lr, momentum, weight_decay, dropout;
     int quiet;
 } opts;
@@ -96,6 +98,7 @@ int train_mlp(int argc, char **argv)
         else if (!strcmp(a, "--batch")) bad = cli_int_arg(a, v, 1, 1 << 20, &o.batch);
         else if (!strcmp(a, "--warmup")) bad = cli_int_arg(a, v, 0, 1L << 40, &o.warmup);
         else if (!strcmp(a, "--seed")) bad = cli_int_arg(a, v, 0, 0x7fffffffffffffffL, &o.seed);
+        else if (!strcmp(a, "--stop-after")) bad = cli_int_arg(a, v, 1, 100000, &o.stop_after);
         else if (!strcmp(a, "--limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &o.limit);
         else if (!strcmp(a, "--lr")) bad = mlp_float_arg(a, v, 1e-9, 100, &o.lr);
         else if (!strcmp(a, "--momentum")) bad = mlp_float_arg(a, v, 0, 0.9999, &o.momentum);
@@ -228,7 +231,10 @@ int train_mlp(int argc, char **argv)
     int first = 1;
     if (m->epoch >= (uint32_t)o.epochs && !c.json)
         printf("%s has %u epochs done already (--epochs %ld)\n", o.resume, m->epoch, o.epochs);
-    while (m->epoch < (uint32_t)o.epochs) {
+    const uint32_t stop = o.stop_after > 0 && m->epoch + (uint64_t)o.stop_after < (uint64_t)o.epochs
+                              ? m->epoch + (uint32_t)o.stop_after
+                              : (uint32_t)o.epochs;
+    while (m->epoch < stop) {
         p.epoch = m->epoch + 1;
         p.t0 = p.last = ridge_time_ns();
         double train_loss;
