@@ -24,6 +24,7 @@
 #include "ridge/core.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
+#include "ridge/perf.h"
 #include "ridge/nn.h"
 #include "ridge/mlp.h"
 #include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
