@@ -40,6 +40,10 @@ cmp -s "$T/a.ridge" "$T/b.ridge" || fail "stop + resume differs from one uninter
 $RIDGE eval mlp --model "$T/a.ridge" --data "$DATA" --json >"$T/e.json" || fail "eval exited $?"
 grep -q "\"accuracy\": $acc" "$T/e.json" || fail "eval accuracy differs from training's $acc"
 
+$RIDGE predict --model "$T/a.ridge" --data "$DATA" --index 0 --json >"$T/p.json" ||
+    fail "predict exited $?"
+grep -q '"index": 0, "label": 9, "top": \[{"class": [0-9]' "$T/p.json" || fail "predict: $(cat "$T/p.json")"
+
 # bad input
 expect 1 "no train images" $RIDGE train mlp --data "$T/none"
 mkdir "$T/mix"
@@ -58,6 +62,9 @@ expect 1 "the loss is" $train --optimizer sgd --lr 100
 expect 2 "--layers" $train --layers 784,x
 expect 2 "the images have 784" $train --layers 100,10
 expect 2 "unknown model" $RIDGE train nosuch
+printf 'P5 10 10 255\n' >"$T/small.pgm"
+head -c 100 /dev/zero >>"$T/small.pgm"
+expect 1 "the model takes 784" $RIDGE predict --model "$T/a.ridge" --image "$T/small.pgm"
 
 [ $fails = 0 ] && echo "cli-mlp: passed" || echo "cli-mlp: $fails failed"
 [ $fails = 0 ]
