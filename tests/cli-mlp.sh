@@ -1,8 +1,9 @@
 #!/bin/sh
 # End-to-end `ridge train mlp` / `ridge eval mlp` on a 3000-image subset of Fashion-MNIST:
 # the loss must fall and the accuracy beat chance (10%) by far; --stop-after + --resume must
-# reproduce an uninterrupted run bit for bit; bad inputs must fail with a message naming the
-# problem and the right exit code. Exit 77 (skipped) when the dataset is not installed.
+# reproduce an uninterrupted run bit for bit, and 1 and 2 threads must train the same model;
+# bad inputs must fail with a message naming the problem and the right exit code. Exit 77
+# (skipped) when the dataset is not installed.
 set -u
 RIDGE=$1
 DATA=${2:-/usr/share/datasets/fashion-mnist}
@@ -36,6 +37,9 @@ echo "3 epochs on 3000 images: train loss $l1 -> $l3, test accuracy $acc%"
 $train --save "$T/b.ridge" --stop-after 1 >/dev/null || fail "train --stop-after exited $?"
 $train --resume "$T/b.ridge" --save "$T/b.ridge" >/dev/null || fail "train --resume exited $?"
 cmp -s "$T/a.ridge" "$T/b.ridge" || fail "stop + resume differs from one uninterrupted run"
+$RIDGE train mlp --data "$DATA" --limit 3000 --epochs 3 --threads 1 --quiet --save "$T/c.ridge" \
+    >/dev/null || fail "train --threads 1 exited $?"
+cmp -s "$T/a.ridge" "$T/c.ridge" || fail "1 thread and 2 threads trained different models"
 
 $RIDGE eval mlp --model "$T/a.ridge" --data "$DATA" --json >"$T/e.json" || fail "eval exited $?"
 grep -q "\"accuracy\": $acc" "$T/e.json" || fail "eval accuracy differs from training's $acc"
