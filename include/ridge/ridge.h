@@ -30,5 +30,8 @@
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
 #include "ridge/perf.h"
+#include "ridge/nn.h"
+#include "ridge/mlp.h"
+#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 
 #endif /* RIDGE_RIDGE_H */
