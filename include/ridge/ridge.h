@@ -22,5 +22,8 @@
 #define RIDGE_VERSION_STRING "0.1.0"
 
 #include "ridge/core.h"
+#include "ridge/conv.h"
+#include "ridge/gemm.h"
+#include "ridge/perf.h"
 
 #endif /* RIDGE_RIDGE_H */
