@@ -22,8 +22,12 @@
 #define RIDGE_VERSION_STRING "0.1.0"
 
 #include "ridge/core.h"
-#include "ridge/conv.h"
+#include "ridge/vec.h"
 #include "ridge/gemm.h"
+#include "ridge/conv.h"
 #include "ridge/perf.h"
+#include "ridge/nn.h"
+#include "ridge/mlp.h"
+#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 
 #endif /* RIDGE_RIDGE_H */
