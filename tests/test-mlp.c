@@ -28,10 +28,10 @@ typedef struct ref_model {
     size_t B;
 } ref_model;
 
-static double ref_act(ridge_act a, double z)
+static double ref_act(ridge_epi_act a, double z)
 {
-    return a == RIDGE_ACT_RELU ? (z > 0 ? z : 0) : a == RIDGE_ACT_TANH ? tanh(z)
-           : a == RIDGE_ACT_SIGMOID ? 1 / (1 + exp(-z)) : z;
+    return a == RIDGE_EPI_RELU ? (z > 0 ? z : 0) : a == RIDGE_EPI_TANH ? tanh(z)
+           : a == RIDGE_EPI_SIGMOID ? 1 / (1 + exp(-z)) : z;
 }
 
 static double ref_loss(void *arg)
@@ -63,7 +63,7 @@ static double ref_loss(void *arg)
 
 static void test_gradients(ridge_ctx *ctx)
 {
-    const ridge_act acts[] = {RIDGE_ACT_RELU, RIDGE_ACT_TANH, RIDGE_ACT_SIGMOID};
+    const ridge_epi_act acts[] = {RIDGE_EPI_RELU, RIDGE_EPI_TANH, RIDGE_EPI_SIGMOID};
     for (int a = 0; a < 3; a++) {
         ridge_mlp_config c = {.nlayers = 3, .sizes = {13, 11, 7, 5}, .act = acts[a],
                               .in_mean = 0, .in_std = 1};
@@ -96,7 +96,7 @@ static void test_gradients(ridge_ctx *ctx)
             worst = fmax(worst, fabs(fd - m->grads[i]) / (fabs(fd) + 1e-3));
         }
         CHECKF(worst < 1e-3, "mlp %s gradients: worst relative error %g",
-               ridge_act_name(acts[a]), worst);
+               ridge_nn_act_name(acts[a]), worst);
         free(r.p);
         ridge_mlp_destroy(m);
     }
@@ -122,7 +122,7 @@ static void synth(uint8_t *img, uint8_t *lab, size_t n, uint64_t seed)
 
 static ridge_mlp *make(ridge_optim_kind kind, float dropout, uint64_t seed)
 {
-    ridge_mlp_config c = {.nlayers = 2, .sizes = {D, 32, K}, .act = RIDGE_ACT_RELU,
+    ridge_mlp_config c = {.nlayers = 2, .sizes = {D, 32, K}, .act = RIDGE_EPI_RELU,
                           .dropout = dropout, .in_mean = 0.5f, .in_std = 0.3f};
     ridge_optim_config o;
     ridge_optim_config_init(&o);
@@ -296,7 +296,7 @@ static void test_fashion(ridge_ctx *ctx, const char *dir)
         SKIP("Fashion-MNIST not found in %s: %s", dir, ridge_last_error());
         return;
     }
-    ridge_mlp_config c = {.nlayers = 2, .sizes = {784, 128, 10}, .act = RIDGE_ACT_RELU,
+    ridge_mlp_config c = {.nlayers = 2, .sizes = {784, 128, 10}, .act = RIDGE_EPI_RELU,
                           .in_mean = 0.2860f, .in_std = 0.3530f};
     ridge_optim_config o;
     ridge_optim_config_init(&o);

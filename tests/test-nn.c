@@ -12,19 +12,19 @@ static void fill(float *p, size_t n, float lo, float hi)
     for (size_t i = 0; i < n; i++) p[i] = frand(lo, hi);
 }
 
-static double act_d(ridge_act act, double z)
+static double act_d(ridge_epi_act act, double z)
 {
     switch (act) {
-    case RIDGE_ACT_RELU: return z > 0 ? z : 0;
-    case RIDGE_ACT_TANH: return tanh(z);
-    case RIDGE_ACT_SIGMOID: return 1 / (1 + exp(-z));
+    case RIDGE_EPI_RELU: return z > 0 ? z : 0;
+    case RIDGE_EPI_TANH: return tanh(z);
+    case RIDGE_EPI_SIGMOID: return 1 / (1 + exp(-z));
     default: return z;
     }
 }
 
 /* Double reference of the dense layer, and L = sum(g .* y). */
 static double dense_ref(double *y, const double *x, const double *w, const double *b, size_t B,
-                        size_t IC, size_t OC, ridge_act act, const float *g)
+                        size_t IC, size_t OC, ridge_epi_act act, const float *g)
 {
     double L = 0;
     for (size_t r = 0; r < B; r++)
@@ -68,7 +68,7 @@ static void fd_check(const char *what, const float *an, double *v, size_t n, dou
 typedef struct dense_case {
     double *x, *w, *b;
     size_t B, IC, OC;
-    ridge_act act;
+    ridge_epi_act act;
     const float *g;
 } dense_case;
 
@@ -82,12 +82,12 @@ static void test_dense(ridge_ctx *ctx, const char *isa)
 {
     const size_t shapes[][3] = {{1, 1, 1},  {1, 784, 128}, {2, 5, 3},   {7, 17, 10},
                                 {33, 31, 5}, {64, 64, 10},  {3, 100, 65}};
-    const ridge_act acts[] = {RIDGE_ACT_NONE, RIDGE_ACT_RELU, RIDGE_ACT_TANH, RIDGE_ACT_SIGMOID};
+    const ridge_epi_act acts[] = {RIDGE_EPI_NONE, RIDGE_EPI_RELU, RIDGE_EPI_TANH, RIDGE_EPI_SIGMOID};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t a = 0; a < 4; a++)
             for (int bias = 0; bias < 2; bias++) {
                 size_t B = shapes[s][0], IC = shapes[s][1], OC = shapes[s][2];
-                ridge_act act = acts[a];
+                ridge_epi_act act = acts[a];
                 float *x = malloc(B * IC * 4), *w = malloc(OC * IC * 4), *b = malloc(OC * 4);
                 float *y = malloc(B * OC * 4), *g = malloc(B * OC * 4), *dy = malloc(B * OC * 4);
                 float *dx = malloc(B * IC * 4), *dw = malloc(OC * IC * 4), *db = malloc(OC * 4);
@@ -104,7 +104,7 @@ static void test_dense(ridge_ctx *ctx, const char *isa)
                 for (size_t i = 0; i < B * OC; i++)
                     worst = fmax(worst, fabs(y[i] - yr[i]) / (1 + fabs(yr[i])));
                 CHECKF(worst < 2e-5, "%s dense fwd %zux%zux%zu %s bias %d: err %.3g", isa, B,
-                       IC, OC, ridge_act_name(act), bias, worst);
+                       IC, OC, ridge_nn_act_name(act), bias, worst);
                 memcpy(dy, g, B * OC * 4);
                 CHECK_OK(ridge_dense_backward(ctx, dx, dw, bias ? db : NULL, dy, x, w, y, B, IC,
                                               OC, act));
@@ -112,7 +112,7 @@ static void test_dense(ridge_ctx *ctx, const char *isa)
                 if (B * IC * OC <= 20000) {
                     char what[128];
                     snprintf(what, sizeof what, "%s dense dx %zux%zux%zu %s", isa, B, IC, OC,
-                             ridge_act_name(act));
+                             ridge_nn_act_name(act));
                     fd_check(what, dx, c.x, B * IC, dense_loss, &c, 1e-3);
                     what[strlen(isa) + 7] = 'w';
                     fd_check(what, dw, c.w, OC * IC, dense_loss, &c, 1e-3);
@@ -130,12 +130,12 @@ static void test_dense(ridge_ctx *ctx, const char *isa)
             }
     /* bad arguments */
     float one = 1;
-    CHECK(ridge_dense_forward(ctx, &one, &one, &one, NULL, 0, 1, 1, RIDGE_ACT_NONE) ==
+    CHECK(ridge_dense_forward(ctx, &one, &one, &one, NULL, 0, 1, 1, RIDGE_EPI_NONE) ==
           RIDGE_EINVAL);
-    CHECK(ridge_dense_forward(ctx, &one, NULL, &one, NULL, 1, 1, 1, RIDGE_ACT_NONE) ==
+    CHECK(ridge_dense_forward(ctx, &one, NULL, &one, NULL, 1, 1, 1, RIDGE_EPI_NONE) ==
           RIDGE_EINVAL);
     CHECK(ridge_dense_backward(ctx, NULL, &one, NULL, &one, &one, &one, &one, 1, 1, 1,
-                               RIDGE_ACT_GELU_TANH) == RIDGE_EUNSUPPORTED);
+                               RIDGE_EPI_GELU_TANH) == RIDGE_EUNSUPPORTED);
 }
 
 typedef struct xent_case {

@@ -1,6 +1,6 @@
 /* ridge/mlp.h: a multilayer perceptron classifier, its training loop and its checkpoints.
  *
- *   ridge_mlp_config c = {.nlayers = 2, .sizes = {784, 128, 10}, .act = RIDGE_ACT_RELU,
+ *   ridge_mlp_config c = {.nlayers = 2, .sizes = {784, 128, 10}, .act = RIDGE_EPI_RELU,
  *                         .in_mean = 0.2860f, .in_std = 0.3530f};
  *   ridge_optim_config o;  ridge_optim_config_init(&o);         // AdamW, lr 1e-3
  *   ridge_mlp *m;  ridge_mlp_create(&c, &o, 64, seed, &m);      // batch 64
@@ -32,7 +32,7 @@ extern "C" {
 typedef struct ridge_mlp_config {
     int nlayers;                            /* dense layers, 1..RIDGE_MLP_MAX_LAYERS */
     size_t sizes[RIDGE_MLP_MAX_LAYERS + 1]; /* sizes[0] inputs ... sizes[nlayers] classes */
-    ridge_act act;                          /* hidden layers' activation (relu, tanh, sigmoid,
+    ridge_epi_act act;                          /* hidden layers' activation (relu, tanh, sigmoid,
                                                none); the output layer has none (the loss
                                                applies the softmax) */
     float dropout;                          /* after each hidden activation, training only */

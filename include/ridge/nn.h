@@ -15,6 +15,7 @@
 
 #include "ridge/core.h"
 #include "ridge/gemm.h"
+#include "ridge/vec.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,18 +23,16 @@ extern "C" {
 
 /* ---- activations --------------------------------------------------------------------------- */
 
-/* ridge_act comes from gemm.h (the epilogue's activations). The layers here support NONE,
- * RELU, TANH and SIGMOID, whose derivatives follow from the output; GELU_TANH's needs the
- * input, so its backward is RIDGE_EUNSUPPORTED here. */
-const char *ridge_act_name(ridge_act act); /* "none", "relu", "gelu", "sigmoid", "tanh" */
-ridge_status ridge_act_parse(const char *name, ridge_act *out); /* EINVAL if unknown */
+/* Layers name their activation with the SGEMM epilogue's enum (ridge_epi_act, gemm.h), so the
+ * dense forward fuses it. Supported here: NONE, RELU, TANH, SIGMOID, whose derivatives follow
+ * from the activation's OUTPUT, so a layer keeps only y (vec.h's ridge_act_backward_f32 takes
+ * the input). GELU_TANH's derivative needs the input: RIDGE_EUNSUPPORTED here. */
+const char *ridge_nn_act_name(ridge_epi_act act); /* "none", "relu", "gelu", "sigmoid", "tanh" */
+ridge_status ridge_nn_act_parse(const char *name, ridge_epi_act *out); /* EINVAL if unknown */
 
-/* y = act(x) elementwise; y may equal x. */
-ridge_status ridge_act_forward(ridge_ctx *ctx, float *y, const float *x, size_t n, ridge_act act);
-/* dx = dy * act'(.) computed from the activation's OUTPUT y (every act here allows that);
- * dx may equal dy. */
-ridge_status ridge_act_backward(ridge_ctx *ctx, float *dx, const float *dy, const float *y,
-                                size_t n, ridge_act act);
+/* dx = dy * act'(.) from the forward's output y; dx may equal dy. */
+ridge_status ridge_nn_act_backward(ridge_ctx *ctx, float *dx, const float *dy, const float *y,
+                                   size_t n, ridge_epi_act act);
 
 /* ---- dense ----------------------------------------------------------------------------------- */
 
@@ -45,7 +44,7 @@ ridge_status ridge_dense_forward(ridge_ctx *ctx,
                                  const float *x,  /* (B, IC) */
                                  const float *w,  /* (OC, IC) */
                                  const float *b,  /* (OC) or NULL */
-                                 size_t B, size_t IC, size_t OC, ridge_act act);
+                                 size_t B, size_t IC, size_t OC, ridge_epi_act act);
 
 /* Backward of ridge_dense_forward. dy is overwritten with dL/d(pre-activation). dx (may be
  * NULL: not needed for the first layer), dw and db (may be NULL) are overwritten. */
@@ -57,7 +56,7 @@ ridge_status ridge_dense_backward(ridge_ctx *ctx,
                                   const float *x,  /* (B, IC) */
                                   const float *w,  /* (OC, IC) */
                                   const float *y,  /* (B, OC), the forward's output */
-                                  size_t B, size_t IC, size_t OC, ridge_act act);
+                                  size_t B, size_t IC, size_t OC, ridge_epi_act act);
 
 /* ---- softmax cross-entropy ------------------------------------------------------------------- */
 

@@ -176,7 +176,7 @@ ridge_status ridge_mlp_load(const char *path, ridge_mlp **out)
         }
         c.sizes[l] = v;
     }
-    c.act = (ridge_act)get32(h + 88);
+    c.act = (ridge_epi_act)get32(h + 88);
     c.dropout = getf(h + 92);
     c.in_mean = getf(h + 96);
     c.in_std = getf(h + 100);

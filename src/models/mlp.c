@@ -22,10 +22,10 @@ ridge_status ridge_mlp_config_check(const ridge_mlp_config *c)
         if (c->sizes[l] < 1 || c->sizes[l] > RIDGE_MLP_MAX_WIDTH)
             return ridge_error(RIDGE_EINVAL, "mlp: layer size %d is %zu, expected 1..%d", l,
                                c->sizes[l], RIDGE_MLP_MAX_WIDTH);
-    if (c->act != RIDGE_ACT_NONE && c->act != RIDGE_ACT_RELU && c->act != RIDGE_ACT_TANH &&
-        c->act != RIDGE_ACT_SIGMOID)
+    if (c->act != RIDGE_EPI_NONE && c->act != RIDGE_EPI_RELU && c->act != RIDGE_EPI_TANH &&
+        c->act != RIDGE_EPI_SIGMOID)
         return ridge_error(RIDGE_EINVAL, "mlp: activation %s not supported (relu, tanh, "
-                           "sigmoid, none)", ridge_act_name(c->act));
+                           "sigmoid, none)", ridge_nn_act_name(c->act));
     if (!(c->dropout >= 0 && c->dropout < 1))
         return ridge_error(RIDGE_EINVAL, "mlp: dropout %g not in [0, 1)", c->dropout);
     if (!isfinite(c->in_mean) || !(c->in_std > 0 && isfinite(c->in_std)))
@@ -142,7 +142,7 @@ static ridge_status forward(ridge_ctx *ctx, ridge_mlp *m, const float *x, size_t
     for (int l = 0; l < c->nlayers; l++) {
         const int hidden = l + 1 < c->nlayers;
         if ((st = ridge_dense_forward(ctx, m->h[l + 1], in, m->w[l], m->b[l], B, c->sizes[l],
-                                      c->sizes[l + 1], hidden ? c->act : RIDGE_ACT_NONE)))
+                                      c->sizes[l + 1], hidden ? c->act : RIDGE_EPI_NONE)))
             return st;
         in = m->h[l + 1];
         if (hidden && train && c->dropout > 0) {
@@ -189,7 +189,7 @@ ridge_status ridge_mlp_train_step(ridge_ctx *ctx, ridge_mlp *m, const float *x,
         float *dx = l == 0 ? NULL : m->g[cur ^ 1];
         if ((st = ridge_dense_backward(ctx, dx, m->dw[l], m->db[l], m->g[cur], in, m->w[l],
                                        m->h[l + 1], B, c->sizes[l], c->sizes[l + 1],
-                                       hidden ? c->act : RIDGE_ACT_NONE)))
+                                       hidden ? c->act : RIDGE_EPI_NONE)))
             return st;
         if (dx && drop) {
             uint64_t offset = (m->step * RIDGE_MLP_MAX_LAYERS + (uint64_t)(l - 1)) << 32;

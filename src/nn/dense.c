@@ -31,7 +31,7 @@ static ridge_status check(const char *fn, const float *x, const float *w, size_t
 }
 
 ridge_status ridge_dense_forward(ridge_ctx *ctx, float *y, const float *x, const float *w,
-                                 const float *b, size_t B, size_t IC, size_t OC, ridge_act act)
+                                 const float *b, size_t B, size_t IC, size_t OC, ridge_epi_act act)
 {
     ridge_status st = check("dense_forward", x, w, B, IC, OC);
     if (st) return st;
@@ -43,12 +43,12 @@ ridge_status ridge_dense_forward(ridge_ctx *ctx, float *y, const float *x, const
 
 ridge_status ridge_dense_backward(ridge_ctx *ctx, float *dx, float *dw, float *db, float *dy,
                                   const float *x, const float *w, const float *y, size_t B,
-                                  size_t IC, size_t OC, ridge_act act)
+                                  size_t IC, size_t OC, ridge_epi_act act)
 {
     ridge_status st = check("dense_backward", x, w, B, IC, OC);
     if (st) return st;
     if (!dw || !dy) return ridge_error(RIDGE_EINVAL, "dense_backward: dw or dy is NULL");
-    if ((st = ridge_act_backward(ctx, dy, dy, y, B * OC, act))) return st;
+    if ((st = ridge_nn_act_backward(ctx, dy, dy, y, B * OC, act))) return st;
     if ((st = ridge_sgemm(ctx, RIDGE_TRANS, RIDGE_NO_TRANS, OC, IC, B, 1.0f, dy, OC, x, IC, 0.0f,
                           dw, IC)))
         return st;
