@@ -25,6 +25,7 @@
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
 #include "ridge/conv.h"
+#include "ridge/conv-backward.h"
 #include "ridge/perf.h"
 #include "ridge/nn.h"
 #include "ridge/mlp.h"
