@@ -28,6 +28,7 @@
 #include "ridge/conv-backward.h"
 #include "ridge/perf.h"
 #include "ridge/nn.h"
+#include "ridge/nn-conv.h"
 #include "ridge/mlp.h"
 #include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 

@@ -5,3 +5,7 @@ ridge_add_sources(portable
   src/nn/loss.c
   src/nn/optim.c
   src/nn/util.c)
+ridge_add_sources(portable
+  src/nn/conv-layer.c
+  src/nn/pool.c
+  src/nn/batchnorm.c)
