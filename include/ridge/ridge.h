@@ -30,6 +30,7 @@
 #include "ridge/nn.h"
 #include "ridge/nn-conv.h"
 #include "ridge/mlp.h"
+#include "ridge/cnn.h"
 #include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 
 #endif /* RIDGE_RIDGE_H */
