@@ -280,6 +280,38 @@ static void test_optim(ridge_ctx *ctx)
     free(p), free(g), free(st), free(pr), free(m), free(v);
 }
 
+/* Every ISA's optimizer kernel gives the reference's bits (one template, IEEE-exact ops). */
+static void test_optim_isas(void)
+{
+    const size_t n = 100003;
+    float *p0 = malloc(n * 4), *g = malloc(n * 4), *pr = malloc(n * 4), *px = malloc(n * 4);
+    float *sr = malloc(2 * n * 4), *sx = malloc(2 * n * 4);
+    fill(p0, n, -1, 1);
+    fill(g, n, -1, 1);
+    const ridge_isa isas[] = {RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
+    ridge_ctx *ref = test_ctx(2, RIDGE_ISA_REF);
+    for (int i = 0; i < 2; i++) {
+        ridge_ctx *ctx = test_ctx(2, isas[i]);
+        if (!ctx) continue;
+        for (int kind = 0; kind < 2; kind++) {
+            ridge_optim_config c;
+            ridge_optim_config_init(&c);
+            c.kind = kind;
+            memcpy(pr, p0, n * 4), memcpy(px, p0, n * 4);
+            memset(sr, 0, 2 * n * 4), memset(sx, 0, 2 * n * 4);
+            for (uint64_t t = 0; t < 3; t++) {
+                CHECK_OK(ridge_optim_step(ref, &c, pr, g, sr, n, t));
+                CHECK_OK(ridge_optim_step(ctx, &c, px, g, sx, n, t));
+            }
+            CHECKF(!memcmp(pr, px, n * 4) && !memcmp(sr, sx, 2 * n * 4), "%s %s differs from ref",
+                   ridge_isa_name(isas[i]), ridge_optim_name(c.kind));
+        }
+        ridge_ctx_destroy(ctx);
+    }
+    ridge_ctx_destroy(ref);
+    free(p0), free(g), free(pr), free(px), free(sr), free(sx);
+}
+
 static void test_util(void)
 {
     CHECK(ridge_crc32(0, "123456789", 9) == 0xCBF43926u);
@@ -327,6 +359,7 @@ int main(void)
     test_xent(c2);
     test_dropout(c1, c2);
     test_optim(c2);
+    test_optim_isas();
     test_util();
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);

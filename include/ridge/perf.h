@@ -108,9 +108,10 @@ enum {
 
 /* ---- getting a profile --------------------------------------------------------------------- */
 
-/* Measures the roof with ctx's pool at thread counts 1, 2, 4, ... and ridge_ctx_threads(ctx)
- * (every count up to 8). Peaks for ISAs the CPU lacks are 0. Uses all of the context's threads
- * and about 3x the usable L3 of memory (for the DRAM arrays); run it alone on the machine. */
+/* Measures the roof with ctx's pool at thread counts 1..8, then 16, 32, ... and
+ * ridge_ctx_threads(ctx); every probe is the best of several trials (about 8 s on 2 threads;
+ * RIDGE_ROOFLINE_QUICK about 1 s). Peaks the CPU lacks are 0. Allocates 3 arrays of 4 x the
+ * usable L3 (at least 64 MiB each). Run it alone: other work on the machine lowers it. */
 ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *out);
 
 /* The profile for this context: the cached one for (CPU brand, ridge_ctx_threads(ctx)) if
