@@ -98,8 +98,15 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
 {
     const int mr = p->k->mr, al = m + 2;
     int64_t cogp = p->ncob * p->k->nr;
-    int64_t tb = 131072 / (al * al * (p->cig + cogp)) / mr * mr; /* V + M in 512 KiB */
-    tb = RIDGE_MAX(tb, mr);
+    /* V + M in 512 KiB, but at least 4 micro-tiles: every block streams all of U (alpha^2 c_in
+     * c_out floats), about 2/TB bytes per FLOP. When U itself is past L2 (1 MiB: 9.4 MB at 256
+     * channels for F(4,3)) it is the traffic that counts: 16 micro-tiles per block, or all
+     * the tiles if fewer. */
+    int64_t tb = 131072 / (al * al * (p->cig + cogp)) / mr * mr;
+    tb = RIDGE_MAX(tb, 4 * mr);
+    if ((int64_t)al * al * p->cig * cogp * p->d.groups > (1 << 18)) tb = 16 * mr;
+    int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
+    tb = RIDGE_MIN(tb, (T + mr - 1) / mr * mr);
     return RIDGE_MIN(tb, 16 * mr);
 }
 
@@ -243,12 +250,16 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     int64_t hi = last < 0 ? 0 : last / sw + 1;
     lo = RIDGE_MIN(lo, p->ow);
     hi = RIDGE_MAX(RIDGE_MIN(hi, p->ow), lo);
+    /* When a window row is one contiguous run of s*c_in floats (NHWC with groups 1, no
+     * dilation), the interior pixels reduce over it as one loop: the packed weights
+     * [r][s][ci][nr] are already [r][s*ci][nr]. Longer reductions, less loop overhead (the
+     * first layer's c_in = 3 becomes 21 per row). */
+    const int row_run = p->xv.sw == p->cig && dw == 1 &&
+                        runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
     conv_row_args a;
     a.xb = f->x;
     a.xps = sw * p->xv.sw;
-    a.roff = p->roff, a.soff = p->soff;
     a.S = (int)S;
-    a.kc = p->cig;
     a.yps = p->yv.sw;
     for (size_t row = b0; row < e0; row++) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
@@ -259,14 +270,22 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         for (size_t cb = b1; cb < e1; cb++) {
             int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
             row_channels(f, &a, g, cob);
-            a.coff = p->xco + g * p->cig;
             a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
             /* interior in one call, the border pixels one by one with their own column range */
-            a.s0 = 0, a.s1 = (int)S;
             a.xo = xrow + lo * a.xps;
             a.yo = yrow + lo * a.yps;
             a.npix = hi - lo;
+            if (row_run) { /* the group's channel offset moves into xo */
+                a.xo += p->xco[g * p->cig];
+                a.roff = p->roff, a.soff = p->iota, a.coff = p->iota;
+                a.S = 1, a.s0 = 0, a.s1 = 1, a.kc = S * p->cig;
+            } else {
+                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+                a.S = (int)S, a.s0 = 0, a.s1 = (int)S, a.kc = p->cig;
+            }
             if (a.npix > 0) p->k->row(&a);
+            a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+            a.S = (int)S, a.kc = p->cig;
             for (int64_t ow = 0; ow < p->ow; ow++) {
                 if (ow == lo) ow = hi;
                 if (ow >= p->ow) break;
@@ -335,12 +354,28 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
             /* lower: col[q][(r*S + s)*cig + ci], zero where the tap is in the padding */
             const ptrdiff_t *xco = p->xco + g * cig;
             int contig = runs_contiguous(xco, (int)cig, (int)cig);
+            /* a window row is one run of s*cig floats when the group's channels fill the
+             * pixel (NHWC, groups 1) and the kernel is not dilated: one copy per row */
+            int row_run = contig && p->xv.sw == cig && d->dil_w == 1;
             for (int64_t q = 0; q < np; q++) {
                 int64_t oh = (q0 + q) / p->ow, ow = (q0 + q) % p->ow;
                 int64_t ih0 = oh * d->stride_h - d->pad_top, iw0 = ow * d->stride_w - d->pad_left;
                 float *c = col + q * K;
                 for (int64_t r = 0; r < d->r; r++) {
                     int64_t ih = ih0 + r * d->dil_h;
+                    if (row_run) {
+                        int s0, s1;
+                        tap_range(iw0, d->w, 1, d->s, &s0, &s1);
+                        if (ih < 0 || ih >= d->h) s0 = s1 = 0;
+                        memset(c, 0, (size_t)(s0 * cig) * sizeof(float));
+                        if (s1 > s0)
+                            memcpy(c + s0 * cig,
+                                   f->x + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig + xco[0],
+                                   (size_t)((s1 - s0) * cig) * sizeof(float));
+                        memset(c + s1 * cig, 0, (size_t)((d->s - s1) * cig) * sizeof(float));
+                        c += d->s * cig;
+                        continue;
+                    }
                     for (int64_t s = 0; s < d->s; s++, c += cig) {
                         int64_t iw = iw0 + s * d->dil_w;
                         if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "conv/conv.h"
+#include "ridge/perf.h"
 
 /* ---- layouts -------------------------------------------------------------------------------- */
 
@@ -246,21 +247,74 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
 /* ---- the cost model --------------------------------------------------------------------------- */
 
 /* A roofline-style estimate: time = max(executed FLOPs / (peak * efficiency), bytes / memory
- * bandwidth) + a fixed cost per parallel region. The machine numbers are nominal (FMA width
- * x 2 pipes x 3 GHz per thread; 20 GB/s per thread from DRAM); the efficiencies are what each
- * kernel reached in `ridge bench conv` on the AMD EPYC Zen 3 VM (docs/PERFORMANCE.md). They
- * rank candidates; the tuning mode measures instead. */
+ * bandwidth) + the algorithm's extra passes + a fixed cost per call. The machine numbers are
+ * the measured roof (`ridge roofline`'s cached profile for this CPU: the FMA peak of the ISA,
+ * DRAM and L2 bandwidth at this thread count) when it exists, else nominal ones (FMA width x
+ * 2 pipes x 3 GHz, 12 GB/s DRAM and 70 GB/s L2 per thread, what this VM measures). The
+ * efficiencies are what each kernel reached in `ridge bench conv` on the AMD EPYC Zen 3 VM
+ * (docs/PERFORMANCE.md). Compute and memory time combine as max + min/2, since streamed
+ * weights with little reuse stall the FMAs rather than hide behind them. They rank
+ * candidates; the tuning mode measures instead. */
 typedef struct cost_machine {
     double flops; /* peak FLOP/s over the threads */
-    double bw;    /* bytes/s over the threads */
-    int threads;
+    double bw;    /* DRAM bytes/s over the threads */
+    double l2bw;  /* L2 bytes/s over the threads */
+    int measured; /* 1: from the roofline profile */
 } cost_machine;
+
+/* FLOPs one lane of the kernel's vector does per cycle at peak, relative to scalar code */
+static double per_lane_flops(const conv_kernels *k)
+{
+    return k->isa == RIDGE_ISA_REF ? 1.0 : (double)k->vlen;
+}
+
+static pthread_mutex_t roof_lock = PTHREAD_MUTEX_INITIALIZER;
+static int roof_state; /* 0 not looked, 1 loaded, -1 none */
+static ridge_roofline roof_cached;
 
 static cost_machine cost_machine_for(const conv_kernels *k, int threads)
 {
     double per_cycle = k->isa == RIDGE_ISA_REF ? 2.0 : 2.0 * 2.0 * k->vlen;
-    cost_machine m = {per_cycle * 3.0e9 * threads, 20e9 * (threads > 1 ? 1.6 : 1.0), threads};
+    cost_machine m = {per_cycle * 3.0e9 * threads, 12e9 * (threads > 1 ? 1.3 : 1.0),
+                      70e9 * threads, 0};
+    pthread_mutex_lock(&roof_lock);
+    if (roof_state == 0) {
+        /* the profile of the machine's full thread count also holds the smaller counts */
+        const ridge_cpu *cpu = ridge_cpu_get();
+        char path[1024];
+        roof_state = -1;
+        if (ridge_roofline_cache_path(cpu->brand, cpu->logical_cpus, path, sizeof path) ==
+                RIDGE_OK &&
+            ridge_roofline_load(path, &roof_cached) == RIDGE_OK)
+            roof_state = 1;
+    }
+    ridge_roofline_point pt;
+    if (roof_state == 1 && threads <= roof_cached.threads &&
+        ridge_roofline_at(&roof_cached, threads, &pt) == RIDGE_OK &&
+        pt.peak[ridge_roofline_peak_f32(k->isa)] > 0) {
+        m.flops = pt.peak[ridge_roofline_peak_f32(k->isa)] * 1e9;
+        m.bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_DRAM) * 1e9;
+        m.l2bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_L2) * 1e9;
+        m.measured = 1;
+    }
+    pthread_mutex_unlock(&roof_lock);
     return m;
+}
+
+/* Bytes of the weights as algorithm a holds them (packed to whole channel blocks,
+ * transformed to alpha x alpha for Winograd). */
+static size_t weight_bytes(const ridge_conv2d_plan *p, ridge_conv_algo a)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    int64_t nr = p->k->nr, taps = d->r * d->s;
+    switch (a) {
+    case RIDGE_CONV_REF: return (size_t)(d->c_out * p->cig * taps) * 4;
+    case RIDGE_CONV_DEPTHWISE: return (size_t)(taps * ((d->c_out + nr - 1) / nr * nr)) * 4;
+    case RIDGE_CONV_WINOGRAD_2X3: taps = 16; break;
+    case RIDGE_CONV_WINOGRAD_4X3: taps = 36; break;
+    default: break;
+    }
+    return (size_t)(d->groups * p->ncob * nr * p->cig * taps) * 4;
 }
 
 static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const cost_machine *m,
@@ -271,58 +325,63 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     const double cig = (double)p->cig, cog = (double)p->cog, G = (double)d->groups;
     const double taps = (double)d->r * d->s;
     const double nr = k->nr, cogp = ceil(cog / nr) * nr;
-    const double io_bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w + pix * d->c_out +
-                                   (double)d->c_out * cig * taps);
+    /* compulsory traffic: x, y, and the weights as this algorithm holds them (U of F(4,3)
+     * is 4x the 3x3 weights and, past the caches, bounds a batch-1 layer) */
+    const double io_bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w + pix * d->c_out) +
+                            (double)weight_bytes(p, a);
     const int chan_contig = d->layout != RIDGE_NCHW;
     double flops = 0, eff = 0, bytes = io_bytes, extra = 0;
     const char *note = "";
     switch (a) {
     case RIDGE_CONV_REF:
         flops = 2 * pix * d->c_out * cig * taps;
-        eff = 0.02 * (k->isa == RIDGE_ISA_REF ? 1.0 : 1.0 / (k->vlen * 2)) * 4;
-        note = "scalar fp64 loops";
+        eff = 0.5 / (per_lane_flops(k)); /* scalar fp64 */
+        note = "scalar fp64 loops; ";
         break;
     case RIDGE_CONV_DIRECT:
     case RIDGE_CONV_POINTWISE:
         flops = 2 * pix * G * cogp * cig * taps;
-        eff = (a == RIDGE_CONV_POINTWISE ? 0.80 : 0.72) * cig / (cig + 2.0);
-        if (!chan_contig) eff *= 0.55, note = "NCHW: strided broadcasts, scalar stores; ";
+        /* the reduction restarts per tap: short channel loops pay their setup */
+        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * cig / (cig + 1.0);
+        if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
         else if (cogp > cog) note = "channel tail in scalar stores; ";
         break;
     case RIDGE_CONV_IM2COL: {
         double K = cig * taps;
         flops = 2 * pix * G * cogp * K;
-        eff = 0.80 * K / (K + 2.0);
-        if (!chan_contig) eff *= 0.55;
-        /* lowering writes and the GEMM reads the strip: L2 traffic at ~3x the DRAM rate */
-        extra = 2.0 * 4.0 * pix * G * K / (3.0 * m->bw);
-        note = "lowering traffic counted; ";
+        eff = 0.90 * K / (K + 1.5);
+        if (!chan_contig) eff *= 0.5, note = "NCHW: scalar stores; ";
+        /* the lowered strip is written and read back through L2 (gathers: 1/4 of its rate) */
+        extra = 2.0 * 4.0 * pix * G * K / (0.25 * m->l2bw);
         break;
     }
     case RIDGE_CONV_DEPTHWISE:
         flops = 2 * pix * d->c_out * taps;
-        eff = chan_contig ? 0.30 : 0.08;
-        note = chan_contig ? "load-bound (2 loads per FMA); " : "NCHW: scalar; ";
+        eff = chan_contig ? 0.30 : 0.10;
+        note = chan_contig ? "2 loads per FMA; " : "NCHW: per-plane rows; ";
         break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: {
         int mt = a == RIDGE_CONV_WINOGRAD_2X3 ? 2 : 4, al = mt + 2;
         double tiles = (double)d->n * ceil((double)p->oh / mt) * ceil((double)p->ow / mt);
         flops = 2 * tiles * al * al * G * cig * cogp;
-        eff = 0.72 * cig / (cig + 2.0);
-        /* transforms: ~2 alpha^3 FLOPs per tile and channel each way, at ~1/8 of peak */
-        double tflops = tiles * G * (cig + cog) * 2.0 * al * al * al;
-        extra = tflops / (m->flops / 8.0);
-        if (!chan_contig) extra *= 3.0, note = "NCHW: strided gathers; ";
-        bytes += 4.0 * tiles * al * al * G * (cig + cogp) / 3.0; /* V, M through L2 */
+        eff = 0.85 * cig / (cig + 4.0);
+        /* transforms: about 8 FLOPs per tile element and channel each way, at 1/4 of peak,
+         * plus the alpha^2 planes V and M written and read through L2 */
+        extra = tiles * G * (cig + cog) * al * al * 8.0 / (m->flops / 4.0) +
+                tiles * G * (cig + cogp) * al * al * 8.0 / m->l2bw;
+        if (!chan_contig) extra *= 2.0, note = "NCHW: strided gathers and stores; ";
         break;
     }
     default: break;
     }
     double tc = flops / (m->flops * eff), tm = bytes / m->bw;
-    double t = (tc > tm ? tc : tm) + extra + 5e-6;
-    snprintf(why, why_len, "%s%s-bound: %.3g GFLOP executed at %.0f%% of peak, %.3g MB moved",
-             note, tc > tm ? "compute" : "memory", flops * 1e-9, eff * 100, bytes * 1e-6);
+    /* the two walls overlap imperfectly (weights streamed with little reuse stall the FMAs):
+     * the larger, plus half the smaller */
+    double t = (tc > tm ? tc + 0.5 * tm : tm + 0.5 * tc) + extra + 5e-6;
+    snprintf(why, why_len, "%s%s-bound: %.3g GFLOP executed at %.0f%% of peak%s, %.3g MB",
+             note, tc > tm ? "compute" : "memory", flops * 1e-9, eff * 100,
+             extra > 0 ? " + extra passes" : "", bytes * 1e-6);
     return t;
 }
 
@@ -490,7 +549,8 @@ static void tune(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w, tune_entr
     ridge_free(y);
 }
 
-static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason)
+static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason,
+                         const char *machine_note)
 {
     const ridge_conv2d_desc *d = &p->d;
     char *b = p->explain;
@@ -504,8 +564,9 @@ static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason)
         (long long)d->dil_w, (long long)d->pad_top, (long long)d->pad_bottom,
         (long long)d->pad_left, (long long)d->pad_right, (long long)d->groups,
         ridge_layout_name(d->layout));
-    OUT("%.4g GFLOP (direct count); kernels %s, %d thread%s\n", ridge_conv2d_flops(d) * 1e-9,
-        p->k->name, threads, threads > 1 ? "s" : "");
+    OUT("%.4g GFLOP (direct count); kernels %s, %d thread%s; cost model on the %s\n",
+        ridge_conv2d_flops(d) * 1e-9, p->k->name, threads, threads > 1 ? "s" : "",
+        machine_note);
     OUT("  %-13s %-7s %12s %12s %12s %12s  %s\n", "candidate", "applies", "predicted_ms",
         "measured_ms", "workspace_B", "weights_B", "basis / reason");
     for (int a = 0; a < RIDGE_CONV_ALGO_COUNT; a++) {
@@ -560,18 +621,7 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         if (!c->applies) continue;
         c->predicted_s = cost_predict(p, c->algo, &m, p->k, c->why, sizeof c->why);
         c->workspace = ws_shared(p) + (size_t)threads * conv_algo_ws_per_thread(p, c->algo);
-        int64_t nr = p->k->nr, taps = d->r * d->s;
-        switch (c->algo) {
-        case RIDGE_CONV_DEPTHWISE: c->weight_bytes = (size_t)(taps * (d->c_out + 2 * nr)) * 4; break;
-        case RIDGE_CONV_WINOGRAD_2X3: taps = 16; /* fall through */
-        case RIDGE_CONV_WINOGRAD_4X3:
-            if (c->algo == RIDGE_CONV_WINOGRAD_4X3) taps = 36;
-            /* fall through */
-        case RIDGE_CONV_DIRECT: case RIDGE_CONV_IM2COL: case RIDGE_CONV_POINTWISE:
-            c->weight_bytes = (size_t)(d->groups * p->ncob * nr * p->cig * taps) * 4;
-            break;
-        default: c->weight_bytes = (size_t)(d->c_out * p->cig * taps) * 4; break;
-        }
+        c->weight_bytes = weight_bytes(p, c->algo);
         if (a != RIDGE_CONV_REF &&
             (best == RIDGE_CONV_REF || c->predicted_s < p->cand[best].predicted_s))
             best = c->algo;
@@ -620,7 +670,9 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         }
     }
     if ((st = plan_build(p, w))) goto err_free_plan;
-    plan_explain(p, threads, reason);
+    plan_explain(p, threads, reason,
+                 m.measured ? "measured roof (ridge roofline profile)"
+                            : "nominal machine (no ridge roofline profile cached)");
     if (ctx->verbose) fprintf(stderr, "ridge: %s", p->explain);
     *out = p;
     return RIDGE_OK;
