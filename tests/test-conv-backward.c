@@ -112,14 +112,18 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
     CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwm, dwm + wn, xa, dya));
     const double kdx = (double)(d.c_out / d.groups * d.r * d.s) + 4, kdw = (double)(d.n * oh * ow) + 4;
     const int dwise = d.groups == d.c_in && d.groups == d.c_out && l != RIDGE_NCHW;
-    const ridge_conv_algo algos[] = {RIDGE_CONV_DIRECT, RIDGE_CONV_DEPTHWISE};
+    /* (data, weights) algorithm pairs */
+    const ridge_conv_algo algos[3][2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
+                                         {RIDGE_CONV_DEPTHWISE, RIDGE_CONV_DEPTHWISE},
+                                         {RIDGE_CONV_DIRECT, RIDGE_CONV_IM2COL}};
 
-    for (int ai = 0; ai < 2; ai++) {
-        if (algos[ai] == RIDGE_CONV_DEPTHWISE && !dwise) continue;
+    for (int ai = 0; ai < 3; ai++) {
+        if (algos[ai][0] == RIDGE_CONV_DEPTHWISE && !dwise) continue;
+        if (algos[ai][1] == RIDGE_CONV_IM2COL && l != RIDGE_NHWC) continue;
         for (int ci = 0; ci < nctx; ci++) {
             for (int t = 0; t < 2; t++) {
                 ridge_ctx *ctx = ctxs[ci * 2 + t];
-                ridge_conv2d_bwd_options o = {algos[ai], algos[ai]};
+                ridge_conv2d_bwd_options o = {algos[ai][0], algos[ai][1]};
                 ridge_conv2d_bwd_plan *p = NULL;
                 CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p));
                 if (!p) continue;
@@ -131,16 +135,16 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
                 if (ex > worst_dx) worst_dx = ex;
                 if (ew > worst_dw) worst_dw = ew;
                 CHECKF(ex <= kdx, "%s %s %s %s threads %d: dx error %.1f eps > %.0f", s->name,
-                       ridge_layout_name(l), ridge_conv_algo_name(algos[ai]),
+                       ridge_layout_name(l), ridge_conv_algo_name(algos[ai][0]),
                        ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ex, kdx);
                 CHECKF(ew <= kdw, "%s %s %s %s threads %d: dw error %.1f eps > %.0f", s->name,
-                       ridge_layout_name(l), ridge_conv_algo_name(algos[ai]),
+                       ridge_layout_name(l), ridge_conv_algo_name(algos[ai][1]),
                        ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ew, kdw);
                 ridge_conv2d_bwd_plan_destroy(p);
             }
             CHECKF(!memcmp(dx[0], dx[1], xn * 4) && !memcmp(dw[0], dw[1], (wn + bn) * 4),
                    "%s %s %s: 1 and 2 threads differ", s->name, ridge_layout_name(l),
-                   ridge_conv_algo_name(algos[ai]));
+                   ridge_conv_algo_name(algos[ai][1]));
         }
     }
     free(x0), free(dy0), free(x), free(dy), free(w), free(dxr), free(dxm), free(dwr), free(dwm);
@@ -242,6 +246,11 @@ static void test_errors(ridge_ctx *ctx)
     o.data_algo = RIDGE_CONV_DEPTHWISE;
     CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EUNSUPPORTED);
     CHECK(strstr(ridge_last_error(), "groups") != NULL);
+    o.data_algo = RIDGE_CONV_AUTO, o.weights_algo = RIDGE_CONV_IM2COL;
+    d.layout = RIDGE_NCHW;
+    CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EUNSUPPORTED);
+    CHECK(strstr(ridge_last_error(), "nhwc") != NULL);
+    d.layout = RIDGE_NHWC, o.weights_algo = RIDGE_CONV_AUTO;
     o.data_algo = (ridge_conv_algo)99;
     CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EINVAL);
     d.groups = 3;

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "conv/conv-backward.h"
+#include "ridge/gemm.h"
 
 static const float zeros[64];
 
@@ -80,6 +81,13 @@ static void phase_range(int64_t pos, int64_t pad, int64_t st, int64_t dil, const
     if (lo < hi) *k0 = lo, *k1 = hi;
 }
 
+/* dw im2col: images lowered per SGEMM, so the lowered chunk stays near 4 MiB */
+static int64_t im2col_images(const ridge_conv2d_bwd_plan *p)
+{
+    int64_t per = p->oh * p->ow * p->d.c_in * p->d.r * p->d.s;
+    return RIDGE_MAX(1, RIDGE_MIN(p->d.n, (1 << 20) / per));
+}
+
 /* ---- plan --------------------------------------------------------------------------------------- */
 
 void ridge_conv2d_bwd_options_init(ridge_conv2d_bwd_options *o)
@@ -93,8 +101,18 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
 {
     int dw = d->groups == d->c_in && d->groups == d->c_out;
     int dw_layout = d->layout != RIDGE_NCHW;
+    const int weights = !strcmp(which, "weights");
     if (a == RIDGE_CONV_AUTO) {
-        *out = dw && dw_layout ? RIDGE_CONV_DEPTHWISE : RIDGE_CONV_DIRECT;
+        *out = dw && dw_layout ? RIDGE_CONV_DEPTHWISE
+               : weights && d->layout == RIDGE_NHWC ? RIDGE_CONV_IM2COL
+                                                   : RIDGE_CONV_DIRECT;
+        return RIDGE_OK;
+    }
+    if (a == RIDGE_CONV_IM2COL && weights) {
+        if (d->layout != RIDGE_NHWC)
+            return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward weights: im2col needs layout "
+                               "nhwc (dy read as a pixels x channels matrix)");
+        *out = a;
         return RIDGE_OK;
     }
     if (a == RIDGE_CONV_REF || a == RIDGE_CONV_DIRECT) {
@@ -116,7 +134,7 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
     }
     if (a > RIDGE_CONV_AUTO && a < RIDGE_CONV_ALGO_COUNT)
         return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward %s: algorithm %s has no backward "
-                           "pass (use direct, depthwise or ref)", which, ridge_conv_algo_name(a));
+                           "pass (use direct, depthwise, ref, or im2col for weights)", which, ridge_conv_algo_name(a));
     return ridge_error(RIDGE_EINVAL, "conv2d backward %s: algo = %d is not a ridge_conv_algo",
                        which, (int)a);
 }
@@ -300,6 +318,9 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
         p->ws_data = round_bytes((size_t)(d->groups * p->ncib * R * S * p->cog * nr));
     else if (da == RIDGE_CONV_DEPTHWISE)
         p->ws_data = round_bytes((size_t)(R * S * cp + cp));
+    if (wa == RIDGE_CONV_IM2COL)
+        p->ws_weights = round_bytes((size_t)(im2col_images(p) * oh * ow * d->c_in * R * S)) +
+                        round_bytes((size_t)(d->c_out * p->cig * R * S));
     if (wa == RIDGE_CONV_DIRECT) {
         size_t blocks = (size_t)(d->groups * p->ncob);
         p->ws_weights = round_bytes(blocks * (size_t)(d->n * oh * ow * nr)) +
@@ -636,6 +657,103 @@ static void db_depthwise(const bwd *f)
     }
 }
 
+/* Lowers pixel rows [b, e) (of image n0 + row / oh) into the groups' column blocks:
+ * col[g][q][(r*S + s)*cig + ci], zero where the tap falls in the padding. */
+typedef struct lower_args {
+    const ridge_conv2d_bwd_plan *p;
+    const float *x;
+    float *col;
+    int64_t n0, P;
+} lower_args;
+
+static void lower_range(void *arg, size_t b, size_t e, int ith)
+{
+    const lower_args *l = arg;
+    const ridge_conv2d_bwd_plan *p = l->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, K = cig * d->r * d->s;
+    (void)ith;
+    for (size_t row = b; row < e; row++) {
+        int64_t n = l->n0 + (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
+        for (int64_t ow = 0; ow < p->ow; ow++) {
+            int64_t q = (int64_t)row * p->ow + ow;
+            int64_t ih0 = oh * d->stride_h - d->pad_top, iw0 = ow * d->stride_w - d->pad_left;
+            for (int64_t g = 0; g < d->groups; g++) {
+                float *c = l->col + (g * l->P + q) * K;
+                const float *xg = l->x + n * p->xv.sn + p->xco[g * cig];
+                for (int64_t r = 0; r < d->r; r++) {
+                    int64_t ih = ih0 + r * d->dil_h;
+                    for (int64_t s = 0; s < d->s; s++, c += cig) {
+                        int64_t iw = iw0 + s * d->dil_w;
+                        const int in = ih >= 0 && ih < d->h && iw >= 0 && iw < d->w;
+                        const float *src = xg + (in ? ih * p->xv.sh + iw * p->xv.sw : 0);
+                        if (cig < 8) /* a call per tap would cost more than the copy */
+                            for (int64_t ci = 0; ci < cig; ci++) c[ci] = in ? src[ci] : 0.0f;
+                        else if (in) memcpy(c, src, (size_t)cig * sizeof(float));
+                        else memset(c, 0, (size_t)cig * sizeof(float));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* dw via lowering + SGEMM (NHWC): per chunk of images, per group,
+ *   dW_g (cog x K) += dy_g^T (cog x P) col_g (P x K),  K = (r, s, ci),
+ * (or its transpose when K < cog, so the GEMM's n is the longer side), then a permutation to
+ * OIHW. dy is read in place (rows of c_out floats). SGEMM's bits do not
+ * depend on the thread count, and the chunks are added in order. */
+static ridge_status dw_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dw,
+                              float *db, const float *x, const float *dy, void *ws)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t RS = d->r * d->s, K = p->cig * RS, hw = p->oh * p->ow, imgs = im2col_images(p);
+    const int tr = K < p->cog;
+    float *col = ws;
+    float *blk = (float *)((char *)ws + round_bytes((size_t)(imgs * hw * d->c_in * RS)));
+    ridge_status st = RIDGE_OK;
+    for (int64_t n0 = 0; n0 < d->n && !st; n0 += imgs) {
+        const int64_t ni = RIDGE_MIN(imgs, d->n - n0), P = ni * hw;
+        lower_args l = {p, x, col, n0, P};
+        ridge_parallel_for(ctx, (size_t)(ni * p->oh), 1, lower_range, &l);
+        for (int64_t g = 0; g < d->groups && !st; g++) {
+            const float *a = dy + n0 * p->yv.sn + g * p->cog, *c = col + g * P * K;
+            if (tr) /* dW_g^T (K x cog) = col_g^T dy_g: the long side as the GEMM's n */
+                st = ridge_sgemm(ctx, RIDGE_TRANS, RIDGE_NO_TRANS, (size_t)K, (size_t)p->cog,
+                                 (size_t)P, 1.0f, c, (size_t)K, a, (size_t)d->c_out,
+                                 n0 ? 1.0f : 0.0f, blk + g * p->cog * K, (size_t)p->cog);
+            else
+                st = ridge_sgemm(ctx, RIDGE_TRANS, RIDGE_NO_TRANS, (size_t)p->cog, (size_t)K,
+                                 (size_t)P, 1.0f, a, (size_t)d->c_out, c, (size_t)K,
+                                 n0 ? 1.0f : 0.0f, blk + g * p->cog * K, (size_t)K);
+        }
+    }
+    if (st) return st;
+    for (int64_t co = 0; co < d->c_out; co++) {
+        const int64_t g = co / p->cog, cl = co % p->cog;
+        const float *bg = blk + g * p->cog * K;
+        for (int64_t ci = 0; ci < p->cig; ci++)
+            for (int64_t t = 0; t < RS; t++)
+                dw[(co * p->cig + ci) * RS + t] =
+                    tr ? bg[(t * p->cig + ci) * p->cog + cl] : bg[cl * K + t * p->cig + ci];
+    }
+    if (db) { /* float sums over 64 pixels, added in double */
+        double acc[256];
+        for (int64_t c0 = 0; c0 < d->c_out; c0 += 256) {
+            const int64_t cn = RIDGE_MIN(256, d->c_out - c0), rows = d->n * hw;
+            for (int64_t j = 0; j < cn; j++) acc[j] = 0;
+            for (int64_t q0 = 0; q0 < rows; q0 += 64) {
+                float f[256] = {0};
+                for (int64_t q = q0; q < RIDGE_MIN(q0 + 64, rows); q++)
+                    for (int64_t j = 0; j < cn; j++) f[j] += dy[q * d->c_out + c0 + j];
+                for (int64_t j = 0; j < cn; j++) acc[j] += f[j];
+            }
+            for (int64_t j = 0; j < cn; j++) db[c0 + j] = (float)acc[j];
+        }
+    }
+    return RIDGE_OK;
+}
+
 ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
                                            float *dw, float *db, const float *x, const float *dy,
                                            void *ws)
@@ -651,6 +769,16 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
         ridge_parallel_for(ctx, (size_t)(RS * ((d->c_out + 15) / 16)), 1, dw_depthwise_range, &f);
         if (db) db_depthwise(&f);
         return RIDGE_OK;
+    }
+    if (p->weights_algo == RIDGE_CONV_IM2COL) {
+        /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
+        void *own = NULL;
+        if (!ws && !(ws = own = ridge_malloc(p->ws_weights)))
+            return ridge_error(RIDGE_ENOMEM, "conv2d_backward_weights: out of memory for %zu "
+                               "bytes of workspace", p->ws_weights);
+        ridge_status st = dw_im2col(ctx, p, dw, db, x, dy, ws);
+        ridge_free(own);
+        return st;
     }
     if (!ws) {
         ridge_status st = ridge_ctx_scratch(ctx, p->ws_weights, &ws);

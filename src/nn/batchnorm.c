@@ -28,7 +28,10 @@ static void chunk_rows(const bn_args *a, size_t chunk, size_t *b, size_t *e)
     ridge_partition(a->rows, 1, (int)chunk, (int)a->nchunk, b, e);
 }
 
-/* pass 0: sum x; 1: sum (x - mean)^2; 2: sum dy and dy * xhat */
+/* pass 0: sum x; 1: sum (x - mean)^2; 2: sum dy and dy * xhat. Per chunk of rows, 8 channels
+ * at a time: float sums over blocks of 64 rows (registers, no store-to-load chain), each
+ * block added into the chunk's double sums. */
+#define BN_BLOCK 64
 static void sums_range(void *arg, size_t b, size_t e, int ith)
 {
     const bn_args *a = arg;
@@ -36,25 +39,49 @@ static void sums_range(void *arg, size_t b, size_t e, int ith)
     (void)ith;
     for (size_t ch = b; ch < e; ch++) {
         double *s0 = a->part + ch * 2 * C, *s1 = s0 + C;
-        for (size_t c = 0; c < 2 * C; c++) s0[c] = 0;
         size_t r0, r1;
         chunk_rows(a, ch, &r0, &r1);
-        for (size_t r = r0; r < r1; r++) {
-            const float *x = a->x + r * C;
-            if (a->pass == 0) {
-                for (size_t c = 0; c < C; c++) s0[c] += x[c];
-            } else if (a->pass == 1) {
-                for (size_t c = 0; c < C; c++) {
-                    double t = (double)x[c] - a->mean[c];
-                    s0[c] += t * t;
+        for (size_t c0 = 0; c0 < C; c0 += 8) {
+            const size_t cn = RIDGE_MIN(8, C - c0);
+            double d0[8] = {0}, d1[8] = {0};
+            float m[8] = {0}, rs[8] = {0};
+            for (size_t j = 0; j < cn; j++)
+                if (a->pass) m[j] = a->mean[c0 + j], rs[j] = a->pass == 2 ? a->rstd[c0 + j] : 0;
+            for (size_t rb = r0; rb < r1; rb += BN_BLOCK) {
+                const size_t re = RIDGE_MIN(rb + BN_BLOCK, r1);
+                float f0[8] = {0}, f1[8] = {0};
+                if (cn == 8 && a->pass == 0) {
+                    for (size_t r = rb; r < re; r++)
+                        for (int j = 0; j < 8; j++) f0[j] += a->x[r * C + c0 + j];
+                } else if (cn == 8 && a->pass == 1) {
+                    for (size_t r = rb; r < re; r++)
+                        for (int j = 0; j < 8; j++) {
+                            float t = a->x[r * C + c0 + j] - m[j];
+                            f0[j] += t * t;
+                        }
+                } else if (cn == 8) {
+                    for (size_t r = rb; r < re; r++)
+                        for (int j = 0; j < 8; j++) {
+                            float g = a->dy[r * C + c0 + j];
+                            f0[j] += g;
+                            f1[j] += g * ((a->x[r * C + c0 + j] - m[j]) * rs[j]);
+                        }
+                } else {
+                    for (size_t r = rb; r < re; r++)
+                        for (size_t j = 0; j < cn; j++) {
+                            float xv = a->x[r * C + c0 + j];
+                            if (a->pass == 0) f0[j] += xv;
+                            else if (a->pass == 1) f0[j] += (xv - m[j]) * (xv - m[j]);
+                            else {
+                                float g = a->dy[r * C + c0 + j];
+                                f0[j] += g;
+                                f1[j] += g * ((xv - m[j]) * rs[j]);
+                            }
+                        }
                 }
-            } else {
-                const float *g = a->dy + r * C;
-                for (size_t c = 0; c < C; c++) {
-                    s0[c] += g[c];
-                    s1[c] += (double)g[c] * (((double)x[c] - a->mean[c]) * a->rstd[c]);
-                }
+                for (size_t j = 0; j < cn; j++) d0[j] += f0[j], d1[j] += f1[j];
             }
+            for (size_t j = 0; j < cn; j++) s0[c0 + j] = d0[j], s1[c0 + j] = d1[j];
         }
     }
 }
@@ -97,6 +124,20 @@ static void apply_range(void *arg, size_t b, size_t e, int ith)
             else
                 for (size_t c = 0; c < cn; c++) y[c] = x[c] * sc[c] + sh[c];
         }
+    }
+}
+
+/* dx = k dy + u x + v per channel, coefficients [k | u | v] in a->gamma, rows [b, e) */
+static void dx_range(void *arg, size_t b, size_t e, int ith)
+{
+    const bn_args *a = arg;
+    const size_t C = a->C;
+    const float *k = a->gamma, *u = k + C, *v = u + C;
+    (void)ith;
+    for (size_t r = b; r < e; r++) {
+        const float *g = a->dy + r * C, *xr = a->x + r * C;
+        float *o = a->y + r * C;
+        for (size_t c = 0; c < C; c++) o[c] = k[c] * g[c] + u[c] * xr[c] + v[c];
     }
 }
 
@@ -207,11 +248,9 @@ ridge_status ridge_batchnorm_backward(ridge_ctx *ctx, float *dx, float *dgamma, 
         v[c] = (float)(-kk * s0[c] / M - uu * mean[c]);
     }
     ridge_free(a.part);
-    for (size_t r = 0; r < rows; r++) { /* elementwise: cheap next to the sums */
-        const float *g = dy + r * C, *xr = x + r * C;
-        float *o = dx + r * C;
-        for (size_t c = 0; c < C; c++) o[c] = k[c] * g[c] + u[c] * xr[c] + v[c];
-    }
+    a.y = dx;
+    a.gamma = coef;
+    ridge_parallel_for(ctx, rows, row_grain(C), dx_range, &a);
     ridge_free(coef);
     return RIDGE_OK;
 }

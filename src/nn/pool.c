@@ -89,10 +89,16 @@ static void forward_range(void *arg, size_t b, size_t e, int ith)
                     if (ih == h0 && iw == w0) continue;
                     const int32_t o = (int32_t)((ih * d->w + iw) * C);
                     const float *xp = x + o;
-                    for (int64_t c = 0; c < C; c++)
-                        if (xp[c] > y[c] || (isnan(xp[c]) && !isnan(y[c]))) {
-                            y[c] = xp[c];
-                            if (am) am[c] = o + (int32_t)c;
+                    if (am) /* branch-free selects, so the channel loop vectorizes */
+                        for (int64_t c = 0; c < C; c++) {
+                            const int take = (xp[c] > y[c]) | ((xp[c] != xp[c]) & (y[c] == y[c]));
+                            y[c] = take ? xp[c] : y[c];
+                            am[c] = take ? o + (int32_t)c : am[c];
+                        }
+                    else
+                        for (int64_t c = 0; c < C; c++) {
+                            const int take = (xp[c] > y[c]) | ((xp[c] != xp[c]) & (y[c] == y[c]));
+                            y[c] = take ? xp[c] : y[c];
                         }
                 }
         }
