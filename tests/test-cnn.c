@@ -3,7 +3,8 @@
  * finite differences of the model's own training loss; the inference path (batch norm folded
  * into the conv) against the unfolded layers; training on a Fashion-MNIST subset where the
  * loss must fall clearly; bit-exact resume across a checkpoint; corrupt checkpoints.
- * With --full: the default network on all of Fashion-MNIST for 10 epochs, >= 91%. */
+ * With --full: the default network on all of Fashion-MNIST for 10 epochs, >= 91%. With
+ * --dump DIR: the files scripts/cnn-vs-pytorch.py compares with PyTorch. */
 #include <math.h>
 #include <unistd.h>
 
@@ -274,6 +275,51 @@ static void test_checkpoint_errors(void)
     ridge_cnn_destroy(m);
 }
 
+/* ---- --dump DIR: the inputs of scripts/cnn-vs-pytorch.py check ------------------------------------
+ * The default network (seed 1, SGD lr 0.05 momentum 0.9 weight decay 0.01, constant schedule,
+ * batch 64; SGD because AdamW's first steps move every weight by about lr * sign(gradient), so
+ * gradients that are zero up to rounding flip weights by 2 lr and the runs drift) saved before any
+ * step (init.ridge), the first 5 batches of the training set in order, normalized (x.f32,
+ * NHWC; y.i32), and the loss of each of 5 training steps on them (losses.txt). */
+static int dump(ridge_ctx *ctx, const ridge_mnist *tr, const char *dir)
+{
+    enum { B = 64, STEPS = 5 };
+    ridge_cnn_config c;
+    ridge_cnn_config_init(&c);
+    CHECK_OK(ridge_cnn_arch_parse(RIDGE_CNN_DEFAULT_ARCH, &c));
+    ridge_optim_config o;
+    ridge_optim_config_init(&o);
+    o.kind = RIDGE_OPTIM_SGD, o.lr = 0.05f;
+    ridge_cnn *m = NULL;
+    CHECK_OK(ridge_cnn_create(&c, &o, B, 1, &m));
+    if (!m) return 1;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/init.ridge", dir);
+    CHECK_OK(ridge_cnn_save(m, path));
+    float *x = malloc(sizeof(float) * B * STEPS * 784);
+    int32_t *y = malloc(sizeof(int32_t) * B * STEPS);
+    ridge_batch_u8(x, y, tr->images, tr->labels, NULL, 0, B * STEPS, 784, c.in_mean, c.in_std);
+    snprintf(path, sizeof path, "%s/x.f32", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(x, sizeof(float), B * STEPS * 784, f) == B * STEPS * 784);
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/y.i32", dir);
+    f = fopen(path, "wb");
+    CHECK(f && fwrite(y, sizeof(int32_t), B * STEPS, f) == B * STEPS);
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/losses.txt", dir);
+    f = fopen(path, "w");
+    for (int s = 0; s < STEPS && f; s++) {
+        float loss;
+        CHECK_OK(ridge_cnn_train_step(ctx, m, x + (size_t)s * B * 784, y + s * B, B, &loss));
+        fprintf(f, "%.9g\n", loss);
+    }
+    if (f) fclose(f);
+    free(x), free(y);
+    ridge_cnn_destroy(m);
+    return 0;
+}
+
 /* ---- --full ------------------------------------------------------------------------------------------ */
 
 static void test_full(ridge_ctx *ctx, const ridge_mnist *tr, const ridge_mnist *te)
@@ -314,7 +360,9 @@ int main(int argc, char **argv)
     ridge_mnist tr = {0}, te = {0};
     int have = !ridge_mnist_load(fashion, "train", &tr) && !ridge_mnist_load(fashion, "t10k", &te);
     if (!have) SKIP("Fashion-MNIST not found in %s: %s", fashion, ridge_last_error());
-    if (full) {
+    if (argc > 2 && !strcmp(argv[1], "--dump")) {
+        if (have) dump(ctx, &tr, argv[2]);
+    } else if (full) {
         if (have) test_full(ctx, &tr, &te);
     } else {
         test_arch();
