@@ -95,7 +95,9 @@ static void run(work *k, int m)
     case 0: ridge_conv2d_backward_data(k->ctx, k->bp[0], k->dx, k->dy, k->w, NULL); break;
     case 1: dx_padded(k); break;
     case 2: ridge_conv2d_backward_weights(k->ctx, k->bp[0], k->dw, k->db, k->x, k->dy, NULL); break;
-    default: ridge_conv2d_backward_weights(k->ctx, k->bp[1], k->dw, k->db, k->x, k->dy, NULL); break;
+    default:
+        ridge_conv2d_backward_weights(k->ctx, k->bp[1], k->dw, k->db, k->x, k->dy, NULL);
+        break;
     }
 }
 
@@ -123,8 +125,10 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     k.pd.c_in = d->c_out, k.pd.c_out = d->c_in, k.pd.h = k.hp, k.pd.w = k.wp;
     k.pd.stride_h = k.pd.stride_w = 1;
     k.pd.pad_top = k.pd.pad_bottom = k.pd.pad_left = k.pd.pad_right = 0;
-    const size_t xn = (size_t)(d->n * d->h * d->w * d->c_in), yn = (size_t)(d->n * k.oh * k.ow * d->c_out);
-    const size_t wn = (size_t)(d->c_out * d->c_in * d->r * d->s), padn = (size_t)(d->n * k.hp * k.wp * d->c_out);
+    const size_t xn = (size_t)(d->n * d->h * d->w * d->c_in),
+                 yn = (size_t)(d->n * k.oh * k.ow * d->c_out);
+    const size_t wn = (size_t)(d->c_out * d->c_in * d->r * d->s),
+                 padn = (size_t)(d->n * k.hp * k.wp * d->c_out);
     float *x = malloc(xn * 4), *w = malloc(wn * 4), *dy = malloc(yn * 4), *rx = malloc(xn * 4);
     float *rw = malloc((wn + (size_t)d->c_out) * 4);
     k.dx = malloc(xn * 4), k.dw = malloc(wn * 4), k.db = malloc((size_t)d->c_out * 4);
@@ -197,11 +201,12 @@ int ridge_bench_convbwd(const ridge_bench_opts *o, int argc, char **argv)
 {
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: ridge bench convbwd [--quick] [--filter NAME] [--threads N] [--json]\n\n"
-                   "Convolution backward, NHWC: padding-free dx against the padded-copy method\n"
-                   "(ratio x_ref = padded time / this time; buffer_kib: the padded copy's size, what\n"
-                   "the padding-free path saves), dw direct against im2col + SGEMM (x_ref = im2col\n"
-                   "time / this time). GFLOP/s on the direct count 2 n oh ow co ci r s.\n");
+            printf(
+                "usage: ridge bench convbwd [--quick] [--filter NAME] [--threads N] [--json]\n\n"
+                "Convolution backward, NHWC: padding-free dx against the padded-copy method\n"
+                "(ratio x_ref = padded time / this time; buffer_kib: the padded copy's size, what\n"
+                "the padding-free path saves), dw direct against im2col + SGEMM (x_ref = im2col\n"
+                "time / this time). GFLOP/s on the direct count 2 n oh ow co ci r s.\n");
             return 0;
         }
         fprintf(stderr, "ridge bench convbwd: unknown option '%s' (see --help)\n", argv[i]);

@@ -66,7 +66,7 @@ static void test_arch(void)
     CHECK(ridge_cnn_config_check(&c) == RIDGE_EINVAL); /* window larger than 28x28 */
 }
 
-/* ---- whole-model gradients ------------------------------------------------------------------------ */
+/* ---- whole-model gradients ------------------------------------------------------------------- */
 
 static double loss_of(ridge_ctx *ctx, ridge_cnn *m, const float *x, const int32_t *y, size_t B)
 {
@@ -88,7 +88,8 @@ static void test_gradients(ridge_ctx *ctx)
     float x[3 * 8 * 7 * 2];
     int32_t y[3] = {0, 2, 1};
     unsigned s = 5;
-    for (size_t i = 0; i < B * D; i++) s = s * 1664525u + 1013904223u, x[i] = (float)(s >> 9) / (1 << 22) - 1;
+    for (size_t i = 0; i < B * D; i++)
+        s = s * 1664525u + 1013904223u, x[i] = (float)(s >> 9) / (1 << 22) - 1;
     float l0;
     CHECK_OK(ridge_cnn_gradients(ctx, m, x, y, B, &l0));
     float *g = malloc(m->nparams * 4);
@@ -98,7 +99,8 @@ static void test_gradients(ridge_ctx *ctx)
     for (int l = 0; l < m->cfg.nlayers; l++) {
         float *views[2] = {m->w[l], m->b[l]};
         size_t n[2] = {(size_t)(m->b[l] - m->w[l]), 0};
-        if (m->cfg.layers[l].kind == RIDGE_CNN_MAXPOOL || m->cfg.layers[l].kind == RIDGE_CNN_AVGPOOL)
+        if (m->cfg.layers[l].kind == RIDGE_CNN_MAXPOOL ||
+            m->cfg.layers[l].kind == RIDGE_CNN_AVGPOOL)
             continue;
         n[1] = (size_t)m->c[l + 1];
         n[0] = m->cfg.layers[l].kind == RIDGE_CNN_BN ? n[1] : n[0];
@@ -127,7 +129,7 @@ static void test_gradients(ridge_ctx *ctx)
     ridge_cnn_destroy(m);
 }
 
-/* ---- inference: folded batch norm against the unfolded layers ------------------------------------- */
+/* ---- inference: folded batch norm against the unfolded layers -------------------------------- */
 
 static void test_fold(ridge_ctx *ctx)
 {
@@ -155,7 +157,7 @@ static void test_fold(ridge_ctx *ctx)
     ridge_cnn_destroy(m);
 }
 
-/* ---- training on a Fashion-MNIST subset, resume, checkpoints ------------------------------------- */
+/* ---- training on a Fashion-MNIST subset, resume, checkpoints --------------------------------- */
 
 static void test_training(ridge_ctx *ctx, const ridge_mnist *tr, const ridge_mnist *te)
 {
@@ -275,7 +277,7 @@ static void test_checkpoint_errors(void)
     ridge_cnn_destroy(m);
 }
 
-/* ---- --dump DIR: the inputs of scripts/cnn-vs-pytorch.py check ------------------------------------
+/* ---- --dump DIR: the inputs of scripts/cnn-vs-pytorch.py check ----------------------------------
  * The default network (seed 1, SGD lr 0.05 momentum 0.9 weight decay 0.01, constant schedule,
  * batch 64; SGD because AdamW's first steps move every weight by about lr * sign(gradient), so
  * gradients that are zero up to rounding flip weights by 2 lr and the runs drift) saved before any
@@ -320,7 +322,7 @@ static int dump(ridge_ctx *ctx, const ridge_mnist *tr, const char *dir)
     return 0;
 }
 
-/* ---- --full ------------------------------------------------------------------------------------------ */
+/* ---- --full ---------------------------------------------------------------------------------- */
 
 static void test_full(ridge_ctx *ctx, const ridge_mnist *tr, const ridge_mnist *te)
 {

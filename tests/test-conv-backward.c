@@ -110,7 +110,8 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
     CHECK_OK(ridge_conv2d_backward_data_ref(&d, dxm, dya, wa));
     CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwr, dwr + wn, x, dy));
     CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwm, dwm + wn, xa, dya));
-    const double kdx = (double)(d.c_out / d.groups * d.r * d.s) + 4, kdw = (double)(d.n * oh * ow) + 4;
+    const double kdx = (double)(d.c_out / d.groups * d.r * d.s) + 4,
+                 kdw = (double)(d.n * oh * ow) + 4;
     const int dwise = d.groups == d.c_in && d.groups == d.c_out && l != RIDGE_NCHW;
     /* (data, weights) algorithm pairs */
     const ridge_conv_algo algos[3][2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
@@ -204,7 +205,8 @@ static void test_fd(const shape *s, ridge_ctx *ctx)
     size_t wn = (size_t)(d.c_out * (d.c_in / d.groups) * d.r * d.s), bn = (size_t)d.c_out;
     float *x = malloc(xn * 4), *w = malloc(wn * 4), *g = malloc(yn * 4);
     float *dx = malloc(xn * 4), *dw = malloc((wn + bn) * 4);
-    double *x64 = malloc(xn * 8), *w64 = malloc(wn * 8), *b64 = calloc(bn, 8), *g64 = malloc(yn * 8);
+    double *x64 = malloc(xn * 8), *w64 = malloc(wn * 8), *b64 = calloc(bn, 8),
+           *g64 = malloc(yn * 8);
     double *fx = malloc(xn * 8), *fw = malloc((wn + bn) * 8);
     fill(x, xn, 21), fill(w, wn, 22), fill(g, yn, 23);
     for (size_t i = 0; i < xn; i++) x64[i] = x[i];

@@ -28,7 +28,7 @@ static double dot(const float *a, const float *b, size_t n)
 
 static double rel(double got, double want) { return fabs(got - want) / (1 + fabs(want)); }
 
-/* ---- convolution layer ------------------------------------------------------------------------ */
+/* ---- convolution layer ----------------------------------------------------------------------- */
 
 static void test_conv_layer(ridge_ctx *ctx)
 {
@@ -87,7 +87,7 @@ static void test_conv_layer(ridge_ctx *ctx)
     free(rx), free(rw), free(rb);
 }
 
-/* ---- pooling ----------------------------------------------------------------------------------- */
+/* ---- pooling --------------------------------------------------------------------------------- */
 
 static void test_pool(ridge_ctx *ctx, ridge_pool_kind kind, int64_t k, int64_t stride,
                       int64_t pad, int64_t h, int64_t w)
@@ -121,7 +121,7 @@ static void test_pool(ridge_ctx *ctx, ridge_pool_kind kind, int64_t k, int64_t s
     free(x), free(y), free(g), free(dx), free(am);
 }
 
-/* ---- batch normalization ------------------------------------------------------------------------ */
+/* ---- batch normalization --------------------------------------------------------------------- */
 
 static double bn_loss64(const float *x, const double *dx, size_t which, double hstep,
                         const float *gamma, const float *beta, const float *g, size_t rows,
@@ -189,8 +189,10 @@ static void test_batchnorm(ridge_ctx *c1, ridge_ctx *c2)
         const float *got = which == 0 ? dx : which == 1 ? dgamma : dbeta;
         for (size_t i = 0; i < n; i++) {
             double idx = (double)i;
-            double lp = bn_loss64(x, &idx, (size_t)which, h, gamma, beta, g, rows, C, eps, NULL, NULL);
-            double lm = bn_loss64(x, &idx, (size_t)which, -h, gamma, beta, g, rows, C, eps, NULL, NULL);
+            double lp =
+                bn_loss64(x, &idx, (size_t)which, h, gamma, beta, g, rows, C, eps, NULL, NULL);
+            double lm =
+                bn_loss64(x, &idx, (size_t)which, -h, gamma, beta, g, rows, C, eps, NULL, NULL);
             worst = fmax(worst, rel(got[i], (lp - lm) / (2 * h)));
         }
     }

@@ -35,7 +35,7 @@ ridge_status ridge_conv_layer_backward(ridge_ctx *ctx, float *dx, float *dw, flo
                                        float *dy, const float *x, const float *w, const float *y,
                                        const ridge_conv2d_desc *d, ridge_epi_act act);
 
-/* ---- pooling (NHWC) --------------------------------------------------------------------------- */
+/* ---- pooling (NHWC) -------------------------------------------------------------------------- */
 
 typedef enum ridge_pool_kind { RIDGE_POOL_MAX = 0, RIDGE_POOL_AVG = 1 } ridge_pool_kind;
 
@@ -59,7 +59,7 @@ ridge_status ridge_pool2d_forward(ridge_ctx *ctx, float *y, int32_t *argmax, con
 ridge_status ridge_pool2d_backward(ridge_ctx *ctx, float *dx, const float *dy,
                                    const int32_t *argmax, const ridge_pool2d_desc *d);
 
-/* ---- batch normalization ------------------------------------------------------------------------ */
+/* ---- batch normalization --------------------------------------------------------------------- */
 
 /* Training: per channel of x (rows, C) (rows = n*h*w in NHWC), mean and biased variance over
  * the rows; y = act(gamma (x - mean) rstd + beta), rstd = 1/sqrt(var + eps). mean and rstd (C)

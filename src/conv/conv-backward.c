@@ -33,7 +33,7 @@
 
 static const float zeros[64];
 
-/* ---- small helpers ------------------------------------------------------------------------------ */
+/* ---- small helpers --------------------------------------------------------------------------- */
 
 /* Valid taps [*k0, *k1) of a window starting at `start` (possibly negative) over an input of n
  * with dilation dil: 0 <= start + k*dil < n. */
@@ -88,7 +88,7 @@ static int64_t im2col_images(const ridge_conv2d_bwd_plan *p)
     return RIDGE_MAX(1, RIDGE_MIN(p->d.n, (1 << 20) / per));
 }
 
-/* ---- plan --------------------------------------------------------------------------------------- */
+/* ---- plan ------------------------------------------------------------------------------------ */
 
 void ridge_conv2d_bwd_options_init(ridge_conv2d_bwd_options *o)
 {
@@ -133,8 +133,10 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
         return RIDGE_OK;
     }
     if (a > RIDGE_CONV_AUTO && a < RIDGE_CONV_ALGO_COUNT)
-        return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward %s: algorithm %s has no backward "
-                           "pass (use direct, depthwise, ref, or im2col for weights)", which, ridge_conv_algo_name(a));
+        return ridge_error(RIDGE_EUNSUPPORTED,
+                           "conv2d backward %s: algorithm %s has no backward "
+                           "pass (use direct, depthwise, ref, or im2col for weights)",
+                           which, ridge_conv_algo_name(a));
     return ridge_error(RIDGE_EINVAL, "conv2d backward %s: algo = %d is not a ridge_conv_algo",
                        which, (int)a);
 }
@@ -354,7 +356,7 @@ size_t ridge_conv2d_bwd_weights_workspace_size(const ridge_conv2d_bwd_plan *p)
     return p ? p->ws_weights : 0;
 }
 
-/* ---- dx ------------------------------------------------------------------------------------------- */
+/* ---- dx -------------------------------------------------------------------------------------- */
 
 typedef struct bwd {
     const ridge_conv2d_bwd_plan *p;
@@ -431,7 +433,8 @@ static void dx_direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
                 int nb = p->sph[b + 1] - p->sph[b];
                 a.S = nb;
                 a.soff = p->soff + p->sph[b];
-                a.w = f->pack + (size_t)cb * (size_t)blk + p->wph[ph * sw + b] * (size_t)(p->cog * nr);
+                a.w = f->pack + (size_t)cb * (size_t)blk +
+                      p->wph[ph * sw + b] * (size_t)(p->cog * nr);
                 for (int si = p->segph[b]; si < p->segph[b + 1]; si++) {
                     const bwd_seg *sg = &p->seg[si];
                     a.s0 = sg->s0, a.s1 = sg->s1;
@@ -524,7 +527,7 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
     return RIDGE_OK;
 }
 
-/* ---- dw ------------------------------------------------------------------------------------------- */
+/* ---- dw -------------------------------------------------------------------------------------- */
 
 /* Packs dy into [g][cob][n][oh*ow][NR] (zeros past the group's channels) and sums db per block,
  * for items [b, e) of (g * ncob + cob). */
@@ -634,8 +637,10 @@ static void dw_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
                 int64_t ih = i * d->stride_h - d->pad_top + r * d->dil_h;
                 for (int64_t j = ow0; j < ow1; j++) {
                     int64_t iw = j * d->stride_w - d->pad_left + s * d->dil_w;
-                    const float *y = f->dy + n * p->yv.sn + i * p->yv.sh + j * p->yv.sw + p->yco[c0];
-                    const float *x = f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw + p->xco[c0];
+                    const float *y =
+                        f->dy + n * p->yv.sn + i * p->yv.sh + j * p->yv.sw + p->yco[c0];
+                    const float *x =
+                        f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw + p->xco[c0];
                     for (int64_t c = 0; c < cl; c++) acc[c] += y[c] * x[c];
                 }
             }
@@ -786,7 +791,8 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
     }
     const int64_t nr = p->k->nr, nblk = d->groups * p->ncob;
     float *pack = ws;
-    float *blocked = (float *)((char *)ws + round_bytes((size_t)(nblk * d->n * p->oh * p->ow * nr)));
+    float *blocked =
+        (float *)((char *)ws + round_bytes((size_t)(nblk * d->n * p->oh * p->ow * nr)));
     bwd f = {p, blocked, x, dy, NULL, pack, db};
     ridge_parallel_for(ctx, (size_t)nblk, 1, pack_dy, &f);
     ridge_parallel_for(ctx, (size_t)(nblk * RS), 1, dw_direct_range, &f);
@@ -801,7 +807,7 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
     return RIDGE_OK;
 }
 
-/* ---- references ------------------------------------------------------------------------------------ */
+/* ---- references ------------------------------------------------------------------------------ */
 
 ridge_status ridge_conv2d_backward_data_ref(const ridge_conv2d_desc *d, float *dx,
                                             const float *dy, const float *w)

@@ -14,7 +14,7 @@
 #include "core/internal.h"
 #include "models/cnn-internal.h"
 
-/* ---- configuration ------------------------------------------------------------------------------ */
+/* ---- configuration --------------------------------------------------------------------------- */
 
 void ridge_cnn_config_init(ridge_cnn_config *c)
 {
@@ -43,9 +43,11 @@ static ridge_status parse_token(const char *t, ridge_cnn_config *c)
     const char *s = t;
     int ok = 0;
     if (!strcmp(t, "relu")) {
-        if (c->nlayers == 0) return ridge_error(RIDGE_EINVAL, "cnn arch: 'relu' needs a layer before it");
+        if (c->nlayers == 0)
+            return ridge_error(RIDGE_EINVAL, "cnn arch: 'relu' needs a layer before it");
         ridge_cnn_layer *p = &c->layers[c->nlayers - 1];
-        if (p->kind == RIDGE_CNN_MAXPOOL || p->kind == RIDGE_CNN_AVGPOOL || p->act != RIDGE_EPI_NONE)
+        if (p->kind == RIDGE_CNN_MAXPOOL || p->kind == RIDGE_CNN_AVGPOOL ||
+            p->act != RIDGE_EPI_NONE)
             return ridge_error(RIDGE_EINVAL, "cnn arch: 'relu' must follow a conv, bn or dense "
                                "layer without an activation");
         p->act = RIDGE_EPI_RELU;
@@ -88,7 +90,8 @@ ridge_status ridge_cnn_arch_parse(const char *arch, ridge_cnn_config *c)
 {
     if (!arch || !c) return ridge_error(RIDGE_EINVAL, "cnn arch: NULL argument");
     if (strlen(arch) >= RIDGE_CNN_ARCH_MAX)
-        return ridge_error(RIDGE_EINVAL, "cnn arch: longer than %d characters", RIDGE_CNN_ARCH_MAX - 1);
+        return ridge_error(RIDGE_EINVAL, "cnn arch: longer than %d characters",
+                           RIDGE_CNN_ARCH_MAX - 1);
     char buf[RIDGE_CNN_ARCH_MAX];
     strcpy(buf, arch);
     c->nlayers = 0;
@@ -110,14 +113,23 @@ ridge_status ridge_cnn_arch_format(const ridge_cnn_config *c, char *buf, size_t 
         char t[64];
         switch (L->kind) {
         case RIDGE_CNN_CONV:
-            if (L->stride == 1) snprintf(t, sizeof t, "conv%lldx%lld-%lld", (long long)L->k, (long long)L->k, (long long)L->out);
-            else snprintf(t, sizeof t, "conv%lldx%llds%lld-%lld", (long long)L->k, (long long)L->k, (long long)L->stride, (long long)L->out);
+            if (L->stride == 1)
+                snprintf(t, sizeof t, "conv%lldx%lld-%lld", (long long)L->k, (long long)L->k,
+                         (long long)L->out);
+            else
+                snprintf(t, sizeof t, "conv%lldx%llds%lld-%lld", (long long)L->k, (long long)L->k,
+                         (long long)L->stride, (long long)L->out);
             break;
         case RIDGE_CNN_BN: snprintf(t, sizeof t, "bn"); break;
         case RIDGE_CNN_MAXPOOL:
         case RIDGE_CNN_AVGPOOL:
-            if (L->stride == L->k) snprintf(t, sizeof t, "%spool%lld", L->kind == RIDGE_CNN_MAXPOOL ? "max" : "avg", (long long)L->k);
-            else snprintf(t, sizeof t, "%spool%llds%lld", L->kind == RIDGE_CNN_MAXPOOL ? "max" : "avg", (long long)L->k, (long long)L->stride);
+            if (L->stride == L->k)
+                snprintf(t, sizeof t, "%spool%lld", L->kind == RIDGE_CNN_MAXPOOL ? "max" : "avg",
+                         (long long)L->k);
+            else
+                snprintf(t, sizeof t, "%spool%llds%lld",
+                         L->kind == RIDGE_CNN_MAXPOOL ? "max" : "avg", (long long)L->k,
+                         (long long)L->stride);
             break;
         default: snprintf(t, sizeof t, "dense-%lld", (long long)L->out); break;
         }
@@ -144,8 +156,9 @@ static ridge_status shapes(const ridge_cnn_config *c, int64_t *h, int64_t *w, in
         switch (L->kind) {
         case RIDGE_CNN_CONV:
             if (L->k < 1 || L->k % 2 == 0 || L->stride < 1 || L->out < 1)
-                return ridge_error(RIDGE_EINVAL, "cnn: layer %d: conv %lldx%lld stride %lld to %lld", l,
-                                   (long long)L->k, (long long)L->k, (long long)L->stride, (long long)L->out);
+                return ridge_error(
+                    RIDGE_EINVAL, "cnn: layer %d: conv %lldx%lld stride %lld to %lld", l,
+                    (long long)L->k, (long long)L->k, (long long)L->stride, (long long)L->out);
             h[l + 1] = (H - 1) / L->stride + 1, w[l + 1] = (W - 1) / L->stride + 1;
             ch[l + 1] = L->out;
             wsz[l] = (size_t)(L->out * C * L->k * L->k), bsz[l] = (size_t)L->out;
@@ -163,7 +176,9 @@ static ridge_status shapes(const ridge_cnn_config *c, int64_t *h, int64_t *w, in
             ch[l + 1] = C;
             break;
         case RIDGE_CNN_DENSE:
-            if (L->out < 1) return ridge_error(RIDGE_EINVAL, "cnn: layer %d: dense to %lld", l, (long long)L->out);
+            if (L->out < 1)
+                return ridge_error(RIDGE_EINVAL, "cnn: layer %d: dense to %lld", l,
+                                   (long long)L->out);
             h[l + 1] = w[l + 1] = 1, ch[l + 1] = L->out;
             wsz[l] = (size_t)(L->out * H * W * C), bsz[l] = (size_t)L->out;
             break;
@@ -180,12 +195,14 @@ ridge_status ridge_cnn_config_check(const ridge_cnn_config *c)
 {
     if (!c) return ridge_error(RIDGE_EINVAL, "cnn: config is NULL");
     if (c->nlayers < 1 || c->nlayers > RIDGE_CNN_MAX_LAYERS)
-        return ridge_error(RIDGE_EINVAL, "cnn: %d layers, expected 1..%d", c->nlayers, RIDGE_CNN_MAX_LAYERS);
+        return ridge_error(RIDGE_EINVAL, "cnn: %d layers, expected 1..%d", c->nlayers,
+                           RIDGE_CNN_MAX_LAYERS);
     if (c->in_h < 1 || c->in_w < 1 || c->in_c < 1 || c->in_h * c->in_w * c->in_c > (1 << 24))
         return ridge_error(RIDGE_EINVAL, "cnn: input %lldx%lldx%lld", (long long)c->in_h,
                            (long long)c->in_w, (long long)c->in_c);
     if (!isfinite(c->in_mean) || !(c->in_std > 0 && isfinite(c->in_std)))
-        return ridge_error(RIDGE_EINVAL, "cnn: input normalization mean %g, std %g", c->in_mean, c->in_std);
+        return ridge_error(RIDGE_EINVAL, "cnn: input normalization mean %g, std %g", c->in_mean,
+                           c->in_std);
     if (!(c->bn_eps > 0) || !(c->bn_momentum >= 0 && c->bn_momentum <= 1))
         return ridge_error(RIDGE_EINVAL, "cnn: bn eps %g, momentum %g", c->bn_eps, c->bn_momentum);
     const ridge_cnn_layer *last = &c->layers[c->nlayers - 1];
@@ -213,7 +230,7 @@ ridge_status cnn_layout(const ridge_cnn_config *c, size_t *poffs, size_t *ptotal
     return ridge_params_layout(rsz, 2 * (size_t)c->nlayers, roffs, rtotal);
 }
 
-/* ---- allocation ------------------------------------------------------------------------------------ */
+/* ---- allocation ------------------------------------------------------------------------------ */
 
 ridge_status ridge_cnn_create(const ridge_cnn_config *cfg, const ridge_optim_config *opt,
                               size_t batch, uint64_t seed, ridge_cnn **out)
@@ -323,7 +340,7 @@ static ridge_status reserve(ridge_cnn *m, size_t B)
     return RIDGE_OK;
 }
 
-/* ---- forward and backward ---------------------------------------------------------------------------- */
+/* ---- forward and backward -------------------------------------------------------------------- */
 
 static ridge_conv2d_desc conv_desc(const ridge_cnn *m, int l, size_t B)
 {
@@ -478,7 +495,7 @@ ridge_status ridge_cnn_train_step(ridge_ctx *ctx, ridge_cnn *m, const float *x,
     return RIDGE_OK;
 }
 
-/* ---- epochs and evaluation -------------------------------------------------------------------------- */
+/* ---- epochs and evaluation ------------------------------------------------------------------- */
 
 static ridge_status check_data(const char *fn, const ridge_cnn *m, const uint8_t *images,
                                const uint8_t *labels, size_t n)

@@ -271,7 +271,8 @@ int train_cnn(int argc, char **argv)
         fflush(stdout);
         first = 0;
     }
-    if (first && ridge_cnn_evaluate(ctx, m, te.images, te.labels, ntest, &test_loss, &right, NULL)) {
+    if (first &&
+        ridge_cnn_evaluate(ctx, m, te.images, te.labels, ntest, &test_loss, &right, NULL)) {
         fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
         goto done;
     }
