@@ -7,6 +7,9 @@
  *       weights change every training step). Same micro-kernel both ways, so the ratio is
  *       the cost of the buffer; its size is the memory the padding-free path saves.
  *   dw  direct (per output-channel block x tap on the micro-kernel) against im2col + SGEMM.
+ * With peers (a RIDGE_BENCH_PEERS build with oneDNN): oneDNN's backward-data and
+ * backward-weights primitives on the same shapes, memory formats of its choice (tag any; the
+ * reorders into them are not timed: the most favourable setting for oneDNN).
  * Every result is first checked against the fp64 reference. Methods are timed in interleaved
  * rounds (one call of each per round), medians reported. Time it alone:
  *   flock /tmp/ridge-bench.lock ridge bench convbwd */
@@ -15,6 +18,156 @@
 #include <string.h>
 
 #include "bench.h"
+
+#ifdef RIDGE_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+/* One oneDNN backward primitive with its memories in the formats it chose. */
+typedef struct dnnl_bwd {
+    dnnl_primitive_t prim;
+    dnnl_memory_t mem[5]; /* dx: diff_dst, weights, diff_src; dw: src, diff_dst, diff_w, diff_b */
+    void *buf[5];
+    int nmem, args[5];
+    char impl[64];
+} dnnl_bwd;
+
+static dnnl_engine_t eng;
+static dnnl_stream_t str;
+
+static int bwd_reorder(const dnnl_memory_desc_t *smd, void *s, const dnnl_memory_desc_t *dmd,
+                        void *d)
+{
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t p;
+    dnnl_memory_t sm, dm;
+    if (dnnl_reorder_primitive_desc_create(&pd, smd, eng, dmd, eng, NULL)) return -1;
+    int rc = dnnl_primitive_create(&p, pd) != dnnl_success;
+    dnnl_primitive_desc_destroy(pd);
+    if (rc) return -1;
+    dnnl_memory_create(&sm, smd, eng, s);
+    dnnl_memory_create(&dm, dmd, eng, d);
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, sm}, {DNNL_ARG_TO, dm}};
+    rc = dnnl_primitive_execute(p, str, 2, args) != dnnl_success;
+    dnnl_stream_wait(str);
+    dnnl_primitive_destroy(p);
+    dnnl_memory_destroy(sm);
+    dnnl_memory_destroy(dm);
+    return rc;
+}
+
+static void dnnl_bwd_free(dnnl_bwd *b)
+{
+    if (b->prim) dnnl_primitive_destroy(b->prim);
+    for (int i = 0; i < b->nmem; i++) {
+        if (b->mem[i]) dnnl_memory_destroy(b->mem[i]);
+        free(b->buf[i]);
+    }
+    memset(b, 0, sizeof *b);
+}
+
+/* weights = 0: backward data (inputs dy, w; output dx); 1: backward weights (inputs x, dy;
+ * outputs dw, db). Plain user tensors: NHWC activations, OIHW weights. */
+static int dnnl_bwd_setup(dnnl_bwd *b, const ridge_conv2d_desc *d, int64_t oh, int64_t ow,
+                          int weights, int threads, const float *x, const float *w,
+                          const float *dy)
+{
+    memset(b, 0, sizeof *b);
+    if (!eng && (dnnl_engine_create(&eng, dnnl_cpu, 0) ||
+                 dnnl_stream_create(&str, eng, dnnl_stream_default_flags)))
+        return -1;
+    omp_set_num_threads(threads);
+    dnnl_dims_t sd = {d->n, d->c_in, d->h, d->w}, dd = {d->n, d->c_out, oh, ow};
+    dnnl_dims_t wd = {d->c_out, d->c_in, d->r, d->s}, bd = {d->c_out};
+    dnnl_dims_t st = {d->stride_h, d->stride_w}, dl = {d->dil_h - 1, d->dil_w - 1};
+    dnnl_dims_t pl = {d->pad_top, d->pad_left}, pr = {d->pad_bottom, d->pad_right};
+    dnnl_memory_desc_t su, du, wu, sa, da, wa, bm;
+    dnnl_memory_desc_init_by_tag(&su, 4, sd, dnnl_f32, dnnl_nhwc);
+    dnnl_memory_desc_init_by_tag(&du, 4, dd, dnnl_f32, dnnl_nhwc);
+    dnnl_memory_desc_init_by_tag(&wu, 4, wd, dnnl_f32, dnnl_oihw);
+    dnnl_memory_desc_init_by_tag(&sa, 4, sd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&da, 4, dd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&wa, 4, wd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&bm, 1, bd, dnnl_f32, dnnl_x);
+    dnnl_convolution_desc_t fd, cd;
+    if (dnnl_dilated_convolution_forward_desc_init(&fd, dnnl_forward_training,
+                                                   dnnl_convolution_direct, &sa, &wa, &bm, &da,
+                                                   st, dl, pl, pr))
+        return -1;
+    dnnl_primitive_desc_t hint, pd;
+    if (dnnl_primitive_desc_create(&hint, &fd, NULL, eng, NULL)) return -1;
+    dnnl_status_t s =
+        weights ? dnnl_dilated_convolution_backward_weights_desc_init(
+                      &cd, dnnl_convolution_direct, &sa, &wa, &bm, &da, st, dl, pl, pr)
+                : dnnl_dilated_convolution_backward_data_desc_init(
+                      &cd, dnnl_convolution_direct, &sa, &wa, &da, st, dl, pl, pr);
+    if (!s) s = dnnl_primitive_desc_create(&pd, &cd, NULL, eng, hint);
+    dnnl_primitive_desc_destroy(hint);
+    if (s) return -1;
+    const char *impl = "";
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    snprintf(b->impl, sizeof b->impl, "onednn %s:%s", weights ? "dw" : "dx", impl);
+    /* (query, user desc, user data, exec arg) per memory; NULL data: an output */
+    typedef struct io_t {
+        dnnl_query_t q;
+        const dnnl_memory_desc_t *user;
+        const void *data;
+        int arg;
+    } io_t;
+    io_t io[3];
+    if (weights) {
+        io[0] = (io_t){dnnl_query_src_md, &su, x, DNNL_ARG_SRC};
+        io[1] = (io_t){dnnl_query_diff_dst_md, &du, dy, DNNL_ARG_DIFF_DST};
+        io[2] = (io_t){dnnl_query_diff_weights_md, &wu, NULL, DNNL_ARG_DIFF_WEIGHTS};
+        b->nmem = 4;
+    } else {
+        io[0] = (io_t){dnnl_query_diff_dst_md, &du, dy, DNNL_ARG_DIFF_DST};
+        io[1] = (io_t){dnnl_query_weights_md, &wu, w, DNNL_ARG_WEIGHTS};
+        io[2] = (io_t){dnnl_query_diff_src_md, &su, NULL, DNNL_ARG_DIFF_SRC};
+        b->nmem = 3;
+    }
+    int rc = -1;
+    for (int i = 0; i < b->nmem; i++) {
+        const dnnl_memory_desc_t *q =
+            i == 3 ? &bm : dnnl_primitive_desc_query_md(pd, io[i].q, 0);
+        size_t n = dnnl_memory_desc_get_size(q);
+        b->buf[i] = aligned_alloc(64, (n + 63) / 64 * 64);
+        b->args[i] = i == 3 ? DNNL_ARG_DIFF_BIAS : io[i].arg;
+        if (i == 3) {
+            if (!b->buf[i] || dnnl_memory_create(&b->mem[i], q, eng, b->buf[i])) goto done;
+            continue;
+        }
+        if (!b->buf[i] || dnnl_memory_create(&b->mem[i], q, eng, b->buf[i])) goto done;
+        if (i < 3 && io[i].data && bwd_reorder(io[i].user, (void *)io[i].data, q, b->buf[i]))
+            goto done;
+    }
+    if (dnnl_primitive_create(&b->prim, pd)) goto done;
+    rc = 0;
+done:
+    dnnl_primitive_desc_destroy(pd);
+    return rc;
+}
+
+static void dnnl_bwd_run(dnnl_bwd *b)
+{
+    dnnl_exec_arg_t args[5];
+    for (int i = 0; i < b->nmem; i++) args[i] = (dnnl_exec_arg_t){b->args[i], b->mem[i]};
+    dnnl_primitive_execute(b->prim, str, b->nmem, args);
+    dnnl_stream_wait(str);
+}
+
+/* The output (dx NHWC or dw OIHW) in the plain format. */
+static int dnnl_bwd_result(dnnl_bwd *b, const ridge_conv2d_desc *d, int weights, float *out)
+{
+    dnnl_dims_t sd = {d->n, d->c_in, d->h, d->w}, wd = {d->c_out, d->c_in, d->r, d->s};
+    dnnl_memory_desc_t u;
+    const dnnl_memory_desc_t *q;
+    if (weights) dnnl_memory_desc_init_by_tag(&u, 4, wd, dnnl_f32, dnnl_oihw);
+    else dnnl_memory_desc_init_by_tag(&u, 4, sd, dnnl_f32, dnnl_nhwc);
+    dnnl_memory_get_memory_desc(b->mem[2], &q);
+    return bwd_reorder(q, b->buf[2], &u, out);
+}
+#endif /* RIDGE_HAVE_DNNL */
 
 const char ridge_bench_convbwd_summary[] =
     "convolution backward: padding-free dx vs a padded copy, dw direct vs im2col+SGEMM";
@@ -59,6 +212,9 @@ typedef struct work {
     ridge_conv2d_desc d, pd; /* the convolution; the padded-copy method's forward */
     int64_t oh, ow, hp, wp, offh, offw;
     ridge_conv2d_bwd_plan *bp[2]; /* dw direct, dw im2col (dx direct in both) */
+#ifdef RIDGE_HAVE_DNNL
+    dnnl_bwd dn[2]; /* oneDNN dx, dw */
+#endif
     const float *x, *w, *dy;
     float *dx, *dw, *db, *pad, *wt;
 } work;
@@ -95,14 +251,21 @@ static void run(work *k, int m)
     case 0: ridge_conv2d_backward_data(k->ctx, k->bp[0], k->dx, k->dy, k->w, NULL); break;
     case 1: dx_padded(k); break;
     case 2: ridge_conv2d_backward_weights(k->ctx, k->bp[0], k->dw, k->db, k->x, k->dy, NULL); break;
-    default:
+    case 3:
         ridge_conv2d_backward_weights(k->ctx, k->bp[1], k->dw, k->db, k->x, k->dy, NULL);
         break;
+#ifdef RIDGE_HAVE_DNNL
+    case 4: dnnl_bwd_run(&k->dn[0]); break;
+    case 5: dnnl_bwd_run(&k->dn[1]); break;
+#endif
+    default: break;
     }
 }
 
-static const char *const names[4] = {"dx direct (padding-free)", "dx padded copy",
-                                     "dw direct", "dw im2col+sgemm"};
+/* methods 0-3 always; 4 and 5 (oneDNN dx, dw) with peers */
+static const char *const names[6] = {"dx direct (padding-free)", "dx padded copy",
+                                     "dw direct", "dw im2col+sgemm", "onednn dx", "onednn dw"};
+#define IS_DX(m) ((m) < 2 || (m) == 4)
 
 static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case *c, ridge_ctx *ctx,
                       int threads)
@@ -151,10 +314,25 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
         fail = 1;
         goto done;
     }
-    double err[4];
-    for (int m = 0; m < 4; m++) {
+    int nm = 4;
+#ifdef RIDGE_HAVE_DNNL
+    if (o->peers) {
+        if (dnnl_bwd_setup(&k.dn[0], d, k.oh, k.ow, 0, threads, x, w, dy) ||
+            dnnl_bwd_setup(&k.dn[1], d, k.oh, k.ow, 1, threads, x, w, dy)) {
+            fprintf(stderr, "bench convbwd: %s: oneDNN setup failed\n", c->name);
+            fail = 1;
+            goto done;
+        }
+        nm = 6;
+    }
+#endif
+    double err[6];
+    for (int m = 0; m < nm; m++) {
         run(&k, m);
-        err[m] = m < 2 ? rel_err(k.dx, rx, xn) : rel_err(k.dw, rw, wn);
+#ifdef RIDGE_HAVE_DNNL
+        if (m >= 4) dnnl_bwd_result(&k.dn[m - 4], d, m == 5, m == 4 ? k.dx : k.dw);
+#endif
+        err[m] = IS_DX(m) ? rel_err(k.dx, rx, xn) : rel_err(k.dw, rw, wn);
         if (!(err[m] < 1e-4)) {
             fprintf(stderr, "bench convbwd: %s: %s wrong (relative error %.2e)\n", c->name,
                     names[m], err[m]);
@@ -163,35 +341,43 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     }
     if (fail) goto done;
     const int reps = o->quick ? 5 : 15;
-    double *smp = malloc(sizeof(double) * 4 * (size_t)reps);
-    for (int m = 0; m < 4; m++) run(&k, m); /* warm-up */
+    double *smp = malloc(sizeof(double) * 6 * (size_t)reps);
+    for (int m = 0; m < nm; m++) run(&k, m); /* warm-up */
     for (int r = 0; r < reps; r++)
-        for (int m = 0; m < 4; m++) {
+        for (int m = 0; m < nm; m++) {
             uint64_t t0 = ridge_time_ns();
             run(&k, m);
             smp[m * reps + r] = (double)(ridge_time_ns() - t0) * 1e-9;
         }
-    bench_stats st[4];
-    for (int m = 0; m < 4; m++) st[m] = bench_summarize(smp + m * reps, (size_t)reps);
+    bench_stats st[6];
+    for (int m = 0; m < nm; m++) st[m] = bench_summarize(smp + m * reps, (size_t)reps);
     free(smp);
     const double gf = ridge_conv2d_flops(d) * 1e-9;
-    for (int m = 0; m < 4; m++) {
-        const int dxm = m < 2;
+    for (int m = 0; m < nm; m++) {
+        const int dxm = IS_DX(m);
         bench_val v[] = {
             {c->name, 0},
             {NULL, threads},
+#ifdef RIDGE_HAVE_DNNL
+            {m >= 4 ? k.dn[m - 4].impl : names[m], 0},
+#else
             {names[m], 0},
+#endif
             {NULL, st[m].median * 1e3},
             {NULL, st[m].best * 1e3},
             {NULL, gf / st[m].median},
             {NULL, m == 1 ? (double)padn * 4 / 1024 : 0},
             {NULL, dxm ? st[1].median / st[m].median : st[3].median / st[m].median},
+            {NULL, nm > 4 ? st[dxm ? 4 : 5].median / st[m].median : NAN},
             {NULL, err[m]},
         };
         bench_table_row(t, v);
     }
 done:
     for (int i = 0; i < 2; i++) ridge_conv2d_bwd_plan_destroy(k.bp[i]);
+#ifdef RIDGE_HAVE_DNNL
+    for (int i = 0; i < 2; i++) dnnl_bwd_free(&k.dn[i]);
+#endif
     free(x), free(w), free(dy), free(rx), free(rw), free(k.dx), free(k.dw), free(k.db);
     free(k.pad), free(k.wt);
     return fail;
@@ -215,8 +401,12 @@ int ridge_bench_convbwd(const ridge_bench_opts *o, int argc, char **argv)
     static const bench_col cols[] = {
         {"shape", BENCH_STR},  {"threads", BENCH_INT},   {"method", BENCH_STR},
         {"ms", BENCH_F3},      {"best_ms", BENCH_F3},    {"gflops", BENCH_F1},
-        {"buffer_kib", BENCH_F1}, {"x_ref", BENCH_F2},   {"max_err", BENCH_F3},
+        {"buffer_kib", BENCH_F1}, {"x_ref", BENCH_F2},   {"x_onednn", BENCH_F2},
+        {"max_err", BENCH_F3},
     };
+#ifndef RIDGE_HAVE_DNNL
+    if (o->peers) bench_note(o, "bench convbwd: built without RIDGE_BENCH_PEERS: no oneDNN rows");
+#endif
     bench_table t;
     bench_table_begin(&t, o, "convbwd: backward data and weights (NHWC)", cols,
                       (int)(sizeof cols / sizeof cols[0]));
