@@ -339,6 +339,111 @@ static void test_fold_bn(ridge_ctx *ctx)
     free(w), free(x), free(y), free(yf);
 }
 
+/* The fused depthwise-separable block against the two references one after the other. */
+static void test_separable(ridge_ctx *ctx)
+{
+    const struct {
+        int64_t n, c, h, w, st, co;
+    } g[] = {{2, 19, 9, 11, 1, 24}, {1, 32, 13, 12, 2, 40}, {1, 8, 1, 3, 1, 5}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        ridge_conv2d_desc dd, pd;
+        ridge_conv2d_desc_init(&dd);
+        dd.n = g[i].n, dd.c_in = dd.c_out = dd.groups = g[i].c, dd.h = g[i].h, dd.w = g[i].w;
+        dd.r = dd.s = 3, dd.stride_h = dd.stride_w = g[i].st, dd.layout = RIDGE_NHWC;
+        dd.pad_top = dd.pad_bottom = dd.pad_left = dd.pad_right = 1;
+        int64_t oh, ow;
+        CHECK_OK(ridge_conv2d_desc_check(&dd, &oh, &ow));
+        ridge_conv2d_desc_init(&pd);
+        pd.n = dd.n, pd.c_in = dd.c_out, pd.h = oh, pd.w = ow, pd.c_out = g[i].co;
+        pd.r = pd.s = 1, pd.layout = RIDGE_NHWC;
+        size_t xn = (size_t)(dd.n * dd.c_in * dd.h * dd.w), mn = (size_t)(dd.n * dd.c_out * oh * ow);
+        size_t yn = (size_t)(pd.n * pd.c_out * oh * ow);
+        float *x = malloc(xn * 4), *wd = malloc((size_t)dd.c_out * 9 * 4), *bd = malloc(dd.c_out * 4);
+        float *wp = malloc((size_t)(pd.c_out * pd.c_in) * 4), *bp = malloc(pd.c_out * 4);
+        float *mid = malloc(mn * 4), *want = malloc(yn * 4), *y = malloc(yn * 4), *res = malloc(yn * 4);
+        fill(x, xn, 31), fill(wd, (size_t)dd.c_out * 9, 32), fill(bd, (size_t)dd.c_out, 33);
+        fill(wp, (size_t)(pd.c_out * pd.c_in), 34), fill(bp, (size_t)pd.c_out, 35), fill(res, yn, 36);
+        ridge_conv2d_epilogue e1 = {RIDGE_CONV_ACT_RELU, NULL}, e2 = {RIDGE_CONV_ACT_RELU, res};
+        CHECK_OK(ridge_conv2d_forward_ref(&dd, x, wd, mid, bd, &e1));
+        CHECK_OK(ridge_conv2d_forward_ref(&pd, mid, wp, want, bp, &e2));
+        ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0}, op = {RIDGE_CONV_POINTWISE, 0};
+        ridge_conv2d_plan *dp = NULL, *pp = NULL;
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &dd, wd, &od, &dp));
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &pd, wp, &op, &pp));
+        if (dp && pp) {
+            CHECK_OK(ridge_conv2d_separable_forward(ctx, dp, pp, x, y, bd, &e1, bp, &e2, NULL));
+            double e = 0;
+            for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y[k] - want[k]));
+            CHECKF(e < 1e-4, "separable %zu: max error %g", i, e);
+            CHECK(ridge_conv2d_separable_forward(ctx, pp, dp, x, y, NULL, NULL, NULL, NULL,
+                                                 NULL) == RIDGE_EUNSUPPORTED);
+            CHECK(ridge_conv2d_separable_forward(ctx, dp, dp, x, y, NULL, NULL, NULL, NULL,
+                                                 NULL) == RIDGE_EUNSUPPORTED);
+        }
+        ridge_conv2d_plan_destroy(dp), ridge_conv2d_plan_destroy(pp);
+        free(x), free(wd), free(bd), free(wp), free(bp), free(mid), free(want), free(y), free(res);
+    }
+}
+
+/* Pooling in every layout against plain NCHW loops. */
+static void test_pool(ridge_ctx *ctx)
+{
+    const struct {
+        int64_t n, c, h, w, r, s, st, pt, pb, pl, pr;
+    } g[] = {{1, 3, 7, 9, 2, 2, 2, 0, 1, 0, 1}, {2, 19, 6, 5, 3, 3, 1, 1, 1, 1, 1},
+             {1, 70, 5, 5, 3, 2, 2, 1, 2, 0, 1}, {1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        for (int kind = 0; kind < 2; kind++)
+            for (int cp = 0; cp < 2; cp++) {
+                ridge_pool2d_desc d = {g[i].n, g[i].c, g[i].h, g[i].w, g[i].r, g[i].s, g[i].st,
+                                       g[i].st, g[i].pt, g[i].pb, g[i].pl, g[i].pr,
+                                       (ridge_pool_kind)kind, cp, RIDGE_NCHW};
+                int64_t oh, ow;
+                CHECK_OK(ridge_pool2d_desc_check(&d, &oh, &ow));
+                size_t xn = (size_t)(d.n * d.c * d.h * d.w), yn = (size_t)(d.n * d.c * oh * ow);
+                float *x = malloc(xn * 4), *want = malloc(yn * 4), *y0 = malloc(yn * 4);
+                fill(x, xn, 21 + (unsigned)i);
+                for (int64_t nc = 0; nc < d.n * d.c; nc++)
+                    for (int64_t a = 0; a < oh; a++)
+                        for (int64_t b = 0; b < ow; b++) {
+                            double acc = kind ? 0.0 : -INFINITY;
+                            int cnt = 0;
+                            for (int64_t r = 0; r < d.r; r++)
+                                for (int64_t s = 0; s < d.s; s++) {
+                                    int64_t ih = a * d.stride_h - d.pad_top + r;
+                                    int64_t iw = b * d.stride_w - d.pad_left + s;
+                                    if (ih < 0 || ih >= d.h || iw < 0 || iw >= d.w) continue;
+                                    double v = x[(nc * d.h + ih) * d.w + iw];
+                                    acc = kind ? acc + v : fmax(acc, v);
+                                    cnt++;
+                                }
+                            want[(nc * oh + a) * ow + b] =
+                                (float)(kind ? acc / (cp ? d.r * d.s : cnt) : acc);
+                        }
+                for (int l = 0; l < 3; l++) {
+                    d.layout = (ridge_layout)l;
+                    size_t xl = ridge_tensor_elems(d.layout, d.n, d.c, d.h, d.w);
+                    size_t yl = ridge_tensor_elems(d.layout, d.n, d.c, oh, ow);
+                    float *xt = malloc(xl * 4), *yt = malloc(yl * 4);
+                    CHECK_OK(ridge_layout_reorder(ctx, xt, d.layout, x, RIDGE_NCHW, d.n, d.c, d.h, d.w));
+                    CHECK_OK(ridge_pool2d_forward(ctx, &d, xt, yt));
+                    CHECK_OK(ridge_layout_reorder(ctx, y0, RIDGE_NCHW, yt, d.layout, d.n, d.c, oh, ow));
+                    double e = 0;
+                    for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y0[k] - want[k]));
+                    CHECKF(e <= 1e-6, "pool %zu kind %d count_pad %d %s: max error %g", i, kind,
+                           cp, ridge_layout_name(d.layout), e);
+                    free(xt), free(yt);
+                }
+                free(x), free(want), free(y0);
+            }
+    ridge_pool2d_desc bad = {1, 4, 5, 5, 2, 2, 2, 2, 2, 0, 0, 0, RIDGE_POOL_MAX, 0, RIDGE_NHWC};
+    CHECK(ridge_pool2d_desc_check(&bad, NULL, NULL) == RIDGE_EINVAL &&
+          strstr(ridge_last_error(), "smaller than"));
+    bad.pad_top = 0, bad.c = 0;
+    CHECK(ridge_pool2d_desc_check(&bad, NULL, NULL) == RIDGE_EINVAL &&
+          strstr(ridge_last_error(), "pool2d: c = 0"));
+}
+
 int main(int argc, char **argv)
 {
     verbose = argc > 1 && !strcmp(argv[1], "-v");
@@ -357,6 +462,8 @@ int main(int argc, char **argv)
         for (int l = 0; l < 3; l++) test_shape(&shapes[s], (ridge_layout)l, ctxs, nctx);
     test_plan(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);
+    test_pool(ctxs[nctx - 1]);
+    for (int i = 0; i < nctx; i++) test_separable(ctxs[i]);
     printf("max error vs the fp64 reference, units of eps x sum of magnitudes:\n");
     for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++)
         printf("  %-13s %.2f\n", ridge_conv_algo_name((ridge_conv_algo)a), worst[a]);

@@ -168,6 +168,21 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
 
 /* ---- fusion helpers --------------------------------------------------------------------------- */
 
+/* The depthwise-separable block, fused: y = pw_ep(pointwise(dw_ep(depthwise(x) + dw_bias)) +
+ * pw_bias), the intermediate kept in an L2-sized strip of rows instead of a tensor. dw: a plan
+ * with the DEPTHWISE algorithm; pw: a POINTWISE plan whose input is dw's output (same n, c_in =
+ * dw's c_out, h x w = dw's oh x ow, groups 1); both NHWC (RIDGE_EUNSUPPORTED otherwise).
+ * dw_ep may not have a residual; pw_ep's residual is shaped like y. workspace: at least
+ * ridge_conv2d_separable_workspace_size(dw, pw) bytes, or NULL for a temporary allocation. */
+size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
+                                             const ridge_conv2d_plan *pw);
+ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                                            const ridge_conv2d_plan *pw, const float *x,
+                                            float *y, const float *dw_bias,
+                                            const ridge_conv2d_epilogue *dw_ep,
+                                            const float *pw_bias,
+                                            const ridge_conv2d_epilogue *pw_ep, void *workspace);
+
 /* Folds an inference batch-norm that follows the convolution into its weights and bias:
  *   k = gamma[o] / sqrt(var[o] + eps);  W'[o] = W[o] * k;  b'[o] = (b[o] - mean[o]) * k + beta[o]
  * weights (c_out x per_out floats, per_out = c_in/groups * r * s) and bias (c_out, may not be
@@ -175,6 +190,29 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
 ridge_status ridge_conv2d_fold_bn(int64_t c_out, int64_t per_out, float *weights, float *bias,
                                   const float *gamma, const float *beta, const float *mean,
                                   const float *var, float eps);
+
+/* ---- pooling -------------------------------------------------------------------------------- */
+
+typedef enum ridge_pool_kind {
+    RIDGE_POOL_MAX = 0, /* max over the window's taps inside the input (padding never wins) */
+    RIDGE_POOL_AVG = 1, /* mean over the taps inside the input, or over r*s with count_pad */
+} ridge_pool_kind;
+
+typedef struct ridge_pool2d_desc {
+    int64_t n, c, h, w;
+    int64_t r, s, stride_h, stride_w;
+    int64_t pad_top, pad_bottom, pad_left, pad_right;
+    ridge_pool_kind kind;
+    int count_pad;        /* AVG: 1 divides by r*s (padding counts as zeros) */
+    ridge_layout layout;  /* of x and y */
+} ridge_pool2d_desc;
+
+/* Validates (as ridge_conv2d_desc_check; pads must be < the window) and gives the output size. */
+ridge_status ridge_pool2d_desc_check(const ridge_pool2d_desc *d, int64_t *oh, int64_t *ow);
+
+/* y (n, c, oh, ow) = pool(x (n, c, h, w)), both in d->layout; no workspace. */
+ridge_status ridge_pool2d_forward(ridge_ctx *ctx, const ridge_pool2d_desc *d, const float *x,
+                                  float *y);
 
 /* For `ridge info`: the conv kernels the context's ISA selects. */
 const char *ridge_conv_describe(const ridge_ctx *ctx);

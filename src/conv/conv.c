@@ -252,9 +252,10 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
  * DRAM and L2 bandwidth at this thread count) when it exists, else nominal ones (FMA width x
  * 2 pipes x 3 GHz, 12 GB/s DRAM and 70 GB/s L2 per thread, what this VM measures). The
  * efficiencies are what each kernel reached in `ridge bench conv` on the AMD EPYC Zen 3 VM
- * (docs/PERFORMANCE.md). Compute and memory time combine as max + min/2, since streamed
- * weights with little reuse stall the FMAs rather than hide behind them. They rank
- * candidates; the tuning mode measures instead. */
+ * (docs/PERFORMANCE.md). Compute and memory time add up rather than overlap (the max of a
+ * strict roofline), since streamed weights with little reuse stall the FMAs: that is what the
+ * measurements fit (Winograd F(4,3) at 256 channels, batch 1). They rank candidates; the
+ * tuning mode measures instead. */
 typedef struct cost_machine {
     double flops; /* peak FLOP/s over the threads */
     double bw;    /* DRAM bytes/s over the threads */
@@ -339,20 +340,29 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         note = "scalar fp64 loops; ";
         break;
     case RIDGE_CONV_DIRECT:
-    case RIDGE_CONV_POINTWISE:
+    case RIDGE_CONV_POINTWISE: {
         flops = 2 * pix * G * cogp * cig * taps;
-        /* the reduction restarts per tap: short channel loops pay their setup */
-        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * cig / (cig + 1.0);
-        if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
+        /* the reduction restarts per tap, or per kernel row when a window row is one run of
+         * memory (NHWC, groups 1, no dilation): short loops pay their setup */
+        double kc = d->layout == RIDGE_NHWC && G == 1 && d->dil_w == 1 ? cig * d->s : cig;
+        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * kc / (kc + 1.0);
+        if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
+        else if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
         else if (cogp > cog) note = "channel tail in scalar stores; ";
+        if (conv_gemm_route(d, a)) extra = 5e-6 * d->n * G; /* one SGEMM call per image, group */
         break;
+    }
     case RIDGE_CONV_IM2COL: {
         double K = cig * taps;
         flops = 2 * pix * G * cogp * K;
-        eff = 0.90 * K / (K + 1.5);
-        if (!chan_contig) eff *= 0.5, note = "NCHW: scalar stores; ";
+        eff = 0.80 * K / (K + 1.5);
         /* the lowered strip is written and read back through L2 (gathers: 1/4 of its rate) */
         extra = 2.0 * 4.0 * pix * G * K / (0.25 * m->l2bw);
+        if (conv_gemm_route(d, a)) { /* one SGEMM call and one lowering per strip and group */
+            note = "on ridge_sgemm; ";
+            double strip = fmax(64.0, 262144.0 / K);
+            extra += 1e-5 * d->n * G * ceil((double)p->oh * p->ow / strip);
+        }
         break;
     }
     case RIDGE_CONV_DEPTHWISE:
@@ -376,9 +386,9 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     default: break;
     }
     double tc = flops / (m->flops * eff), tm = bytes / m->bw;
-    /* the two walls overlap imperfectly (weights streamed with little reuse stall the FMAs):
-     * the larger, plus half the smaller */
-    double t = (tc > tm ? tc + 0.5 * tm : tm + 0.5 * tc) + extra + 5e-6;
+    /* the two walls do not overlap here (weights streamed with little reuse stall the FMAs,
+     * measured on Winograd's U): their sum */
+    double t = tc + tm + extra + 5e-6;
     snprintf(why, why_len, "%s%s-bound: %.3g GFLOP executed at %.0f%% of peak%s, %.3g MB",
              note, tc > tm ? "compute" : "memory", flops * 1e-9, eff * 100,
              extra > 0 ? " + extra passes" : "", bytes * 1e-6);
@@ -402,7 +412,7 @@ static size_t ws_shared(const ridge_conv2d_plan *p)
 size_t ridge_conv2d_workspace_size(const ridge_conv2d_plan *p, int threads)
 {
     if (!p) return 0;
-    if (threads < 1) threads = 1;
+    if (threads < 1 || p->gemm_route) threads = 1;
     return ws_shared(p) + (size_t)threads * p->ws_per_thread;
 }
 
@@ -426,11 +436,14 @@ void ridge_conv2d_plan_destroy(ridge_conv2d_plan *p)
     ridge_free(p->iota);
     ridge_free(p->wp);
     ridge_free(p->wref);
+    if (p->gplan)
+        for (int64_t g = 0; g < p->d.groups; g++) ridge_sgemm_plan_destroy(p->gplan[g]);
+    ridge_free(p->gplan);
     ridge_free(p);
 }
 
 /* Tables and packed weights for algorithm a. */
-static ridge_status plan_build(ridge_conv2d_plan *p, const float *w)
+static ridge_status plan_build(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w)
 {
     const ridge_conv2d_desc *d = &p->d;
     const int nr = p->k->nr;
@@ -460,7 +473,8 @@ static ridge_status plan_build(ridge_conv2d_plan *p, const float *w)
         p->ws_per_thread = 0;
         return RIDGE_OK;
     }
-    ridge_status st = conv_algo_pack(p, w);
+    p->gemm_route = conv_gemm_route(d, p->algo);
+    ridge_status st = p->gemm_route ? conv_gemm_pack(ctx, p, w) : conv_algo_pack(p, w);
     if (st) return st;
     p->ws_per_thread = conv_algo_ws_per_thread(p, p->algo);
     return RIDGE_OK;
@@ -555,7 +569,7 @@ static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason,
     const ridge_conv2d_desc *d = &p->d;
     char *b = p->explain;
     size_t n = sizeof p->explain, o = 0;
-#define OUT(...) (o += (size_t)snprintf(b + o, o < n ? n - o : 0, __VA_ARGS__))
+#define OUT(...) (o += (size_t)snprintf(o < n ? b + o : NULL, o < n ? n - o : 0, __VA_ARGS__))
     OUT("conv2d n=%lld c_in=%lld %lldx%lld -> c_out=%lld %lldx%lld, kernel %lldx%lld stride "
         "%lldx%lld dilation %lldx%lld pad t%lld b%lld l%lld r%lld, groups %lld, %s\n",
         (long long)d->n, (long long)d->c_in, (long long)d->h, (long long)d->w,
@@ -620,10 +634,18 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         c->applies = conv_algo_applies(d, c->algo, c->why, sizeof c->why) == RIDGE_OK;
         if (!c->applies) continue;
         c->predicted_s = cost_predict(p, c->algo, &m, p->k, c->why, sizeof c->why);
-        c->workspace = ws_shared(p) + (size_t)threads * conv_algo_ws_per_thread(p, c->algo);
+        c->workspace = ws_shared(p) + (size_t)(conv_gemm_route(d, c->algo) ? 1 : threads) *
+                                          conv_algo_ws_per_thread(p, c->algo);
         c->weight_bytes = weight_bytes(p, c->algo);
-        if (a != RIDGE_CONV_REF &&
-            (best == RIDGE_CONV_REF || c->predicted_s < p->cand[best].predicted_s))
+    }
+    /* the lowest prediction; within 5% of each other (the model's resolution) the one that
+     * moves less memory (weights + workspace) wins */
+    for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++) {
+        const ridge_conv2d_candidate *c = &p->cand[a], *b = &p->cand[best];
+        if (!c->applies) continue;
+        if (best == RIDGE_CONV_REF || c->predicted_s < 0.95 * b->predicted_s ||
+            (c->predicted_s < 1.05 * b->predicted_s &&
+             c->weight_bytes + c->workspace < b->weight_bytes + b->workspace))
             best = c->algo;
     }
 
@@ -645,7 +667,8 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
                 second = a;
         if (second >= 0)
             snprintf(reason, sizeof reason,
-                     "lowest predicted time (%.4f ms; next: %s at %.4f ms, %.2fx slower)",
+                     "lowest predicted time, or within 5%% of it with less memory (%.4f ms; "
+                     "next: %s at %.4f ms, %.2fx)",
                      p->cand[best].predicted_s * 1e3, algo_names[second],
                      p->cand[second].predicted_s * 1e3,
                      p->cand[second].predicted_s / p->cand[best].predicted_s);
@@ -669,7 +692,7 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
             }
         }
     }
-    if ((st = plan_build(p, w))) goto err_free_plan;
+    if ((st = plan_build(ctx, p, w))) goto err_free_plan;
     plan_explain(p, threads, reason,
                  m.measured ? "measured roof (ridge roofline profile)"
                             : "nominal machine (no ridge roofline profile cached)");
@@ -698,10 +721,16 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
         conv_forward_ref(&p->d, p->oh, p->ow, x, p->wref, y, bias, act, res);
         return RIDGE_OK;
     }
+    void *own = NULL; /* SGEMM-route plans use the ctx arena inside ridge_sgemm */
     if (!workspace) {
-        ridge_status st = ridge_ctx_scratch(
-            ctx, ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx)), &workspace);
-        if (st) return st;
+        size_t bytes = ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx));
+        if (p->gemm_route) {
+            workspace = own = ridge_malloc(bytes);
+            if (!own) return ridge_error(RIDGE_ENOMEM, "conv2d_forward: out of memory");
+        } else {
+            ridge_status st = ridge_ctx_scratch(ctx, bytes, &workspace);
+            if (st) return st;
+        }
     }
     /* the bias, padded to whole NR blocks per group, then the per-thread areas */
     float *bp = workspace;
@@ -714,7 +743,10 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
             for (int64_t j = 0; j < p->ncob * nr; j++)
                 bp[g * p->ncob * nr + j] = bias && j < p->cog ? bias[g * p->cog + j] : 0.0f;
     }
-    conv_algo_forward(ctx, p, x, y, bp, act, res, (char *)workspace + ws_shared(p));
+    ridge_status st = conv_algo_forward(ctx, p, x, y, bp, bias, act, res,
+                                        (char *)workspace + ws_shared(p));
+    ridge_free(own);
+    if (st) return st;
     conv_zero_channel_padding(y, p->d.layout, p->d.n, p->d.c_out, p->oh, p->ow);
     return RIDGE_OK;
 }
@@ -732,6 +764,65 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
 }
 
 /* ---- fusion helpers --------------------------------------------------------------------------- */
+
+static ridge_status separable_check(const ridge_conv2d_plan *dw, const ridge_conv2d_plan *pw)
+{
+    if (!dw || !pw) return ridge_error(RIDGE_EINVAL, "conv2d_separable: NULL plan");
+    if (dw->algo != RIDGE_CONV_DEPTHWISE || pw->algo != RIDGE_CONV_POINTWISE)
+        return ridge_error(RIDGE_EUNSUPPORTED,
+                           "conv2d_separable: needs a depthwise plan then a pointwise plan "
+                           "(got %s, %s)", algo_names[dw->algo], algo_names[pw->algo]);
+    if (dw->d.layout != RIDGE_NHWC || pw->d.layout != RIDGE_NHWC)
+        return ridge_error(RIDGE_EUNSUPPORTED, "conv2d_separable: NHWC only (got %s, %s)",
+                           ridge_layout_name(dw->d.layout), ridge_layout_name(pw->d.layout));
+    if (pw->d.n != dw->d.n || pw->d.c_in != dw->d.c_out || pw->d.h != dw->oh ||
+        pw->d.w != dw->ow || pw->d.groups != 1)
+        return ridge_error(RIDGE_EINVAL,
+                           "conv2d_separable: the pointwise plan's input (%lld, %lld, %lld, "
+                           "%lld, groups %lld) is not the depthwise output (%lld, %lld, %lld, "
+                           "%lld)", (long long)pw->d.n, (long long)pw->d.c_in,
+                           (long long)pw->d.h, (long long)pw->d.w, (long long)pw->d.groups,
+                           (long long)dw->d.n, (long long)dw->d.c_out, (long long)dw->oh,
+                           (long long)dw->ow);
+    return RIDGE_OK;
+}
+
+size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
+                                             const ridge_conv2d_plan *pw)
+{
+    if (separable_check(dw, pw)) return 0;
+    return ws_shared(dw) + (size_t)(conv_separable_strip_rows(dw) * dw->ow * dw->d.c_out) * 4;
+}
+
+ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                                            const ridge_conv2d_plan *pw, const float *x,
+                                            float *y, const float *dw_bias,
+                                            const ridge_conv2d_epilogue *dw_ep,
+                                            const float *pw_bias,
+                                            const ridge_conv2d_epilogue *pw_ep, void *workspace)
+{
+    ridge_status st = separable_check(dw, pw);
+    if (st) return st;
+    if (!ctx || !x || !y) return ridge_error(RIDGE_EINVAL, "conv2d_separable: NULL argument");
+    if (dw_ep && dw_ep->residual)
+        return ridge_error(RIDGE_EINVAL, "conv2d_separable: the depthwise step takes no residual");
+    int dw_act = dw_ep ? (int)dw_ep->act : 0, pw_act = pw_ep ? (int)pw_ep->act : 0;
+    if (dw_act < 0 || dw_act > RIDGE_CONV_ACT_RELU || pw_act < 0 || pw_act > RIDGE_CONV_ACT_RELU)
+        return ridge_error(RIDGE_EINVAL, "conv2d_separable: act is not a ridge_conv_act");
+    void *own = NULL; /* not the ctx arena: ridge_sgemm uses it */
+    if (!workspace) {
+        workspace = own = ridge_malloc(ridge_conv2d_separable_workspace_size(dw, pw));
+        if (!own) return ridge_error(RIDGE_ENOMEM, "conv2d_separable: out of memory");
+    }
+    float *bp = workspace;
+    for (int64_t c = 0; c < dw->d.c_out + 2 * dw->k->nr; c++)
+        bp[c] = dw_bias && c < dw->d.c_out ? dw_bias[c] : 0.0f;
+    st = conv_separable_forward(ctx, dw, pw, x, y, bp, dw_act, pw_bias, pw_act,
+                                pw_ep ? pw_ep->residual : NULL,
+                                (float *)((char *)workspace + ws_shared(dw)));
+    ridge_free(own);
+    return st;
+}
 
 ridge_status ridge_conv2d_fold_bn(int64_t c_out, int64_t per_out, float *w, float *bias,
                                   const float *gamma, const float *beta, const float *mean,

@@ -13,6 +13,7 @@
 
 #include "core/internal.h"
 #include "ridge/conv.h"
+#include "ridge/gemm.h"
 
 /* ---- layout views ---------------------------------------------------------------------------- */
 
@@ -131,6 +132,8 @@ struct ridge_conv2d_plan {
     float *wp;                   /* packed / transformed weights */
     size_t wp_elems;
     float *wref;                 /* the OIHW weights (reference algorithm only) */
+    int gemm_route;              /* im2col / pointwise on ridge_sgemm (NCHW, NHWC) */
+    ridge_sgemm_plan **gplan;    /* NHWC: per group, the prepacked B = W^T (K x cog) */
     int64_t ncob;                /* output channel blocks of NR per group */
     size_t ws_per_thread;        /* bytes */
     ridge_conv2d_candidate cand[RIDGE_CONV_ALGO_COUNT];
@@ -146,7 +149,20 @@ ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, ch
                                size_t why_len);
 ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w);
 size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a);
-void conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x, float *y,
-                       const float *bias, int act, const float *res, char *ws);
+/* ws: the per-thread areas; ridge_sgemm-route plans call ridge_sgemm from the calling thread
+ * (it runs on ctx's pool and scratch arena itself), so ws must not come from that arena. */
+ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
+                               float *y, const float *bias, const float *ubias, int act,
+                               const float *res, char *ws);
+ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w);
+/* The fused depthwise-separable block (NHWC): rows of depthwise output per strip, and the pass. */
+int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw);
+ridge_status conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                                    const ridge_conv2d_plan *pw, const float *x, float *y,
+                                    const float *dw_bias_padded, int dw_act,
+                                    const float *pw_bias, int pw_act, const float *res,
+                                    float *strip);
+/* Whether algorithm a runs on ridge_sgemm for d (im2col and pointwise in NCHW and NHWC). */
+int conv_gemm_route(const ridge_conv2d_desc *d, ridge_conv_algo a);
 
 #endif /* RIDGE_CONV_INTERNAL_H */
