@@ -92,7 +92,9 @@ static void test_conv_layer(ridge_ctx *ctx)
 static void test_pool(ridge_ctx *ctx, ridge_pool_kind kind, int64_t k, int64_t stride,
                       int64_t pad, int64_t h, int64_t w)
 {
-    ridge_pool2d_desc d = {2, h, w, 3, k, stride, pad, kind};
+    ridge_pool2d_desc d = {.n = 2, .c = 3, .h = h, .w = w, .r = k, .s = k, .stride_h = stride,
+                           .stride_w = stride, .pad_top = pad, .pad_bottom = pad, .pad_left = pad,
+                           .pad_right = pad, .kind = kind, .layout = RIDGE_NHWC};
     int64_t oh, ow;
     CHECK_OK(ridge_pool2d_desc_check(&d, &oh, &ow));
     size_t xn = (size_t)(d.n * h * w * d.c), yn = (size_t)(d.n * oh * ow * d.c);
@@ -101,16 +103,21 @@ static void test_pool(ridge_ctx *ctx, ridge_pool_kind kind, int64_t k, int64_t s
     /* distinct values 0.01 apart in a scrambled order: no ties, kinks far from the step */
     for (size_t i = 0; i < xn; i++) x[i] = (float)((i * 7919) % xn) * 0.01f;
     fill(g, yn, 9);
-    CHECK_OK(ridge_pool2d_forward(ctx, y, am, x, &d));
-    CHECK_OK(ridge_pool2d_backward(ctx, dx, g, am, &d));
+    CHECK_OK(ridge_pool2d_forward_argmax(ctx, &d, x, y, am));
+    /* the same outputs as the inference forward */
+    float *y2 = malloc(yn * 4);
+    CHECK_OK(ridge_pool2d_forward(ctx, &d, x, y2));
+    CHECK(!memcmp(y, y2, yn * 4));
+    free(y2);
+    CHECK_OK(ridge_pool2d_backward(ctx, &d, dx, g, am));
     double worst = 0;
     for (size_t i = 0; i < xn; i++) {
         const float hs = 1e-3f, keep = x[i];
         x[i] = keep + hs;
-        CHECK_OK(ridge_pool2d_forward(ctx, y, am, x, &d));
+        CHECK_OK(ridge_pool2d_forward(ctx, &d, x, y));
         double lp = dot(g, y, yn);
         x[i] = keep - hs;
-        CHECK_OK(ridge_pool2d_forward(ctx, y, am, x, &d));
+        CHECK_OK(ridge_pool2d_forward(ctx, &d, x, y));
         double lm = dot(g, y, yn);
         x[i] = keep;
         worst = fmax(worst, rel(dx[i], (lp - lm) / (2 * hs)));
@@ -235,8 +242,15 @@ int main(void)
     test_pool(c2, RIDGE_POOL_MAX, 3, 2, 1, 7, 6);
     test_pool(c2, RIDGE_POOL_AVG, 2, 2, 0, 6, 7);
     test_pool(c2, RIDGE_POOL_AVG, 3, 1, 1, 5, 5);
-    ridge_pool2d_desc bad = {1, 2, 2, 1, 3, 1, 0, RIDGE_POOL_MAX};
-    CHECK(ridge_pool2d_desc_check(&bad, NULL, NULL) == RIDGE_EINVAL);
+    test_pool(c2, RIDGE_POOL_MAX, 3, 1, 1, 5, 6);
+    ridge_pool2d_desc nchw = {.n = 1, .c = 2, .h = 4, .w = 4, .r = 2, .s = 2, .stride_h = 2,
+                              .stride_w = 2, .kind = RIDGE_POOL_MAX, .layout = RIDGE_NCHW};
+    float b[32] = {0};
+    int32_t am[8];
+    CHECK(ridge_pool2d_forward_argmax(c1, &nchw, b, b + 16, am) == RIDGE_EUNSUPPORTED);
+    CHECK(ridge_pool2d_backward(c1, &nchw, b, b + 16, am) == RIDGE_EUNSUPPORTED);
+    nchw.layout = RIDGE_NHWC;
+    CHECK(ridge_pool2d_backward(c1, &nchw, b, b + 16, NULL) == RIDGE_EINVAL);
     test_batchnorm(c1, c2);
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);

@@ -4,8 +4,8 @@
  *
  * Conventions as in nn.h: outputs first, backward calls overwrite their gradients (they do
  * not accumulate), activations are given as ridge_epi_act (NONE or RELU here) and their
- * backward works from the layer's output. Pooling and batch normalization take NHWC tensors
- * (batch normalization: any (rows, C) matrix, so it also serves dense layers). Every result is
+ * backward works from the layer's output. The pooling backward takes NHWC tensors, batch
+ * normalization any (rows, C) matrix (NHWC activations, or a dense layer's). Every result is
  * deterministic and independent of the thread count. */
 #ifndef RIDGE_NN_CONV_H
 #define RIDGE_NN_CONV_H
@@ -35,29 +35,20 @@ ridge_status ridge_conv_layer_backward(ridge_ctx *ctx, float *dx, float *dw, flo
                                        float *dy, const float *x, const float *w, const float *y,
                                        const ridge_conv2d_desc *d, ridge_epi_act act);
 
-/* ---- pooling (NHWC) -------------------------------------------------------------------------- */
+/* ---- pooling (NHWC): the backward of conv.h's ridge_pool2d_forward ----------------------- */
 
-typedef enum ridge_pool_kind { RIDGE_POOL_MAX = 0, RIDGE_POOL_AVG = 1 } ridge_pool_kind;
+/* Max or average pooling as ridge_pool2d_forward (same descriptor, d->layout must be NHWC),
+ * and for max pooling the winner of each output in argmax (same shape as y): its offset
+ * (ih*w + iw)*c + ch within x's image, the first maximum in window order, NaN winning. */
+ridge_status ridge_pool2d_forward_argmax(ridge_ctx *ctx, const ridge_pool2d_desc *d,
+                                         const float *x, float *y, int32_t *argmax);
 
-typedef struct ridge_pool2d_desc {
-    int64_t n, h, w, c;   /* input, NHWC */
-    int64_t k, stride;    /* square window, stride >= 1 */
-    int64_t pad;          /* on every side, < k; padded cells never win a max and are not
-                           * counted in an average (PyTorch's count_include_pad=False) */
-    ridge_pool_kind kind;
-} ridge_pool2d_desc;
-
-/* Validates and gives the output size floor((h + 2 pad - k) / stride) + 1 (likewise w). */
-ridge_status ridge_pool2d_desc_check(const ridge_pool2d_desc *d, int64_t *oh, int64_t *ow);
-
-/* y (n, oh, ow, c). Max pooling writes into argmax (same shape as y, may be NULL when no
- * backward follows) the offset within x's image (ih*w + iw)*c + ch of the winner (the first
- * maximum; NaN wins); average pooling ignores argmax. */
-ridge_status ridge_pool2d_forward(ridge_ctx *ctx, float *y, int32_t *argmax, const float *x,
-                                  const ridge_pool2d_desc *d);
-/* dx (n, h, w, c) overwritten from dy (n, oh, ow, c); max pooling needs the forward's argmax. */
-ridge_status ridge_pool2d_backward(ridge_ctx *ctx, float *dx, const float *dy,
-                                   const int32_t *argmax, const ridge_pool2d_desc *d);
+/* dx (n, h, w, c) overwritten from dy (n, oh, ow, c), NHWC: max pooling adds dy at its
+ * argmax (from ridge_pool2d_forward_argmax), average pooling spreads it evenly over the
+ * window's valid cells (or over r*s with count_pad). One image per work item, so cells
+ * shared by overlapping windows are summed in a fixed order. */
+ridge_status ridge_pool2d_backward(ridge_ctx *ctx, const ridge_pool2d_desc *d, float *dx,
+                                   const float *dy, const int32_t *argmax);
 
 /* ---- batch normalization --------------------------------------------------------------------- */
 

@@ -358,8 +358,10 @@ static ridge_conv2d_desc conv_desc(const ridge_cnn *m, int l, size_t B)
 static ridge_pool2d_desc pool_desc(const ridge_cnn *m, int l, size_t B)
 {
     const ridge_cnn_layer *L = &m->cfg.layers[l];
-    ridge_pool2d_desc d = {(int64_t)B, m->h[l], m->wd[l], m->c[l], L->k, L->stride, 0,
-                           L->kind == RIDGE_CNN_MAXPOOL ? RIDGE_POOL_MAX : RIDGE_POOL_AVG};
+    ridge_pool2d_desc d = {.n = (int64_t)B, .c = m->c[l], .h = m->h[l], .w = m->wd[l],
+                           .r = L->k, .s = L->k, .stride_h = L->stride, .stride_w = L->stride,
+                           .kind = L->kind == RIDGE_CNN_MAXPOOL ? RIDGE_POOL_MAX : RIDGE_POOL_AVG,
+                           .layout = RIDGE_NHWC};
     return d;
 }
 
@@ -408,7 +410,10 @@ static ridge_status forward(ridge_ctx *ctx, ridge_cnn *m, const float *x, size_t
         case RIDGE_CNN_MAXPOOL:
         case RIDGE_CNN_AVGPOOL: {
             ridge_pool2d_desc d = pool_desc(m, l, B);
-            st = ridge_pool2d_forward(ctx, out, train ? m->argmax[l] : NULL, in, &d);
+            /* training keeps max pooling's winners for the backward */
+            st = train && L->kind == RIDGE_CNN_MAXPOOL
+                     ? ridge_pool2d_forward_argmax(ctx, &d, in, out, m->argmax[l])
+                     : ridge_pool2d_forward(ctx, &d, in, out);
             break;
         }
         default:
@@ -468,7 +473,7 @@ ridge_status ridge_cnn_gradients(ridge_ctx *ctx, ridge_cnn *m, const float *x,
         case RIDGE_CNN_MAXPOOL:
         case RIDGE_CNN_AVGPOOL: {
             ridge_pool2d_desc d = pool_desc(m, l, B);
-            if (!first) st = ridge_pool2d_backward(ctx, dx, dy, m->argmax[l], &d);
+            if (!first) st = ridge_pool2d_backward(ctx, &d, dx, dy, m->argmax[l]);
             break;
         }
         default:
