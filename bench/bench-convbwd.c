@@ -6,6 +6,7 @@
  *       weights, and run the forward direct convolution on it (plan creation included: the
  *       weights change every training step). Same micro-kernel both ways, so the ratio is
  *       the cost of the buffer; its size is the memory the padding-free path saves.
+ *   dx  also SGEMM (dcol = dy W) + a col2im gather.
  *   dw  direct (per output-channel block x tap on the micro-kernel) against im2col + SGEMM.
  * With peers (a RIDGE_BENCH_PEERS build with oneDNN): oneDNN's backward-data and
  * backward-weights primitives on the same shapes, memory formats of its choice (tag any; the
@@ -211,7 +212,7 @@ typedef struct work {
     ridge_ctx *ctx;
     ridge_conv2d_desc d, pd; /* the convolution; the padded-copy method's forward */
     int64_t oh, ow, hp, wp, offh, offw;
-    ridge_conv2d_bwd_plan *bp[2]; /* dw direct, dw im2col (dx direct in both) */
+    ridge_conv2d_bwd_plan *bp[2]; /* direct (dx and dw), im2col (dx and dw) */
 #ifdef RIDGE_HAVE_DNNL
     dnnl_bwd dn[2]; /* oneDNN dx, dw */
 #endif
@@ -250,22 +251,25 @@ static void run(work *k, int m)
     switch (m) {
     case 0: ridge_conv2d_backward_data(k->ctx, k->bp[0], k->dx, k->dy, k->w, NULL); break;
     case 1: dx_padded(k); break;
-    case 2: ridge_conv2d_backward_weights(k->ctx, k->bp[0], k->dw, k->db, k->x, k->dy, NULL); break;
-    case 3:
+    case 2: ridge_conv2d_backward_data(k->ctx, k->bp[1], k->dx, k->dy, k->w, NULL); break;
+    case 3: ridge_conv2d_backward_weights(k->ctx, k->bp[0], k->dw, k->db, k->x, k->dy, NULL); break;
+    case 4:
         ridge_conv2d_backward_weights(k->ctx, k->bp[1], k->dw, k->db, k->x, k->dy, NULL);
         break;
 #ifdef RIDGE_HAVE_DNNL
-    case 4: dnnl_bwd_run(&k->dn[0]); break;
-    case 5: dnnl_bwd_run(&k->dn[1]); break;
+    case 5: dnnl_bwd_run(&k->dn[0]); break;
+    case 6: dnnl_bwd_run(&k->dn[1]); break;
 #endif
     default: break;
     }
 }
 
-/* methods 0-3 always; 4 and 5 (oneDNN dx, dw) with peers */
-static const char *const names[6] = {"dx direct (padding-free)", "dx padded copy",
-                                     "dw direct", "dw im2col+sgemm", "onednn dx", "onednn dw"};
-#define IS_DX(m) ((m) < 2 || (m) == 4)
+/* methods 0-4 always; 5 and 6 (oneDNN dx, dw) with peers */
+#define NM 7
+static const char *const names[NM] = {"dx direct (padding-free)", "dx padded copy",
+                                      "dx sgemm+col2im", "dw direct", "dw im2col+sgemm",
+                                      "onednn dx", "onednn dw"};
+#define IS_DX(m) ((m) < 3 || (m) == 5)
 
 static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case *c, ridge_ctx *ctx,
                       int threads)
@@ -302,7 +306,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     for (size_t i = 0; i < yn; i++) dy[i] = frand(&s);
     k.x = x, k.w = w, k.dy = dy;
     ridge_conv2d_bwd_options bo[2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
-                                      {RIDGE_CONV_DIRECT, RIDGE_CONV_IM2COL}};
+                                      {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL}};
     int fail = 0;
     for (int i = 0; i < 2; i++)
         if (ridge_conv2d_bwd_plan_create(ctx, d, &bo[i], &k.bp[i])) {
@@ -314,7 +318,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
         fail = 1;
         goto done;
     }
-    int nm = 4;
+    int nm = 5;
 #ifdef RIDGE_HAVE_DNNL
     if (o->peers) {
         if (dnnl_bwd_setup(&k.dn[0], d, k.oh, k.ow, 0, threads, x, w, dy) ||
@@ -323,14 +327,14 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             fail = 1;
             goto done;
         }
-        nm = 6;
+        nm = NM;
     }
 #endif
-    double err[6];
+    double err[NM];
     for (int m = 0; m < nm; m++) {
         run(&k, m);
 #ifdef RIDGE_HAVE_DNNL
-        if (m >= 4) dnnl_bwd_result(&k.dn[m - 4], d, m == 5, m == 4 ? k.dx : k.dw);
+        if (m >= 5) dnnl_bwd_result(&k.dn[m - 5], d, m == 6, m == 5 ? k.dx : k.dw);
 #endif
         err[m] = IS_DX(m) ? rel_err(k.dx, rx, xn) : rel_err(k.dw, rw, wn);
         if (!(err[m] < 1e-4)) {
@@ -341,7 +345,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     }
     if (fail) goto done;
     const int reps = o->quick ? 5 : 15;
-    double *smp = malloc(sizeof(double) * 6 * (size_t)reps);
+    double *smp = malloc(sizeof(double) * NM * (size_t)reps);
     for (int m = 0; m < nm; m++) run(&k, m); /* warm-up */
     for (int r = 0; r < reps; r++)
         for (int m = 0; m < nm; m++) {
@@ -349,7 +353,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             run(&k, m);
             smp[m * reps + r] = (double)(ridge_time_ns() - t0) * 1e-9;
         }
-    bench_stats st[6];
+    bench_stats st[NM];
     for (int m = 0; m < nm; m++) st[m] = bench_summarize(smp + m * reps, (size_t)reps);
     free(smp);
     const double gf = ridge_conv2d_flops(d) * 1e-9;
@@ -359,7 +363,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             {c->name, 0},
             {NULL, threads},
 #ifdef RIDGE_HAVE_DNNL
-            {m >= 4 ? k.dn[m - 4].impl : names[m], 0},
+            {m >= 5 ? k.dn[m - 5].impl : names[m], 0},
 #else
             {names[m], 0},
 #endif
@@ -367,8 +371,8 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             {NULL, st[m].best * 1e3},
             {NULL, gf / st[m].median},
             {NULL, m == 1 ? (double)padn * 4 / 1024 : 0},
-            {NULL, dxm ? st[1].median / st[m].median : st[3].median / st[m].median},
-            {NULL, nm > 4 ? st[dxm ? 4 : 5].median / st[m].median : NAN},
+            {NULL, dxm ? st[1].median / st[m].median : st[4].median / st[m].median},
+            {NULL, nm > 5 ? st[dxm ? 5 : 6].median / st[m].median : NAN},
             {NULL, err[m]},
         };
         bench_table_row(t, v);

@@ -116,11 +116,11 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
     /* (data, weights) algorithm pairs */
     const ridge_conv_algo algos[3][2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
                                          {RIDGE_CONV_DEPTHWISE, RIDGE_CONV_DEPTHWISE},
-                                         {RIDGE_CONV_DIRECT, RIDGE_CONV_IM2COL}};
+                                         {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL}};
 
     for (int ai = 0; ai < 3; ai++) {
         if (algos[ai][0] == RIDGE_CONV_DEPTHWISE && !dwise) continue;
-        if (algos[ai][1] == RIDGE_CONV_IM2COL && l != RIDGE_NHWC) continue;
+        if (algos[ai][0] == RIDGE_CONV_IM2COL && l != RIDGE_NHWC) continue;
         for (int ci = 0; ci < nctx; ci++) {
             for (int t = 0; t < 2; t++) {
                 ridge_ctx *ctx = ctxs[ci * 2 + t];
@@ -145,7 +145,7 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
             }
             CHECKF(!memcmp(dx[0], dx[1], xn * 4) && !memcmp(dw[0], dw[1], (wn + bn) * 4),
                    "%s %s %s: 1 and 2 threads differ", s->name, ridge_layout_name(l),
-                   ridge_conv_algo_name(algos[ai][1]));
+                   ridge_conv_algo_name(algos[ai][0]));
         }
     }
     free(x0), free(dy0), free(x), free(dy), free(w), free(dxr), free(dxm), free(dwr), free(dwm);

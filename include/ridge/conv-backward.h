@@ -26,9 +26,15 @@
  *                         dw: per (output channel block, tap), the micro-kernel with input
  *                         channels as its rows and the valid output pixels as its reduction
  *                         (dy packed once per block), x read in place.
+ *   RIDGE_CONV_IM2COL     NHWC only, dy read in place as a (pixels x c_out) matrix. dx: SGEMM
+ *                         dcol = dy W per chunk of images, then a col2im gather per dx row
+ *                         (a fixed summation order). dw: the lowered input per chunk of
+ *                         images, dW = dy^T col by SGEMM (or its transpose when the lowered
+ *                         K is shorter than c_out), chunks added in order.
  *   RIDGE_CONV_DEPTHWISE  groups = c_in = c_out: vectorized across channels (NHWC, NCHW16c).
  *   RIDGE_CONV_REF        plain loops with fp64 accumulation.
- * AUTO picks depthwise where it applies, else direct. */
+ * AUTO: depthwise where it applies; else dx direct, dw im2col on NHWC and direct otherwise
+ * (what `ridge bench convbwd` measured faster here). */
 #ifndef RIDGE_CONV_BACKWARD_H
 #define RIDGE_CONV_BACKWARD_H
 
@@ -44,8 +50,8 @@ extern "C" {
 typedef struct ridge_conv2d_bwd_plan ridge_conv2d_bwd_plan; /* opaque, immutable once made */
 
 typedef struct ridge_conv2d_bwd_options {
-    ridge_conv_algo data_algo;    /* AUTO, REF, DIRECT, DEPTHWISE */
-    ridge_conv_algo weights_algo; /* AUTO, REF, DIRECT, DEPTHWISE */
+    ridge_conv_algo data_algo;    /* AUTO, REF, DIRECT, IM2COL, DEPTHWISE */
+    ridge_conv_algo weights_algo; /* AUTO, REF, DIRECT, IM2COL, DEPTHWISE */
 } ridge_conv2d_bwd_options;
 
 void ridge_conv2d_bwd_options_init(ridge_conv2d_bwd_options *o); /* both AUTO */
@@ -67,7 +73,8 @@ size_t ridge_conv2d_bwd_weights_workspace_size(const ridge_conv2d_bwd_plan *plan
 
 /* dx = dL/dx given dy = dL/dy. dx: (n, c_in, h, w), dy: (n, c_out, oh, ow), both in the
  * descriptor's layout; w: OIHW (c_out, c_in/groups, r, s). workspace: at least
- * ridge_conv2d_bwd_data_workspace_size bytes, 64-byte aligned, or NULL for the ctx's arena.
+ * ridge_conv2d_bwd_data_workspace_size bytes, 64-byte aligned, or NULL for the ctx's arena
+ * (im2col allocates its own instead: SGEMM uses the arena).
  * dx must not overlap dy or w. Padded channels of an NCHW16c dx are written as 0. */
 ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *plan,
                                         float *dx, const float *dy, const float *w,

@@ -108,10 +108,10 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
                                                    : RIDGE_CONV_DIRECT;
         return RIDGE_OK;
     }
-    if (a == RIDGE_CONV_IM2COL && weights) {
+    if (a == RIDGE_CONV_IM2COL) {
         if (d->layout != RIDGE_NHWC)
-            return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward weights: im2col needs layout "
-                               "nhwc (dy read as a pixels x channels matrix)");
+            return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward %s: im2col needs layout "
+                               "nhwc (dy read as a pixels x channels matrix)", which);
         *out = a;
         return RIDGE_OK;
     }
@@ -135,7 +135,7 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
     if (a > RIDGE_CONV_AUTO && a < RIDGE_CONV_ALGO_COUNT)
         return ridge_error(RIDGE_EUNSUPPORTED,
                            "conv2d backward %s: algorithm %s has no backward "
-                           "pass (use direct, depthwise, ref, or im2col for weights)",
+                           "pass (use direct, im2col, depthwise or ref)",
                            which, ridge_conv_algo_name(a));
     return ridge_error(RIDGE_EINVAL, "conv2d backward %s: algo = %d is not a ridge_conv_algo",
                        which, (int)a);
@@ -320,6 +320,9 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
         p->ws_data = round_bytes((size_t)(d->groups * p->ncib * R * S * p->cog * nr));
     else if (da == RIDGE_CONV_DEPTHWISE)
         p->ws_data = round_bytes((size_t)(R * S * cp + cp));
+    else if (da == RIDGE_CONV_IM2COL)
+        p->ws_data = round_bytes((size_t)(im2col_images(p) * oh * ow * d->c_in * R * S)) +
+                     round_bytes((size_t)(d->c_out * p->cig * R * S));
     if (wa == RIDGE_CONV_IM2COL)
         p->ws_weights = round_bytes((size_t)(im2col_images(p) * oh * ow * d->c_in * R * S)) +
                         round_bytes((size_t)(d->c_out * p->cig * R * S));
@@ -491,6 +494,76 @@ static void dx_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
+/* col2im as a gather, per dx row [b, e) of the chunk: every (output pixel, tap) of the
+ * lowered gradient that lands on the row, added in a fixed order (taps r, then output columns,
+ * then taps s), so the result does not depend on how rows are split over threads. */
+typedef struct col2im_args {
+    const ridge_conv2d_bwd_plan *p;
+    const float *col;
+    float *dx;
+    int64_t n0, P;
+} col2im_args;
+
+static void col2im_range(void *arg, size_t b, size_t e, int ith)
+{
+    const col2im_args *a = arg;
+    const ridge_conv2d_bwd_plan *p = a->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, K = cig * d->r * d->s;
+    (void)ith;
+    for (size_t row = b; row < e; row++) {
+        const int64_t ni = (int64_t)row / d->h, ih = (int64_t)row % d->h;
+        float *dxr = a->dx + (a->n0 + ni) * p->xv.sn + ih * p->xv.sh;
+        memset(dxr, 0, (size_t)(d->w * d->c_in) * sizeof(float));
+        for (int64_t r = 0; r < d->r; r++) {
+            const int64_t t = ih + d->pad_top - r * d->dil_h; /* = oh * stride_h */
+            if (t < 0 || t % d->stride_h || t / d->stride_h >= p->oh) continue;
+            const int64_t oh = t / d->stride_h;
+            for (int64_t ow = 0; ow < p->ow; ow++) {
+                const int64_t q = (ni * p->oh + oh) * p->ow + ow;
+                for (int64_t s = 0; s < d->s; s++) {
+                    const int64_t iw = ow * d->stride_w - d->pad_left + s * d->dil_w;
+                    if (iw < 0 || iw >= d->w) continue;
+                    for (int64_t g = 0; g < d->groups; g++) {
+                        const float *c = a->col + (g * a->P + q) * K + (r * d->s + s) * cig;
+                        float *o = dxr + iw * p->xv.sw + g * cig;
+                        for (int64_t ci = 0; ci < cig; ci++) o[ci] += c[ci];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* dx via SGEMM + col2im (NHWC): per chunk of images and group, the lowered gradient
+ * dcol_g (P x K) = dy_g (P x cog) W_g (cog x K), K = (r, s, ci), then the gather above. */
+static ridge_status dx_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
+                              const float *dy, const float *w, void *ws)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t RS = d->r * d->s, K = p->cig * RS, hw = p->oh * p->ow, imgs = im2col_images(p);
+    float *col = ws;
+    float *wk = (float *)((char *)ws + round_bytes((size_t)(imgs * hw * d->c_in * RS)));
+    for (int64_t co = 0; co < d->c_out; co++) /* OIHW -> [co][(r, s, ci)] */
+        for (int64_t ci = 0; ci < p->cig; ci++)
+            for (int64_t t = 0; t < RS; t++)
+                wk[co * K + t * p->cig + ci] = w[(co * p->cig + ci) * RS + t];
+    for (int64_t n0 = 0; n0 < d->n; n0 += imgs) {
+        const int64_t ni = RIDGE_MIN(imgs, d->n - n0), P = ni * hw;
+        for (int64_t g = 0; g < d->groups; g++) {
+            ridge_status st = ridge_sgemm(ctx, RIDGE_NO_TRANS, RIDGE_NO_TRANS, (size_t)P,
+                                          (size_t)K, (size_t)p->cog, 1.0f,
+                                          dy + n0 * p->yv.sn + g * p->cog, (size_t)d->c_out,
+                                          wk + g * p->cog * K, (size_t)K, 0.0f,
+                                          col + g * P * K, (size_t)K);
+            if (st) return st;
+        }
+        col2im_args a = {p, col, dx, n0, P};
+        ridge_parallel_for(ctx, (size_t)(ni * d->h), 1, col2im_range, &a);
+    }
+    return RIDGE_OK;
+}
+
 ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
                                         float *dx, const float *dy, const float *w, void *ws)
 {
@@ -498,6 +571,16 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
         return ridge_error(RIDGE_EINVAL, "conv2d_backward_data: ctx, plan, dx, dy or w is NULL");
     const ridge_conv2d_desc *d = &p->d;
     if (p->data_algo == RIDGE_CONV_REF) return conv_backward_data_ref(d, p->oh, p->ow, dx, dy, w);
+    if (p->data_algo == RIDGE_CONV_IM2COL) {
+        /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
+        void *own = NULL;
+        if (!ws && !(ws = own = ridge_malloc(p->ws_data)))
+            return ridge_error(RIDGE_ENOMEM, "conv2d_backward_data: out of memory for %zu "
+                               "bytes of workspace", p->ws_data);
+        ridge_status st = dx_im2col(ctx, p, dx, dy, w, ws);
+        ridge_free(own);
+        return st;
+    }
     if (!ws) {
         ridge_status st = ridge_ctx_scratch(ctx, p->ws_data, &ws);
         if (st) return st;
