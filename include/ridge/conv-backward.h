@@ -12,7 +12,8 @@
  * floats, a small cost next to the convolution). Both calls overwrite their outputs (they do
  * not accumulate). Results are deterministic and do not depend on the thread count: the work
  * is split over disjoint outputs (input rows x input channel blocks for dx; output channel
- * blocks x kernel taps for dw), never over a shared accumulator.
+ * blocks x kernel taps for dw; SGEMM, whose bits do not depend on the thread count, for
+ * im2col), never over a shared accumulator.
  *
  * Algorithms (ridge_conv_algo values):
  *   RIDGE_CONV_DIRECT     dx: the padding-free "full" convolution of dy with the weights, on
