@@ -6,7 +6,7 @@
  *       weights, and run the forward direct convolution on it (plan creation included: the
  *       weights change every training step). Same micro-kernel both ways, so the ratio is
  *       the cost of the buffer; its size is the memory the padding-free path saves.
- *   dx  also SGEMM (dcol = dy W) + a col2im gather.
+ *   dx  also SGEMM (dcol = dy W) + a col2im gather, and (3x3 stride 1) Winograd F(4x4, 3x3).
  *   dw  direct (per output-channel block x tap on the micro-kernel) against im2col + SGEMM.
  * With peers (a RIDGE_BENCH_PEERS build with oneDNN): oneDNN's backward-data and
  * backward-weights primitives on the same shapes, memory formats of its choice (tag any; the
@@ -212,7 +212,7 @@ typedef struct work {
     ridge_ctx *ctx;
     ridge_conv2d_desc d, pd; /* the convolution; the padded-copy method's forward */
     int64_t oh, ow, hp, wp, offh, offw;
-    ridge_conv2d_bwd_plan *bp[2]; /* direct (dx and dw), im2col (dx and dw) */
+    ridge_conv2d_bwd_plan *bp[3]; /* direct (dx and dw), im2col (dx and dw), winograd dx */
 #ifdef RIDGE_HAVE_DNNL
     dnnl_bwd dn[2]; /* oneDNN dx, dw */
 #endif
@@ -252,24 +252,25 @@ static void run(work *k, int m)
     case 0: ridge_conv2d_backward_data(k->ctx, k->bp[0], k->dx, k->dy, k->w, NULL); break;
     case 1: dx_padded(k); break;
     case 2: ridge_conv2d_backward_data(k->ctx, k->bp[1], k->dx, k->dy, k->w, NULL); break;
-    case 3: ridge_conv2d_backward_weights(k->ctx, k->bp[0], k->dw, k->db, k->x, k->dy, NULL); break;
-    case 4:
+    case 3: ridge_conv2d_backward_data(k->ctx, k->bp[2], k->dx, k->dy, k->w, NULL); break;
+    case 4: ridge_conv2d_backward_weights(k->ctx, k->bp[0], k->dw, k->db, k->x, k->dy, NULL); break;
+    case 5:
         ridge_conv2d_backward_weights(k->ctx, k->bp[1], k->dw, k->db, k->x, k->dy, NULL);
         break;
 #ifdef RIDGE_HAVE_DNNL
-    case 5: dnnl_bwd_run(&k->dn[0]); break;
-    case 6: dnnl_bwd_run(&k->dn[1]); break;
+    case 6: dnnl_bwd_run(&k->dn[0]); break;
+    case 7: dnnl_bwd_run(&k->dn[1]); break;
 #endif
     default: break;
     }
 }
 
-/* methods 0-4 always; 5 and 6 (oneDNN dx, dw) with peers */
-#define NM 7
+/* methods 0-5 always (3 where Winograd applies); 6 and 7 (oneDNN dx, dw) with peers */
+#define NM 8
 static const char *const names[NM] = {"dx direct (padding-free)", "dx padded copy",
-                                      "dx sgemm+col2im", "dw direct", "dw im2col+sgemm",
-                                      "onednn dx", "onednn dw"};
-#define IS_DX(m) ((m) < 3 || (m) == 5)
+                                      "dx sgemm+col2im", "dx winograd-4x3", "dw direct",
+                                      "dw im2col+sgemm", "onednn dx", "onednn dw"};
+#define IS_DX(m) ((m) < 4 || (m) == 6)
 
 static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case *c, ridge_ctx *ctx,
                       int threads)
@@ -305,9 +306,12 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     for (size_t i = 0; i < wn; i++) w[i] = frand(&s);
     for (size_t i = 0; i < yn; i++) dy[i] = frand(&s);
     k.x = x, k.w = w, k.dy = dy;
-    ridge_conv2d_bwd_options bo[2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
-                                      {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL}};
-    int fail = 0;
+    ridge_conv2d_bwd_options bo[3] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
+                                      {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL},
+                                      {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_DIRECT}};
+    int fail = 0, avail[NM];
+    for (int m = 0; m < NM; m++) avail[m] = 1;
+    avail[3] = ridge_conv2d_bwd_plan_create(ctx, d, &bo[2], &k.bp[2]) == RIDGE_OK;
     for (int i = 0; i < 2; i++)
         if (ridge_conv2d_bwd_plan_create(ctx, d, &bo[i], &k.bp[i])) {
             fprintf(stderr, "bench convbwd: %s: %s\n", c->name, ridge_last_error());
@@ -318,7 +322,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
         fail = 1;
         goto done;
     }
-    int nm = 5;
+    int nm = 6;
 #ifdef RIDGE_HAVE_DNNL
     if (o->peers) {
         if (dnnl_bwd_setup(&k.dn[0], d, k.oh, k.ow, 0, threads, x, w, dy) ||
@@ -332,9 +336,10 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
 #endif
     double err[NM];
     for (int m = 0; m < nm; m++) {
+        if (!avail[m]) continue;
         run(&k, m);
 #ifdef RIDGE_HAVE_DNNL
-        if (m >= 5) dnnl_bwd_result(&k.dn[m - 5], d, m == 6, m == 5 ? k.dx : k.dw);
+        if (m >= 6) dnnl_bwd_result(&k.dn[m - 6], d, m == 7, m == 6 ? k.dx : k.dw);
 #endif
         err[m] = IS_DX(m) ? rel_err(k.dx, rx, xn) : rel_err(k.dw, rw, wn);
         if (!(err[m] < 1e-4)) {
@@ -346,24 +351,28 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     if (fail) goto done;
     const int reps = o->quick ? 5 : 15;
     double *smp = malloc(sizeof(double) * NM * (size_t)reps);
-    for (int m = 0; m < nm; m++) run(&k, m); /* warm-up */
+    for (int m = 0; m < nm; m++)
+        if (avail[m]) run(&k, m); /* warm-up */
     for (int r = 0; r < reps; r++)
         for (int m = 0; m < nm; m++) {
+            if (!avail[m]) continue;
             uint64_t t0 = ridge_time_ns();
             run(&k, m);
             smp[m * reps + r] = (double)(ridge_time_ns() - t0) * 1e-9;
         }
     bench_stats st[NM];
-    for (int m = 0; m < nm; m++) st[m] = bench_summarize(smp + m * reps, (size_t)reps);
+    for (int m = 0; m < nm; m++)
+        if (avail[m]) st[m] = bench_summarize(smp + m * reps, (size_t)reps);
     free(smp);
     const double gf = ridge_conv2d_flops(d) * 1e-9;
     for (int m = 0; m < nm; m++) {
+        if (!avail[m]) continue;
         const int dxm = IS_DX(m);
         bench_val v[] = {
             {c->name, 0},
             {NULL, threads},
 #ifdef RIDGE_HAVE_DNNL
-            {m >= 5 ? k.dn[m - 5].impl : names[m], 0},
+            {m >= 6 ? k.dn[m - 6].impl : names[m], 0},
 #else
             {names[m], 0},
 #endif
@@ -371,14 +380,14 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             {NULL, st[m].best * 1e3},
             {NULL, gf / st[m].median},
             {NULL, m == 1 ? (double)padn * 4 / 1024 : 0},
-            {NULL, dxm ? st[1].median / st[m].median : st[4].median / st[m].median},
-            {NULL, nm > 5 ? st[dxm ? 5 : 6].median / st[m].median : NAN},
+            {NULL, dxm ? st[1].median / st[m].median : st[5].median / st[m].median},
+            {NULL, nm > 6 ? st[dxm ? 6 : 7].median / st[m].median : NAN},
             {NULL, err[m]},
         };
         bench_table_row(t, v);
     }
 done:
-    for (int i = 0; i < 2; i++) ridge_conv2d_bwd_plan_destroy(k.bp[i]);
+    for (int i = 0; i < 3; i++) ridge_conv2d_bwd_plan_destroy(k.bp[i]);
 #ifdef RIDGE_HAVE_DNNL
     for (int i = 0; i < 2; i++) dnnl_bwd_free(&k.dn[i]);
 #endif

@@ -4,8 +4,11 @@
   check   the default network's first 5 training steps from ridge's own initial weights and
           batches (written by `build/tests/test-cnn --dump DIR`, which runs them and records
           the losses): PyTorch loads the checkpoint, runs the same 5 steps of SGD (lr 0.05,
-          momentum 0.9, weight decay 0.01), and the losses must agree to 1e-4 relative. Exit
-          status 1 if they do not. (SGD, not AdamW: AdamW's first steps move each weight by
+          momentum 0.9, weight decay 0.01), and the losses must agree to 1e-3 relative. Exit
+          status 1 if they do not. The first loss (the same weights) agrees to about 1e-6;
+          rounding differences (Winograd's in ridge's dx, summation orders) then grow through
+          the momentum to about 2e-4 by step 5, while a wrong gradient, layout or flatten
+          order would differ by 1e-2 or more from step 2. (SGD, not AdamW: AdamW's first steps move each weight by
           about lr * sign(gradient), so gradients that are zero up to rounding make the two
           runs drift apart by design.)
   speed   epoch times side by side: the same model, data (normalized with the training set's
@@ -119,8 +122,8 @@ def check(a):
         diff = abs(rl - tl) / abs(tl)
         worst = max(worst, diff)
         print(f"{s + 1:>4}  {rl:10.6f}  {tl:10.6f}  {diff:.2e}")
-    ok = worst < 1e-4
-    print(f"{'OK' if ok else 'FAIL'}: worst relative difference {worst:.2e} (tolerance 1e-4)")
+    ok = worst < 1e-3
+    print(f"{'OK' if ok else 'FAIL'}: worst relative difference {worst:.2e} (tolerance 1e-3)")
     return 0 if ok else 1
 
 

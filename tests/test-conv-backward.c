@@ -86,7 +86,7 @@ static double err_eps(const float *got, const float *ref, const float *mag, size
     return worst;
 }
 
-static double worst_dx, worst_dw;
+static double worst_dx, worst_dw, worst_wino;
 
 static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, int nctx)
 {
@@ -114,13 +114,20 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
                  kdw = (double)(d.n * oh * ow) + 4;
     const int dwise = d.groups == d.c_in && d.groups == d.c_out && l != RIDGE_NCHW;
     /* (data, weights) algorithm pairs */
-    const ridge_conv_algo algos[3][2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
+    const ridge_conv_algo algos[5][2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
                                          {RIDGE_CONV_DEPTHWISE, RIDGE_CONV_DEPTHWISE},
-                                         {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL}};
+                                         {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL},
+                                         {RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_DIRECT},
+                                         {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_DIRECT}};
+    const int wino = d.r == 3 && d.s == 3 && d.stride_h == 1 && d.stride_w == 1 &&
+                     d.dil_h == 1 && d.dil_w == 1;
 
-    for (int ai = 0; ai < 3; ai++) {
+    for (int ai = 0; ai < 5; ai++) {
         if (algos[ai][0] == RIDGE_CONV_DEPTHWISE && !dwise) continue;
         if (algos[ai][0] == RIDGE_CONV_IM2COL && l != RIDGE_NHWC) continue;
+        if (ai >= 3 && !wino) continue;
+        /* Winograd's transforms grow the error (test-conv.c's tolerances) */
+        const double kx = kdx * (ai == 3 ? 16 : ai == 4 ? 128 : 1);
         for (int ci = 0; ci < nctx; ci++) {
             for (int t = 0; t < 2; t++) {
                 ridge_ctx *ctx = ctxs[ci * 2 + t];
@@ -133,11 +140,12 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
                 CHECK_OK(ridge_conv2d_backward_data(ctx, p, dx[t], dy, w, NULL));
                 CHECK_OK(ridge_conv2d_backward_weights(ctx, p, dw[t], dw[t] + wn, x, dy, NULL));
                 double ex = err_eps(dx[t], dxr, dxm, xn), ew = err_eps(dw[t], dwr, dwm, wn + bn);
-                if (ex > worst_dx) worst_dx = ex;
+                if (ai < 3 && ex > worst_dx) worst_dx = ex;
+                if (ai >= 3 && ex > worst_wino) worst_wino = ex;
                 if (ew > worst_dw) worst_dw = ew;
-                CHECKF(ex <= kdx, "%s %s %s %s threads %d: dx error %.1f eps > %.0f", s->name,
+                CHECKF(ex <= kx, "%s %s %s %s threads %d: dx error %.1f eps > %.0f", s->name,
                        ridge_layout_name(l), ridge_conv_algo_name(algos[ai][0]),
-                       ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ex, kdx);
+                       ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ex, kx);
                 CHECKF(ew <= kdw, "%s %s %s %s threads %d: dw error %.1f eps > %.0f", s->name,
                        ridge_layout_name(l), ridge_conv_algo_name(algos[ai][1]),
                        ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ew, kdw);
@@ -242,9 +250,13 @@ static void test_errors(ridge_ctx *ctx)
 {
     ridge_conv2d_desc d = desc_of(&shapes[3], RIDGE_NHWC);
     ridge_conv2d_bwd_plan *p = (ridge_conv2d_bwd_plan *)1;
-    ridge_conv2d_bwd_options o = {RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_AUTO};
+    ridge_conv2d_bwd_options o = {RIDGE_CONV_AUTO, RIDGE_CONV_WINOGRAD_2X3};
     CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EUNSUPPORTED && p == NULL);
-    CHECK(strstr(ridge_last_error(), "winograd") != NULL);
+    CHECK(strstr(ridge_last_error(), "winograd") != NULL); /* no Winograd weights gradient */
+    ridge_conv2d_desc d2 = desc_of(&shapes[8], RIDGE_NHWC); /* 3x3 stride 2 */
+    o.data_algo = RIDGE_CONV_WINOGRAD_4X3, o.weights_algo = RIDGE_CONV_AUTO;
+    CHECK(ridge_conv2d_bwd_plan_create(ctx, &d2, &o, &p) == RIDGE_EUNSUPPORTED);
+    CHECK(strstr(ridge_last_error(), "stride 1") != NULL);
     o.data_algo = RIDGE_CONV_DEPTHWISE;
     CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EUNSUPPORTED);
     CHECK(strstr(ridge_last_error(), "groups") != NULL);
@@ -259,7 +271,8 @@ static void test_errors(ridge_ctx *ctx)
     CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p) == RIDGE_EINVAL);
     d.groups = 1;
     CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
-    CHECK(ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_DIRECT);
+    CHECK(ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_WINOGRAD_4X3); /* AUTO: 3x3 s1 */
+    CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_IM2COL);    /* AUTO: NHWC */
     float v = 0;
     CHECK(ridge_conv2d_backward_data(ctx, p, NULL, &v, &v, NULL) == RIDGE_EINVAL);
     CHECK(ridge_conv2d_backward_weights(ctx, p, &v, NULL, NULL, &v, NULL) == RIDGE_EINVAL);
@@ -291,7 +304,9 @@ int main(int argc, char **argv)
         {"fd-5x5", 1, 2, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
     };
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) test_fd(&fds[i], ctxs[nctx * 2 - 2]);
-    if (verbose) printf("worst error: dx %.1f eps, dw %.1f eps\n", worst_dx, worst_dw);
+    if (verbose)
+        printf("worst error: dx %.1f eps, dw %.1f eps, winograd dx %.1f eps\n", worst_dx, worst_dw,
+               worst_wino);
     for (int i = 0; i < nctx * 2; i++) ridge_ctx_destroy(ctxs[i]);
     return test_finish("test-conv-backward");
 }

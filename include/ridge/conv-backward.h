@@ -32,10 +32,16 @@
  *                         (a fixed summation order). dw: the lowered input per chunk of
  *                         images, dW = dy^T col by SGEMM (or its transpose when the lowered
  *                         K is shorter than c_out), chunks added in order.
+ *   RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_WINOGRAD_4X3   dx only, 3x3 stride 1 dilation 1,
+ *                         padding <= 2: the forward's Winograd on dy with the kernel rotated
+ *                         and its channel axes swapped (folded into the weight transform);
+ *                         tiles at the borders are zero-filled by the gather, no padded copy.
+ *                         Error as the forward's Winograd (test-conv.c's tolerances).
  *   RIDGE_CONV_DEPTHWISE  groups = c_in = c_out: vectorized across channels (NHWC, NCHW16c).
  *   RIDGE_CONV_REF        plain loops with fp64 accumulation.
- * AUTO: depthwise where it applies; else dx direct, dw im2col on NHWC and direct otherwise
- * (what `ridge bench convbwd` measured faster here). */
+ * AUTO (what `ridge bench convbwd` measured faster here): depthwise where it applies; else dx
+ * by Winograd 4x3 where it applies with at least 8 channels per group each side, else
+ * direct; dw by im2col on NHWC, else direct. */
 #ifndef RIDGE_CONV_BACKWARD_H
 #define RIDGE_CONV_BACKWARD_H
 
@@ -51,7 +57,7 @@ extern "C" {
 typedef struct ridge_conv2d_bwd_plan ridge_conv2d_bwd_plan; /* opaque, immutable once made */
 
 typedef struct ridge_conv2d_bwd_options {
-    ridge_conv_algo data_algo;    /* AUTO, REF, DIRECT, IM2COL, DEPTHWISE */
+    ridge_conv_algo data_algo;    /* AUTO, REF, DIRECT, IM2COL, WINOGRAD_*, DEPTHWISE */
     ridge_conv_algo weights_algo; /* AUTO, REF, DIRECT, IM2COL, DEPTHWISE */
 } ridge_conv2d_bwd_options;
 

@@ -103,9 +103,16 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
     int dw_layout = d->layout != RIDGE_NCHW;
     const int weights = !strcmp(which, "weights");
     if (a == RIDGE_CONV_AUTO) {
-        *out = dw && dw_layout ? RIDGE_CONV_DEPTHWISE
+        /* what `ridge bench convbwd` measured faster: Winograd F(4x4, 3x3) for dx where it
+         * applies and the channels fill its GEMMs, im2col for dw on NHWC, else direct */
+        const int wino = d->r == 3 && d->s == 3 && d->stride_h == 1 && d->stride_w == 1 &&
+                         d->dil_h == 1 && d->dil_w == 1 && d->pad_top <= 2 &&
+                         d->pad_bottom <= 2 && d->pad_left <= 2 && d->pad_right <= 2 &&
+                         d->c_in / d->groups >= 8 && d->c_out / d->groups >= 8;
+        *out = dw && dw_layout                      ? RIDGE_CONV_DEPTHWISE
                : weights && d->layout == RIDGE_NHWC ? RIDGE_CONV_IM2COL
-                                                   : RIDGE_CONV_DIRECT;
+               : !weights && wino                   ? RIDGE_CONV_WINOGRAD_4X3
+                                                    : RIDGE_CONV_DIRECT;
         return RIDGE_OK;
     }
     if (a == RIDGE_CONV_IM2COL) {
@@ -116,6 +123,15 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
         return RIDGE_OK;
     }
     if (a == RIDGE_CONV_REF || a == RIDGE_CONV_DIRECT) {
+        *out = a;
+        return RIDGE_OK;
+    }
+    if ((a == RIDGE_CONV_WINOGRAD_2X3 || a == RIDGE_CONV_WINOGRAD_4X3) && !weights) {
+        if (d->r != 3 || d->s != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dil_h != 1 ||
+            d->dil_w != 1 || d->pad_top > 2 || d->pad_bottom > 2 || d->pad_left > 2 ||
+            d->pad_right > 2)
+            return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward data: %s needs a 3x3 kernel, "
+                               "stride 1, dilation 1 and padding <= 2", ridge_conv_algo_name(a));
         *out = a;
         return RIDGE_OK;
     }
@@ -135,7 +151,7 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
     if (a > RIDGE_CONV_AUTO && a < RIDGE_CONV_ALGO_COUNT)
         return ridge_error(RIDGE_EUNSUPPORTED,
                            "conv2d backward %s: algorithm %s has no backward "
-                           "pass (use direct, im2col, depthwise or ref)",
+                           "pass (use direct, im2col, depthwise or ref; winograd for data)",
                            which, ridge_conv_algo_name(a));
     return ridge_error(RIDGE_EINVAL, "conv2d backward %s: algo = %d is not a ridge_conv_algo",
                        which, (int)a);
@@ -564,6 +580,38 @@ static ridge_status dx_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, fl
     return RIDGE_OK;
 }
 
+/* dx by Winograd (3x3, stride 1): the full convolution of dy with the kernel rotated by 180
+ * degrees and its channel axes swapped, i.e. a forward convolution with padding 2 - pad,
+ * planned with the forward's Winograd algorithm. Its input gather zero-fills tiles at the
+ * borders, so dy is not copied; the rotation happens while the plan transforms the weights
+ * (through a temporary OIHW copy the size of w). */
+static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
+                                const float *dy, const float *w)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, cog = p->cog, wn = d->c_out * cig * 9;
+    ridge_conv2d_desc t = *d;
+    t.c_in = d->c_out, t.c_out = d->c_in, t.h = p->oh, t.w = p->ow;
+    t.pad_top = 2 - d->pad_top, t.pad_bottom = 2 - d->pad_bottom;
+    t.pad_left = 2 - d->pad_left, t.pad_right = 2 - d->pad_right;
+    float *wt = ridge_malloc((size_t)wn * sizeof(float));
+    if (!wt) return ridge_error(RIDGE_ENOMEM, "conv2d_backward_data: out of memory");
+    for (int64_t g = 0; g < d->groups; g++) /* wt[g*cig + ci][co][r][s] = w[g*cog + co][ci][2-r][2-s] */
+        for (int64_t ci = 0; ci < cig; ci++)
+            for (int64_t co = 0; co < cog; co++)
+                for (int64_t k = 0; k < 9; k++)
+                    wt[(((g * cig + ci) * cog + co) * 9) + k] =
+                        w[(((g * cog + co) * cig + ci) * 9) + 8 - k];
+    ridge_conv2d_plan_options o = {p->data_algo, 0};
+    ridge_conv2d_plan *fp;
+    ridge_status st = ridge_conv2d_plan_create(ctx, &t, wt, &o, &fp);
+    ridge_free(wt);
+    if (st) return st;
+    st = ridge_conv2d_forward(ctx, fp, dy, dx, NULL, NULL, NULL);
+    ridge_conv2d_plan_destroy(fp);
+    return st;
+}
+
 ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
                                         float *dx, const float *dy, const float *w, void *ws)
 {
@@ -571,6 +619,8 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
         return ridge_error(RIDGE_EINVAL, "conv2d_backward_data: ctx, plan, dx, dy or w is NULL");
     const ridge_conv2d_desc *d = &p->d;
     if (p->data_algo == RIDGE_CONV_REF) return conv_backward_data_ref(d, p->oh, p->ow, dx, dy, w);
+    if (p->data_algo == RIDGE_CONV_WINOGRAD_2X3 || p->data_algo == RIDGE_CONV_WINOGRAD_4X3)
+        return dx_winograd(ctx, p, dx, dy, w);
     if (p->data_algo == RIDGE_CONV_IM2COL) {
         /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
         void *own = NULL;
