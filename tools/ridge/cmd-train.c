@@ -8,7 +8,8 @@
 #include "cli.h"
 
 #define TRAIN_MODELS(MODEL)                                                                   \
-    MODEL(mlp, "multilayer perceptron on an MNIST-format dataset (default: Fashion-MNIST)")
+    MODEL(mlp, "multilayer perceptron on an MNIST-format dataset (default: Fashion-MNIST)")   \
+    MODEL(cnn, "convolutional network on an MNIST-format dataset (default: Fashion-MNIST)")
 
 #define DECLARE(name, summary) int train_##name(int argc, char **argv);
 TRAIN_MODELS(DECLARE)
