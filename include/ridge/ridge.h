@@ -22,5 +22,6 @@
 #define RIDGE_VERSION_STRING "0.1.0"
 
 #include "ridge/core.h"
+#include "ridge/llmc.h"
 
 #endif /* RIDGE_RIDGE_H */
