@@ -23,5 +23,6 @@
 
 #include "ridge/core.h"
 #include "ridge/llmc.h"
+#include "ridge/gemm.h"
 
 #endif /* RIDGE_RIDGE_H */

@@ -1,0 +1,3 @@
+ridge_add_sources(portable
+  src/gemm/gemm.c
+  src/gemm/gemm-ref.c)
