@@ -23,6 +23,7 @@
 
 #include "ridge/core.h"
 #include "ridge/llmc.h"
+#include "ridge/gpt2.h"
 #include "ridge/gemm.h"
 
 #endif /* RIDGE_RIDGE_H */

@@ -1,0 +1,3 @@
+ridge_add_sources(portable
+  src/models/gpt2-layers.c
+  src/models/gpt2.c)

@@ -1,0 +1,1 @@
+ridge_add_test(test-gpt2 LABELS fast)
