@@ -423,6 +423,12 @@ int main(int argc, char **argv)
         for (int t = 1; t <= 2; t++) test_isa(isas[i], t);
         test_batched(isas[i]);
     }
+    /* Again with tiny cache blocks (KC 20, MC 2 or 3 tiles, NC 3 tiles), so that the small
+     * shapes cross every block boundary and the multi-block paths (beta after the first k
+     * block, the epilogue on the last, a residual in C) are covered. */
+    ridge_gemm_set_blocking_for_tests(20, 13, 40);
+    for (int i = 1; i < 3; i++) test_isa(isas[i], 2);
+    ridge_gemm_set_blocking_for_tests(0, 0, 0);
     test_deterministic();
     return test_finish("test-gemm");
 }
