@@ -84,6 +84,25 @@ void ridge_gpt2_adamw_defaults(ridge_gpt2_adamw_opts *o);
 /* One AdamW step; step counts from 1 (bias correction). */
 ridge_status ridge_gpt2_update(ridge_gpt2 *m, const ridge_gpt2_adamw_opts *o, int step);
 
+/* ---- profile ---------------------------------------------------------------------------- */
+
+/* The parts of a training step a profile times, forward and backward separately. */
+typedef enum ridge_gpt2_part {
+    RIDGE_GPT2_ENCODER, RIDGE_GPT2_LAYERNORM, RIDGE_GPT2_QKV, RIDGE_GPT2_ATTENTION,
+    RIDGE_GPT2_ATTPROJ, RIDGE_GPT2_FC, RIDGE_GPT2_GELU, RIDGE_GPT2_FCPROJ, RIDGE_GPT2_LMHEAD,
+    RIDGE_GPT2_SOFTMAX_XENT, RIDGE_GPT2_ADAMW, RIDGE_GPT2_NUM_PARTS
+} ridge_gpt2_part;
+
+const char *ridge_gpt2_part_name(int part); /* "encoder", "layernorm", "matmul qkv", ... */
+/* Starts (on = 1: zeroes the counters) or stops timing the parts of each pass. */
+void ridge_gpt2_profile_enable(ridge_gpt2 *m, int on);
+/* Seconds spent in each part since enabled (forward, backward; AdamW counts as backward). */
+void ridge_gpt2_profile_get(const ridge_gpt2 *m, double fwd[RIDGE_GPT2_NUM_PARTS],
+                            double bwd[RIDGE_GPT2_NUM_PARTS]);
+/* Floating-point operations of one forward pass of a part at (B,T) (backward: twice that for
+ * the matrix products and attention); 0 for the parts that are not products. */
+double ridge_gpt2_part_flops(const ridge_gpt2_config *cfg, int part, int B, int T);
+
 /* Floating-point operations of one training step (forward + backward) at (B,T): 6 N B T for
  * the matrix products (N = weights used in products, the tied wte counted once) plus the
  * attention products. */

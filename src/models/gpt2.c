@@ -56,7 +56,18 @@ struct ridge_gpt2 {
     int *tokens;     /* (2, cap) inputs and targets of the last forward */
     size_t tok_cap;
     int state;       /* 0 nothing, 1 probs valid, 2 probs valid and backward possible */
+    int prof;        /* 1: time the parts into prof_ns */
+    uint64_t prof_ns[2][RIDGE_GPT2_NUM_PARTS];
 };
+
+/* Runs `call`, adding its time to part `k` of pass `dir` (0 forward, 1 backward) when the
+ * profile is on. */
+#define PROF(dir, k, call)                                                                    \
+    do {                                                                                      \
+        uint64_t t0_ = m->prof ? ridge_time_ns() : 0;                                         \
+        call;                                                                                 \
+        if (m->prof) m->prof_ns[dir][k] += ridge_time_ns() - t0_;                             \
+    } while (0)
 
 /* ---- creation ----------------------------------------------------------------------------- */
 
@@ -290,36 +301,48 @@ ridge_status ridge_gpt2_forward(ridge_gpt2 *m, const int *inputs, const int *tar
     float *const *p = m->p;
     size_t C = (size_t)c->channels, NH = (size_t)c->num_heads, L = (size_t)c->num_layers;
     size_t Vp = (size_t)c->padded_vocab_size, V = (size_t)c->vocab_size;
-    ridge_gpt2_encoder_forward(ctx, a->encoded, inputs, p[P_WTE], p[P_WPE], B, T, C);
+    PROF(0, RIDGE_GPT2_ENCODER,
+         ridge_gpt2_encoder_forward(ctx, a->encoded, inputs, p[P_WTE], p[P_WPE], B, T, C));
     for (size_t l = 0; l < L; l++) {
         const float *res = l == 0 ? a->encoded : a->residual3 + (l - 1) * N * C;
         float *ln1 = a->ln1 + l * N * C, *qkv = a->qkv + l * N * 3 * C;
         float *atty = a->atty + l * N * C, *res2 = a->residual2 + l * N * C;
         float *ln2 = a->ln2 + l * N * C, *fch = a->fch + l * N * 4 * C;
         float *fchg = a->fch_gelu + l * N * 4 * C, *res3 = a->residual3 + l * N * C;
-        ridge_gpt2_layernorm_forward(ctx, ln1, a->ln1_mean + l * N, a->ln1_rstd + l * N, res,
-                                     p[P_LN1W] + l * C, p[P_LN1B] + l * C, N, C);
-        TRY(ridge_gpt2_matmul_forward(ctx, qkv, ln1, p[P_QKVW] + l * 3 * C * C,
-                                      p[P_QKVB] + l * 3 * C, NULL, N, C, 3 * C));
-        ridge_gpt2_attention_forward(ctx, atty, a->att + l * (size_t)B * NH * T * T, qkv, B, T,
-                                     C, NH);
-        TRY(ridge_gpt2_matmul_forward(ctx, res2, atty, p[P_ATTPROJW] + l * C * C,
-                                      p[P_ATTPROJB] + l * C, res, N, C, C));
-        ridge_gpt2_layernorm_forward(ctx, ln2, a->ln2_mean + l * N, a->ln2_rstd + l * N, res2,
-                                     p[P_LN2W] + l * C, p[P_LN2B] + l * C, N, C);
-        TRY(ridge_gpt2_matmul_forward(ctx, fch, ln2, p[P_FCW] + l * 4 * C * C,
-                                      p[P_FCB] + l * 4 * C, NULL, N, C, 4 * C));
-        ridge_gpt2_gelu_forward(ctx, fchg, fch, N * 4 * C);
-        TRY(ridge_gpt2_matmul_forward(ctx, res3, fchg, p[P_FCPROJW] + l * 4 * C * C,
-                                      p[P_FCPROJB] + l * C, res2, N, 4 * C, C));
+        PROF(0, RIDGE_GPT2_LAYERNORM,
+             ridge_gpt2_layernorm_forward(ctx, ln1, a->ln1_mean + l * N, a->ln1_rstd + l * N, res,
+                                          p[P_LN1W] + l * C, p[P_LN1B] + l * C, N, C));
+        PROF(0, RIDGE_GPT2_QKV,
+             TRY(ridge_gpt2_matmul_forward(ctx, qkv, ln1, p[P_QKVW] + l * 3 * C * C,
+                                           p[P_QKVB] + l * 3 * C, NULL, N, C, 3 * C)));
+        PROF(0, RIDGE_GPT2_ATTENTION,
+             ridge_gpt2_attention_forward(ctx, atty, a->att + l * (size_t)B * NH * T * T, qkv, B, T,
+                                          C, NH));
+        PROF(0, RIDGE_GPT2_ATTPROJ,
+             TRY(ridge_gpt2_matmul_forward(ctx, res2, atty, p[P_ATTPROJW] + l * C * C,
+                                           p[P_ATTPROJB] + l * C, res, N, C, C)));
+        PROF(0, RIDGE_GPT2_LAYERNORM,
+             ridge_gpt2_layernorm_forward(ctx, ln2, a->ln2_mean + l * N, a->ln2_rstd + l * N, res2,
+                                          p[P_LN2W] + l * C, p[P_LN2B] + l * C, N, C));
+        PROF(0, RIDGE_GPT2_FC,
+             TRY(ridge_gpt2_matmul_forward(ctx, fch, ln2, p[P_FCW] + l * 4 * C * C,
+                                           p[P_FCB] + l * 4 * C, NULL, N, C, 4 * C)));
+        PROF(0, RIDGE_GPT2_GELU, ridge_gpt2_gelu_forward(ctx, fchg, fch, N * 4 * C));
+        PROF(0, RIDGE_GPT2_FCPROJ,
+             TRY(ridge_gpt2_matmul_forward(ctx, res3, fchg, p[P_FCPROJW] + l * 4 * C * C,
+                                           p[P_FCPROJB] + l * C, res2, N, 4 * C, C)));
     }
-    ridge_gpt2_layernorm_forward(ctx, a->lnf, a->lnf_mean, a->lnf_rstd,
-                                 a->residual3 + (L - 1) * N * C, p[P_LNFW], p[P_LNFB], N, C);
-    TRY(ridge_gpt2_matmul_forward(ctx, a->logits, a->lnf, p[P_WTE], NULL, NULL, N, C, Vp));
-    ridge_gpt2_softmax_crossentropy_forward(ctx, a->logits, a->losses, targets, N, V, Vp);
+    PROF(0, RIDGE_GPT2_LAYERNORM,
+         ridge_gpt2_layernorm_forward(ctx, a->lnf, a->lnf_mean, a->lnf_rstd,
+                                      a->residual3 + (L - 1) * N * C, p[P_LNFW], p[P_LNFB], N, C));
+    PROF(0, RIDGE_GPT2_LMHEAD,
+         TRY(ridge_gpt2_matmul_forward(ctx, a->logits, a->lnf, p[P_WTE], NULL, NULL, N, C, Vp)));
+    PROF(0, RIDGE_GPT2_SOFTMAX_XENT,
+         ridge_gpt2_softmax_crossentropy_forward(ctx, a->logits, a->losses, targets, N, V, Vp));
     if (targets) {
         float sum = 0.0f;
-        for (size_t i = 0; i < N; i++) sum += a->losses[i];
+        for (size_t i = 0; i < N; i++)
+            sum += a->losses[i];
         if (loss) *loss = sum / (float)N;
     } else if (loss) {
         *loss = -1.0f;
@@ -328,10 +351,7 @@ ridge_status ridge_gpt2_forward(ridge_gpt2 *m, const int *inputs, const int *tar
     return RIDGE_OK;
 }
 
-const float *ridge_gpt2_probs(const ridge_gpt2 *m)
-{
-    return m && m->state ? m->a.logits : NULL;
-}
+const float *ridge_gpt2_probs(const ridge_gpt2 *m) { return m && m->state ? m->a.logits : NULL; }
 
 /* ---- backward --------------------------------------------------------------------------- */
 
@@ -365,13 +385,17 @@ ridge_status ridge_gpt2_backward(ridge_gpt2 *m)
     size_t Vp = (size_t)c->padded_vocab_size, V = (size_t)c->vocab_size;
     const int *inputs = m->tokens, *targets = m->tokens + N;
 
-    ridge_gpt2_softmax_crossentropy_backward(ctx, a->logits, targets, 1.0f / (float)N, N, V, Vp);
-    TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_WTE], NULL, a->logits, a->lnf, p[P_WTE],
-                                   N, C, Vp));
+    PROF(1, RIDGE_GPT2_SOFTMAX_XENT,
+         ridge_gpt2_softmax_crossentropy_backward(ctx, a->logits, targets, 1.0f / (float)N, N, V,
+                                                  Vp));
+    PROF(1, RIDGE_GPT2_LMHEAD,
+         TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_WTE], NULL, a->logits, a->lnf, p[P_WTE],
+                                        N, C, Vp)));
     memset(a->dres, 0, N * C * sizeof(float));
-    ridge_gpt2_layernorm_backward(ctx, a->dres, g[P_LNFW], g[P_LNFB], a->dsmall,
-                                  a->residual3 + (L - 1) * N * C, p[P_LNFW], a->lnf_mean,
-                                  a->lnf_rstd, N, C);
+    PROF(1, RIDGE_GPT2_LAYERNORM,
+         ridge_gpt2_layernorm_backward(ctx, a->dres, g[P_LNFW], g[P_LNFB], a->dsmall,
+                                       a->residual3 + (L - 1) * N * C, p[P_LNFW], a->lnf_mean,
+                                       a->lnf_rstd, N, C));
     for (size_t l = L; l-- > 0;) {
         /* here dres = d residual3[l] */
         const float *res = l == 0 ? a->encoded : a->residual3 + (l - 1) * N * C;
@@ -379,30 +403,38 @@ ridge_status ridge_gpt2_backward(ridge_gpt2 *m)
         const float *atty = a->atty + l * N * C, *res2 = a->residual2 + l * N * C;
         const float *ln2 = a->ln2 + l * N * C, *fch = a->fch + l * N * 4 * C;
         const float *fchg = a->fch_gelu + l * N * 4 * C;
-        TRY(ridge_gpt2_matmul_backward(ctx, a->dbig, g[P_FCPROJW] + l * 4 * C * C,
-                                       g[P_FCPROJB] + l * C, a->dres, fchg,
-                                       p[P_FCPROJW] + l * 4 * C * C, N, 4 * C, C));
-        ridge_gpt2_gelu_backward(ctx, a->dbig, fch, a->dbig, N * 4 * C);
-        TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_FCW] + l * 4 * C * C,
-                                       g[P_FCB] + l * 4 * C, a->dbig, ln2,
-                                       p[P_FCW] + l * 4 * C * C, N, C, 4 * C));
-        ridge_gpt2_layernorm_backward(ctx, a->dres, g[P_LN2W] + l * C, g[P_LN2B] + l * C,
-                                      a->dsmall, res2, p[P_LN2W] + l * C, a->ln2_mean + l * N,
-                                      a->ln2_rstd + l * N, N, C);
+        PROF(1, RIDGE_GPT2_FCPROJ,
+             TRY(ridge_gpt2_matmul_backward(ctx, a->dbig, g[P_FCPROJW] + l * 4 * C * C,
+                                            g[P_FCPROJB] + l * C, a->dres, fchg,
+                                            p[P_FCPROJW] + l * 4 * C * C, N, 4 * C, C)));
+        PROF(1, RIDGE_GPT2_GELU, ridge_gpt2_gelu_backward(ctx, a->dbig, fch, a->dbig, N * 4 * C));
+        PROF(1, RIDGE_GPT2_FC,
+             TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_FCW] + l * 4 * C * C,
+                                            g[P_FCB] + l * 4 * C, a->dbig, ln2,
+                                            p[P_FCW] + l * 4 * C * C, N, C, 4 * C)));
+        PROF(1, RIDGE_GPT2_LAYERNORM,
+             ridge_gpt2_layernorm_backward(ctx, a->dres, g[P_LN2W] + l * C, g[P_LN2B] + l * C,
+                                           a->dsmall, res2, p[P_LN2W] + l * C, a->ln2_mean + l * N,
+                                           a->ln2_rstd + l * N, N, C));
         /* dres = d residual2[l] */
-        TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_ATTPROJW] + l * C * C,
-                                       g[P_ATTPROJB] + l * C, a->dres, atty,
-                                       p[P_ATTPROJW] + l * C * C, N, C, C));
-        ridge_gpt2_attention_backward(ctx, a->dqkv, a->dsmall, qkv, a->att + l * B * NH * T * T,
-                                      a->datt, B, T, C, NH);
-        TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_QKVW] + l * 3 * C * C,
-                                       g[P_QKVB] + l * 3 * C, a->dqkv, ln1,
-                                       p[P_QKVW] + l * 3 * C * C, N, C, 3 * C));
-        ridge_gpt2_layernorm_backward(ctx, a->dres, g[P_LN1W] + l * C, g[P_LN1B] + l * C,
-                                      a->dsmall, res, p[P_LN1W] + l * C, a->ln1_mean + l * N,
-                                      a->ln1_rstd + l * N, N, C);
+        PROF(1, RIDGE_GPT2_ATTPROJ,
+             TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_ATTPROJW] + l * C * C,
+                                            g[P_ATTPROJB] + l * C, a->dres, atty,
+                                            p[P_ATTPROJW] + l * C * C, N, C, C)));
+        PROF(1, RIDGE_GPT2_ATTENTION,
+             ridge_gpt2_attention_backward(ctx, a->dqkv, a->dsmall, qkv,
+                                           a->att + l * B * NH * T * T, a->datt, B, T, C, NH));
+        PROF(1, RIDGE_GPT2_QKV,
+             TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_QKVW] + l * 3 * C * C,
+                                            g[P_QKVB] + l * 3 * C, a->dqkv, ln1,
+                                            p[P_QKVW] + l * 3 * C * C, N, C, 3 * C)));
+        PROF(1, RIDGE_GPT2_LAYERNORM,
+             ridge_gpt2_layernorm_backward(ctx, a->dres, g[P_LN1W] + l * C, g[P_LN1B] + l * C,
+                                           a->dsmall, res, p[P_LN1W] + l * C, a->ln1_mean + l * N,
+                                           a->ln1_rstd + l * N, N, C));
     }
-    ridge_gpt2_encoder_backward(ctx, g[P_WTE], g[P_WPE], a->dres, inputs, B, T, C);
+    PROF(1, RIDGE_GPT2_ENCODER,
+         ridge_gpt2_encoder_backward(ctx, g[P_WTE], g[P_WPE], a->dres, inputs, B, T, C));
     return RIDGE_OK;
 }
 
@@ -432,8 +464,9 @@ ridge_status ridge_gpt2_update(ridge_gpt2 *m, const ridge_gpt2_adamw_opts *o, in
             return ridge_error(RIDGE_ENOMEM, "gpt2 update: no memory for the AdamW moments");
         }
     }
-    ridge_gpt2_adamw(m->ctx, m->params, m->grads, m->m, m->v, m->nparams, step, o->lr, o->beta1,
-                     o->beta2, o->eps, o->weight_decay);
+    PROF(1, RIDGE_GPT2_ADAMW,
+         ridge_gpt2_adamw(m->ctx, m->params, m->grads, m->m, m->v, m->nparams, step, o->lr,
+                          o->beta1, o->beta2, o->eps, o->weight_decay));
     return RIDGE_OK;
 }
 
@@ -443,4 +476,43 @@ double ridge_gpt2_train_flops(const ridge_gpt2_config *c, int B, int T)
     double weights = L * 12.0 * C * C + (double)c->padded_vocab_size * C;
     /* attention: q k^T and att v, 2 T C multiply-adds per token per layer forward, x3 */
     return 6.0 * weights * tokens + 3.0 * 4.0 * L * C * T * tokens;
+}
+
+/* ---- profile ---------------------------------------------------------------------------- */
+
+const char *ridge_gpt2_part_name(int part)
+{
+    static const char *const names[RIDGE_GPT2_NUM_PARTS] = {
+        "encoder", "layernorm",  "matmul qkv",    "attention",     "matmul attproj", "matmul fc",
+        "gelu",    "matmul fcproj", "matmul lm-head", "softmax+xent", "adamw"};
+    return part >= 0 && part < RIDGE_GPT2_NUM_PARTS ? names[part] : "?";
+}
+
+void ridge_gpt2_profile_enable(ridge_gpt2 *m, int on)
+{
+    m->prof = on != 0;
+    if (on) memset(m->prof_ns, 0, sizeof m->prof_ns);
+}
+
+void ridge_gpt2_profile_get(const ridge_gpt2 *m, double fwd[RIDGE_GPT2_NUM_PARTS],
+                            double bwd[RIDGE_GPT2_NUM_PARTS])
+{
+    for (int k = 0; k < RIDGE_GPT2_NUM_PARTS; k++) {
+        if (fwd) fwd[k] = (double)m->prof_ns[0][k] * 1e-9;
+        if (bwd) bwd[k] = (double)m->prof_ns[1][k] * 1e-9;
+    }
+}
+
+double ridge_gpt2_part_flops(const ridge_gpt2_config *c, int part, int B, int T)
+{
+    double C = c->channels, L = c->num_layers, N = (double)B * T;
+    switch (part) {
+    case RIDGE_GPT2_QKV: return 2.0 * N * C * 3 * C * L;
+    case RIDGE_GPT2_ATTPROJ: return 2.0 * N * C * C * L;
+    case RIDGE_GPT2_FC:
+    case RIDGE_GPT2_FCPROJ: return 2.0 * N * C * 4 * C * L;
+    case RIDGE_GPT2_LMHEAD: return 2.0 * N * C * c->padded_vocab_size;
+    case RIDGE_GPT2_ATTENTION: return 4.0 * N * T * C * L;
+    default: return 0.0;
+    }
 }
