@@ -41,20 +41,20 @@ typedef struct gcase {
     int use_plan;        /* through ridge_sgemm_plan_* */
 } gcase;
 
-static double act_d(ridge_act act, double x)
+static double act_d(ridge_epi_act act, double x)
 {
     switch (act) {
-    case RIDGE_ACT_NONE: return x;
-    case RIDGE_ACT_RELU: return x < 0 ? 0 : x;
-    case RIDGE_ACT_GELU_TANH:
+    case RIDGE_EPI_NONE: return x;
+    case RIDGE_EPI_RELU: return x < 0 ? 0 : x;
+    case RIDGE_EPI_GELU_TANH:
         return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case RIDGE_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case RIDGE_ACT_TANH: return tanh(x);
+    case RIDGE_EPI_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case RIDGE_EPI_TANH: return tanh(x);
     }
     return x;
 }
 
-static const char *act_name(ridge_act a)
+static const char *act_name(ridge_epi_act a)
 {
     static const char *n[] = {"none", "relu", "gelu", "sigmoid", "tanh"};
     return n[a];
@@ -255,7 +255,7 @@ static void test_isa(ridge_isa isa, int threads)
             }
     /* Every epilogue: bias none/col/row x activation x residual (separate, in C). */
     for (int bk = 0; bk < 3; bk++)
-        for (int act = 0; act <= RIDGE_ACT_TANH; act++)
+        for (int act = 0; act <= RIDGE_EPI_TANH; act++)
             for (int r = 0; r < 3 && fails < 5; r++) {
                 size_t shapes[][3] = {{13, 31, 17}, {6, 16, 1}, {64, 65, 97}, {1, 33, 40}};
                 for (int s = 0; s < 4; s++) {
@@ -263,7 +263,7 @@ static void test_isa(ridge_isa isa, int threads)
                     g.beta = (s == 2) ? -0.5f : 0.0f;
                     g.alpha = (s == 3) ? -0.5f : 1.0f;
                     g.epi.bias_kind = (ridge_bias_kind)bk;
-                    g.epi.act = (ridge_act)act;
+                    g.epi.act = (ridge_epi_act)act;
                     g.epi.residual = r == 1 ? (const float *)1 : NULL; /* flag: allocate one */
                     g.residual_in_c = r == 2;
                     fails += !run_case(ctx, &g, tag);
@@ -277,7 +277,7 @@ static void test_isa(ridge_isa isa, int threads)
             g.use_plan = 1;
             g.beta = s == 1 ? 1.0f : 0.0f;
             g.epi.bias_kind = s == 3 ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
-            g.epi.act = s == 3 ? RIDGE_ACT_GELU_TANH : RIDGE_ACT_NONE;
+            g.epi.act = s == 3 ? RIDGE_EPI_GELU_TANH : RIDGE_EPI_NONE;
             fails += !run_case(ctx, &g, tag);
         }
     }
@@ -303,7 +303,7 @@ static void test_deterministic(void)
     size_t m = 150, n = 300, k = 500;
     float *a = alloc_matrix(m, k, k, 0), *b = alloc_matrix(k, n, n, 0);
     float *x = calloc(m * n, sizeof(float)), *y = calloc(m * n, sizeof(float));
-    ridge_epilogue e = {.act = RIDGE_ACT_GELU_TANH};
+    ridge_epilogue e = {.act = RIDGE_EPI_GELU_TANH};
     CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, RIDGE_NO_TRANS, m, n, k, 1, a, k, b, n, 0, x, n,
                             &e));
     CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_NO_TRANS, m, n, k, 1, a, k, b, n, 0, y, n,
@@ -324,7 +324,7 @@ static void test_batched(ridge_isa isa)
     float *q = alloc_matrix(t, ld, ld, 0), *kk = alloc_matrix(t, ld, ld, 0);
     float *att = calloc(batch * t * t, sizeof(float)), *one = calloc(t * t, sizeof(float));
     float *res = alloc_matrix(batch * t, t, t, 0);
-    ridge_epilogue e = {.act = RIDGE_ACT_TANH, .residual = res, .ldr = t,
+    ridge_epilogue e = {.act = RIDGE_EPI_TANH, .residual = res, .ldr = t,
                         .residual_stride = t * t};
     CHECK_OK(ridge_sgemm_batched(ctx, RIDGE_NO_TRANS, RIDGE_TRANS, batch, t, t, hs, 0.5f, q, ld,
                                  hs, kk, ld, hs, 0.0f, att, t, t * t, &e));
@@ -386,7 +386,7 @@ static void test_bad_args(void)
                   "address space");
     ridge_epilogue e = {.bias_kind = RIDGE_BIAS_COL};
     EXPECT_EINVAL(ridge_sgemm_ex(ctx, N, N, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2, &e), "bias");
-    e = (ridge_epilogue){.act = (ridge_act)9};
+    e = (ridge_epilogue){.act = (ridge_epi_act)9};
     EXPECT_EINVAL(ridge_sgemm_ex(ctx, N, N, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2, &e), "act");
     e = (ridge_epilogue){.residual = a, .ldr = 1};
     EXPECT_EINVAL(ridge_sgemm_ex(ctx, N, N, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2, &e), "ldr (1)");

@@ -7,7 +7,7 @@
  * transposed (RIDGE_TRANS) is held as its transpose: op(A) = A^T with A stored k x m.
  *
  *   // y (B, 128) = relu(x (B, 784) W^T + b), W stored (128, 784) as in a dense layer
- *   ridge_epilogue e = {.bias_kind = RIDGE_BIAS_COL, .bias = b, .act = RIDGE_ACT_RELU};
+ *   ridge_epilogue e = {.bias_kind = RIDGE_BIAS_COL, .bias = b, .act = RIDGE_EPI_RELU};
  *   ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, RIDGE_TRANS, B, 128, 784,
  *                  1.0f, x, 784, W, 784, 0.0f, y, 128, &e);
  *
@@ -48,20 +48,22 @@ typedef enum ridge_bias_kind {
     RIDGE_BIAS_ROW = 2, /* bias[i] added to row i: m floats (conv as W (Cout, K) x cols) */
 } ridge_bias_kind;
 
-typedef enum ridge_act {
-    RIDGE_ACT_NONE = 0,
-    RIDGE_ACT_RELU = 1,      /* max(x, 0) */
-    RIDGE_ACT_GELU_TANH = 2, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as in GPT-2 */
-    RIDGE_ACT_SIGMOID = 3,   /* 1 / (1 + exp(-x)) */
-    RIDGE_ACT_TANH = 4,
-} ridge_act;
+/* The activation of the epilogue. (Named apart from vec.h's ridge_act, which has no "none"
+ * and whose values differ.) */
+typedef enum ridge_epi_act {
+    RIDGE_EPI_NONE = 0,
+    RIDGE_EPI_RELU = 1,      /* max(x, 0) */
+    RIDGE_EPI_GELU_TANH = 2, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as in GPT-2 */
+    RIDGE_EPI_SIGMOID = 3,   /* 1 / (1 + exp(-x)) */
+    RIDGE_EPI_TANH = 4,
+} ridge_epi_act;
 
 /* Applied in this order while the tile is in registers: bias, activation, residual.
  * A zero-initialized struct ({0}) is "no epilogue". */
 typedef struct ridge_epilogue {
     ridge_bias_kind bias_kind;
     const float *bias;        /* n (COL) or m (ROW) floats; NULL iff bias_kind is NONE */
-    ridge_act act;
+    ridge_epi_act act;
     const float *residual;    /* NULL: none; else an m x n matrix added after the activation */
     size_t ldr;               /* residual's leading dimension (>= n) */
     size_t residual_stride;   /* batched calls only: floats between two residual matrices */

@@ -22,8 +22,9 @@
 #define RIDGE_VERSION_STRING "0.1.0"
 
 #include "ridge/core.h"
+#include "ridge/vec.h"
+#include "ridge/gemm.h"
 #include "ridge/llmc.h"
 #include "ridge/gpt2.h"
-#include "ridge/gemm.h"
 
 #endif /* RIDGE_RIDGE_H */

@@ -6,6 +6,9 @@
  * mapping (masks are k-registers). */
 #include <immintrin.h>
 
+#include "gemm/gemm-internal.h"
+#include "vec/math-avx512.h"
+
 #define GEMM_MR 14
 #define GEMM_NV 2
 #define GEMM_GV 8
@@ -29,5 +32,17 @@ typedef __mmask16 vmask;
 #define V_MASKLOAD(p, m) _mm512_maskz_loadu_ps(m, p)
 #define V_MASKSTORE(p, m, x) _mm512_mask_storeu_ps(p, m, x)
 #define V_HSUM(x) _mm512_reduce_add_ps(x)
+#define V_ACT(act, x) act_avx512(act, x)
+
+/* The smooth activations from the vec family's inline math (ReLU is in the template). */
+static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
+{
+    switch (act) {
+    case RIDGE_EPI_GELU_TANH: return ridge_gelu_tanh_f32x16(x);
+    case RIDGE_EPI_SIGMOID: return ridge_sigmoid_f32x16(x);
+    case RIDGE_EPI_TANH: return ridge_tanh_f32x16(x);
+    default: return x;
+    }
+}
 
 #include "gemm/f32-gemm-template.h"

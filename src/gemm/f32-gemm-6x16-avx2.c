@@ -5,6 +5,9 @@
  * All logic is in f32-gemm-template.h; this file is only the 256-bit mapping. */
 #include <immintrin.h>
 
+#include "gemm/gemm-internal.h"
+#include "vec/math-avx2.h"
+
 #define GEMM_MR 6
 #define GEMM_NV 2
 #define GEMM_GV 8
@@ -35,6 +38,18 @@ static inline float hsum_avx2(__m256 x)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+#define V_ACT(act, x) act_avx2(act, x)
+
+/* The smooth activations from the vec family's inline math (ReLU is in the template). */
+static inline __m256 act_avx2(ridge_epi_act act, __m256 x)
+{
+    switch (act) {
+    case RIDGE_EPI_GELU_TANH: return ridge_gelu_tanh_f32x8(x);
+    case RIDGE_EPI_SIGMOID: return ridge_sigmoid_f32x8(x);
+    case RIDGE_EPI_TANH: return ridge_tanh_f32x8(x);
+    default: return x;
+    }
 }
 
 #include "gemm/f32-gemm-template.h"

@@ -16,7 +16,7 @@
  *   V_MASK(n)        lanes [0, n) on, 0 <= n <= VL
  *   V_MASKLOAD(p, m) lanes off read as 0 and are not accessed; V_MASKSTORE(p, m, x)
  *   V_HSUM(x)        horizontal sum to a float
- *   V_ACT(act, x)    optional: a vector activation (else the scalar loop below is used)
+ *   V_ACT(act, x)    GELU-tanh, sigmoid, tanh on a vector (the vec family's inline math)
  *
  * Micro-kernel (BLIS): the tile of C, MR x NR, lives in MR * GEMM_NV accumulators for the
  * whole k loop; per k step it loads GEMM_NV vectors of B, broadcasts MR elements of A and
@@ -25,6 +25,7 @@
  * matrix (b_rs == ldb, masked loads on the last partial panel), which is the no-packing path
  * for small problems. After the k loop the epilogue (alpha, beta, bias, activation, residual)
  * runs on the accumulators before the single store, with masked stores on edge tiles. */
+#include <immintrin.h>
 #include <stddef.h>
 
 #include "gemm/gemm-internal.h"
@@ -37,22 +38,10 @@
 
 /* ---- epilogue ------------------------------------------------------------------------------ */
 
-static vf GEMM_FN(act_scalar_loop)(ridge_act act, vf x)
+GEMM_INLINE vf GEMM_FN(act)(ridge_epi_act act, vf x)
 {
-    float t[VL];
-    V_STORE(t, x);
-    for (int i = 0; i < VL; i++) t[i] = gemm_act_scalar(act, t[i]);
-    return V_LOAD(t);
-}
-
-GEMM_INLINE vf GEMM_FN(act)(ridge_act act, vf x)
-{
-    if (act == RIDGE_ACT_RELU) return V_MAX(V_ZERO(), x);
-#ifdef V_ACT
+    if (act == RIDGE_EPI_RELU) return V_MAX(V_ZERO(), x);
     return V_ACT(act, x);
-#else
-    return GEMM_FN(act_scalar_loop)(act, x);
-#endif /* V_ACT */
 }
 
 /* Finishes and stores rows [0, mr) x columns [0, nr) of an R x GEMM_NV accumulator tile.
@@ -71,7 +60,7 @@ GEMM_INLINE void GEMM_FN(store_tile)(const int R, vf acc[][GEMM_NV], float *c, s
     const int scale = t->alpha != 1.0f, read_c = t->beta != 0.0f;
     const int col_bias = t->last && t->bias_kind == RIDGE_BIAS_COL;
     const int row_bias = t->last && t->bias_kind == RIDGE_BIAS_ROW;
-    const ridge_act act = t->last ? t->act : RIDGE_ACT_NONE;
+    const ridge_epi_act act = t->last ? t->act : RIDGE_EPI_NONE;
     const float *res = t->last ? t->res : NULL;
     vf bcol[GEMM_NV];
     for (int v = 0; v < GEMM_NV; v++) bcol[v] = col_bias ? GEMM_LD(t->bias + v * VL, v) : V_ZERO();
@@ -86,7 +75,7 @@ GEMM_INLINE void GEMM_FN(store_tile)(const int R, vf acc[][GEMM_NV], float *c, s
             if (read_c) x = V_FMA(beta, GEMM_LD(cr + v * VL, v), x);
             if (col_bias) x = V_ADD(x, bcol[v]);
             if (row_bias) x = V_ADD(x, brow);
-            if (act != RIDGE_ACT_NONE) x = GEMM_FN(act)(act, x);
+            if (act != RIDGE_EPI_NONE) x = GEMM_FN(act)(act, x);
             if (res) x = V_ADD(x, GEMM_LD(res + r * t->ldr + v * VL, v));
             if (full) V_STORE(cr + v * VL, x);
             else V_MASKSTORE(cr + v * VL, mk[v], x);
@@ -171,6 +160,31 @@ static void GEMM_FN(pack_a)(size_t mc, size_t kc, const float *a, size_t rs, siz
     }
 }
 
+/* dst[q * ldd + r] = src[r * lds + q] for an 8 x 8 block (256-bit: AVX-512 CPUs have AVX2). */
+GEMM_INLINE void GEMM_FN(transpose8x8)(const float *src, size_t lds, float *dst, size_t ldd)
+{
+    __m256 r0 = _mm256_loadu_ps(src + 0 * lds), r1 = _mm256_loadu_ps(src + 1 * lds);
+    __m256 r2 = _mm256_loadu_ps(src + 2 * lds), r3 = _mm256_loadu_ps(src + 3 * lds);
+    __m256 r4 = _mm256_loadu_ps(src + 4 * lds), r5 = _mm256_loadu_ps(src + 5 * lds);
+    __m256 r6 = _mm256_loadu_ps(src + 6 * lds), r7 = _mm256_loadu_ps(src + 7 * lds);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst + 0 * ldd, _mm256_permute2f128_ps(s0, s4, 0x20));
+    _mm256_storeu_ps(dst + 1 * ldd, _mm256_permute2f128_ps(s1, s5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(s2, s6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ldd, _mm256_permute2f128_ps(s3, s7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ldd, _mm256_permute2f128_ps(s0, s4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(s1, s5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(s2, s6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
 /* B (kc x nc, element (p, j) at b[p * rs + j * cs]) into NR-column panels, each kc x NR
  * k-major, the columns past nc zero. */
 static void GEMM_FN(pack_b)(size_t kc, size_t nc, const float *b, size_t rs, size_t cs,
@@ -184,12 +198,11 @@ static void GEMM_FN(pack_b)(size_t kc, size_t nc, const float *b, size_t rs, siz
                 for (int v = 0; v < GEMM_NV; v++)
                     V_STORE(bp + p * GEMM_NR + v * VL, V_LOAD(bj + p * rs + v * VL));
         } else if (nr == GEMM_NR && rs == 1) {
-            /* B^T rows are contiguous in p: read each a block of 8 p at a time */
+            /* B^T rows are contiguous in p: 8 x 8 transposes */
             size_t p = 0;
             for (; p + 8 <= kc; p += 8)
-                for (int jj = 0; jj < GEMM_NR; jj++)
-                    for (int q = 0; q < 8; q++)
-                        bp[(p + q) * GEMM_NR + jj] = bj[jj * cs + p + q];
+                for (int jj = 0; jj < GEMM_NR; jj += 8)
+                    GEMM_FN(transpose8x8)(bj + jj * cs + p, cs, bp + p * GEMM_NR + jj, GEMM_NR);
             for (; p < kc; p++)
                 for (int jj = 0; jj < GEMM_NR; jj++) bp[p * GEMM_NR + jj] = bj[jj * cs + p];
         } else {

@@ -26,15 +26,15 @@ typedef struct gemm_problem {
 
 /* The activations in float, the definitions every vector variant must match. ReLU keeps NaN
  * and -0 (as max(0, x) with x second does in SIMD). */
-static inline float gemm_act_scalar(ridge_act act, float x)
+static inline float gemm_act_scalar(ridge_epi_act act, float x)
 {
     switch (act) {
-    case RIDGE_ACT_NONE: return x;
-    case RIDGE_ACT_RELU: return x < 0.0f ? 0.0f : x;
-    case RIDGE_ACT_GELU_TANH:
+    case RIDGE_EPI_NONE: return x;
+    case RIDGE_EPI_RELU: return x < 0.0f ? 0.0f : x;
+    case RIDGE_EPI_GELU_TANH:
         return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-    case RIDGE_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case RIDGE_ACT_TANH: return tanhf(x);
+    case RIDGE_EPI_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case RIDGE_EPI_TANH: return tanhf(x);
     }
     return x;
 }
@@ -61,7 +61,7 @@ typedef struct gemm_tile_params {
     int last;               /* the last k block: apply bias, activation and residual */
     ridge_bias_kind bias_kind;
     const float *bias;      /* COL: bias + j0; ROW: bias + i0 */
-    ridge_act act;
+    ridge_epi_act act;
     const float *res;       /* residual + i0 * ldr + j0, or NULL */
     size_t ldr;
 } gemm_tile_params;
