@@ -146,7 +146,7 @@ int ridge_bench_gpt2(const ridge_bench_opts *opts, int argc, char **argv)
     bench_table t;
     bench_table_begin(&t, opts, "gpt2 training step", cols, 10);
     double gf = flops / sm.median * 1e-6;
-    bench_table_row(&t, (bench_val[]){{name}, {NULL, B}, {NULL, T},
+    bench_table_row(&t, (bench_val[]){{name, 0}, {NULL, B}, {NULL, T},
                                       {NULL, ridge_ctx_threads(ctx)}, {NULL, sm.median},
                                       {NULL, sm.best}, {NULL, B * T / sm.median * 1e3},
                                       {NULL, gf}, {NULL, peak ? peak : NAN},
@@ -164,7 +164,7 @@ int ridge_bench_gpt2(const ridge_bench_opts *opts, int argc, char **argv)
     for (int k = 0; k < RIDGE_GPT2_NUM_PARTS; k++) {
         double f = ridge_gpt2_part_flops(&cfg, k, B, T);
         double fm = fwd[k] / steps * 1e3, bm = bwd[k] / steps * 1e3;
-        bench_table_row(&t, (bench_val[]){{ridge_gpt2_part_name(k)}, {NULL, fm}, {NULL, bm},
+        bench_table_row(&t, (bench_val[]){{ridge_gpt2_part_name(k), 0}, {NULL, fm}, {NULL, bm},
                                           {NULL, 100 * (fwd[k] + bwd[k]) / total},
                                           {NULL, f && fm ? f / fm * 1e-6 : NAN},
                                           {NULL, f && bm ? 2 * f / bm * 1e-6 : NAN}});

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "models/gpt2-kernels.h"
 #include "models/gpt2-layers.h"
 #include "test.h"
 
@@ -198,6 +199,73 @@ static void test_layers(ridge_ctx *ctx)
     CHECK(pad0);
     fd_check("softmax cross-entropy", ctx, ce_loss, &k, k.inp, dl, N * LVp, 1e-2f, 2e-3);
     free(k.inp), free(k.out), free(dl), free(k.mean), free(k.rstd);
+}
+
+/* ---- each ISA's inner loops against the reference table, over edge shapes ------------- */
+
+static double max_rel(const float *a, const float *b, size_t n)
+{
+    double w = 0;
+    for (size_t i = 0; i < n; i++) w = fmax(w, fabs(a[i] - b[i]) / (1e-3 + fabs(b[i])));
+    return w;
+}
+
+static void test_kernels(ridge_isa isa)
+{
+    const ridge_cpu *cpu = ridge_cpu_get();
+    if (!ridge_cpu_supports(cpu, isa)) {
+        SKIP("gpt2 kernels: %s not supported by this CPU", ridge_isa_name(isa));
+        return;
+    }
+    const gpt2_kernels *k = isa == RIDGE_ISA_AVX512 ? &ridge_gpt2_kernels__avx512
+                                                   : &ridge_gpt2_kernels__avx2;
+    const gpt2_kernels *r = &ridge_gpt2_kernels__ref;
+    const size_t ns[] = {1, 7, 8, 9, 16, 17, 100, 50257};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        size_t n = ns[i];
+        float *x = frand(n, 20.0f), *y = malloc(n * 4);
+        memcpy(y, x, n * 4);
+        k->softmax(x, n);
+        r->softmax(y, n);
+        double e = max_rel(x, y, n);
+        /* exp within 2 ulp; the sums differ in order (lanes vs one chain): ~n eps at worst */
+        double tol = 2e-6 + 1.2e-7 * sqrt((double)n) * 2;
+        CHECKF(e < tol, "%s softmax n=%zu: rel err %.3g (tol %.3g)", ridge_isa_name(isa), n, e, tol);
+        float *g = frand(n, 1.0f), *p2 = frand(n, 1.0f), *m1 = frand(n, 0.1f), *v1 = malloc(n * 4);
+        for (size_t j = 0; j < n; j++) v1[j] = fabsf(g[j]) * 0.01f;
+        float *p3 = malloc(n * 4), *m2 = malloc(n * 4), *v2 = malloc(n * 4);
+        memcpy(p3, p2, n * 4), memcpy(m2, m1, n * 4), memcpy(v2, v1, n * 4);
+        gpt2_adamw_args a = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, 1 - 0.9f * 0.9f, 1 - 0.999f * 0.999f};
+        k->adamw(p2, g, m1, v1, n, &a);
+        r->adamw(p3, g, m2, v2, n, &a);
+        CHECKF(max_rel(p2, p3, n) < 1e-6 && max_rel(m1, m2, n) < 1e-6 && max_rel(v1, v2, n) < 1e-6,
+               "%s adamw n=%zu", ridge_isa_name(isa), n);
+        free(x), free(y), free(g), free(p2), free(m1), free(v1), free(p3), free(m2), free(v2);
+    }
+    const size_t hss[] = {1, 4, 8, 16, 20, 64}, Ts[] = {1, 5, 17};
+    for (size_t hi = 0; hi < 6; hi++)
+        for (size_t ti = 0; ti < 3; ti++) {
+            size_t hs = hss[hi], T = Ts[ti], C = 2 * hs; /* head 1 of 2: offsets matter */
+            float *qkv = frand(T * 3 * C, 1.5f), *dout = frand(T * C, 1.0f);
+            float *o1 = calloc(T * C, 4), *o2 = calloc(T * C, 4);
+            float *a1 = malloc(T * T * 4), *a2 = malloc(T * T * 4);
+            float *d1 = calloc(T * 3 * C, 4), *d2 = calloc(T * 3 * C, 4), da[17];
+            k->att_fwd(o1 + hs, a1, qkv + hs, T, C, hs);
+            r->att_fwd(o2 + hs, a2, qkv + hs, T, C, hs);
+            k->att_bwd(d1 + hs, dout + hs, qkv + hs, a2, da, T, C, hs);
+            r->att_bwd(d2 + hs, dout + hs, qkv + hs, a2, da, T, C, hs);
+            double e1 = max_rel(o1, o2, T * C), e2 = max_rel(a1, a2, T * T);
+            double e3 = max_rel(d1, d2, T * 3 * C);
+            CHECKF(e1 < 1e-4 && e2 < 1e-5 && e3 < 1e-4,
+                   "%s attention hs=%zu T=%zu: out %.3g att %.3g dqkv %.3g", ridge_isa_name(isa),
+                   hs, T, e1, e2, e3);
+            /* head 0's columns untouched */
+            int clean = 1;
+            for (size_t t = 0; t < T; t++)
+                for (size_t e = 0; e < hs; e++) clean &= o1[t * C + e] == 0 && d1[t * 3 * C + e] == 0;
+            CHECK(clean);
+            free(qkv), free(dout), free(o1), free(o2), free(a1), free(a2), free(d1), free(d2);
+        }
 }
 
 /* ---- an independent double-precision GPT-2 forward ----------------------------------- */
@@ -463,6 +531,8 @@ static void test_refusals_and_files(ridge_ctx *ctx)
 
 int main(void)
 {
+    test_kernels(RIDGE_ISA_AVX2);
+    test_kernels(RIDGE_ISA_AVX512);
     const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
     for (int i = 0; i < 3; i++) {
         ridge_ctx *ctx = test_ctx(2, isas[i]);

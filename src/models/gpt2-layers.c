@@ -12,8 +12,20 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "models/gpt2-kernels.h"
 #include "models/gpt2-layers.h"
 #include "ridge/gemm.h"
+#include "ridge/vec.h"
+
+/* The inner loops for the context's ISA (gpt2-kernels.h). */
+static const gpt2_kernels *kernels(const ridge_ctx *ctx)
+{
+    switch (ridge_ctx_isa(ctx)) {
+    case RIDGE_ISA_AVX512: return &ridge_gpt2_kernels__avx512;
+    case RIDGE_ISA_AVX2: return &ridge_gpt2_kernels__avx2;
+    default: return &ridge_gpt2_kernels__ref;
+    }
+}
 
 /* Column blocks for the column-split reductions: a multiple of a cache line of floats. */
 #define COL_GRAIN 16
@@ -194,95 +206,106 @@ ridge_status ridge_gpt2_matmul_backward(ridge_ctx *ctx, float *dinp, float *dw, 
 
 /* ---- attention -------------------------------------------------------------------------- */
 
+static void att_fwd_ref(float *out, float *att, const float *qkv, size_t T, size_t C, size_t hs)
+{
+    size_t C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (size_t t = 0; t < T; t++) {
+        const float *q = qkv + t * C3;
+        float *a = att + t * T, mx = -INFINITY;
+        for (size_t u = 0; u <= t; u++) {
+            const float *k = qkv + u * C3 + C;
+            float s = 0.0f;
+            for (size_t e = 0; e < hs; e++) s += q[e] * k[e];
+            a[u] = s * scale;
+            if (a[u] > mx) mx = a[u];
+        }
+        float sum = 0.0f;
+        for (size_t u = 0; u <= t; u++) sum += (a[u] = expf(a[u] - mx));
+        float inv = 1.0f / sum;
+        for (size_t u = 0; u <= t; u++) a[u] *= inv;
+        for (size_t u = t + 1; u < T; u++) a[u] = 0.0f;
+        float *o = out + t * C;
+        for (size_t e = 0; e < hs; e++) o[e] = 0.0f;
+        for (size_t u = 0; u <= t; u++) {
+            const float *v = qkv + u * C3 + 2 * C;
+            for (size_t e = 0; e < hs; e++) o[e] += a[u] * v[e];
+        }
+    }
+}
+
+static void att_bwd_ref(float *dqkv, const float *dout, const float *qkv, const float *att,
+                        float *da, size_t T, size_t C, size_t hs)
+{
+    size_t C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (size_t t = 0; t < T; t++)
+        for (size_t e = 0; e < hs; e++)
+            dqkv[t * C3 + e] = dqkv[t * C3 + C + e] = dqkv[t * C3 + 2 * C + e] = 0.0f;
+    for (size_t t = 0; t < T; t++) {
+        const float *a = att + t * T, *d = dout + t * C;
+        /* out_t = sum a[u] v_u: gradients to a and v */
+        float dot = 0.0f;
+        for (size_t u = 0; u <= t; u++) {
+            const float *v = qkv + u * C3 + 2 * C;
+            float *dv = dqkv + u * C3 + 2 * C, s = 0.0f;
+            for (size_t e = 0; e < hs; e++) {
+                s += v[e] * d[e];
+                dv[e] += a[u] * d[e];
+            }
+            da[u] = s;
+            dot += a[u] * s;
+        }
+        /* softmax backward, then the scaled q.k products */
+        const float *q = qkv + t * C3;
+        float *dq = dqkv + t * C3;
+        for (size_t u = 0; u <= t; u++) {
+            float dp = a[u] * (da[u] - dot) * scale;
+            const float *k = qkv + u * C3 + C;
+            float *dk = dqkv + u * C3 + C;
+            for (size_t e = 0; e < hs; e++) {
+                dq[e] += dp * k[e];
+                dk[e] += dp * q[e];
+            }
+        }
+    }
+}
+
 typedef struct att_job {
+    const gpt2_kernels *k;
     float *out, *att, *dqkv, *scratch;
     const float *qkv, *catt, *dout;
-    size_t B, T, C, NH;
+    size_t T, C, NH;
 } att_job;
 
 /* One (b, h) per item: its q, k, v are hs-wide column slices of qkv's rows. */
 static void att_fwd_heads(void *p, size_t i0, size_t i1, int ith)
 {
     const att_job *j = p;
-    size_t T = j->T, C = j->C, C3 = 3 * C, hs = C / j->NH;
-    float scale = 1.0f / sqrtf((float)hs);
+    size_t T = j->T, C = j->C, hs = C / j->NH;
     for (size_t i = i0; i < i1; i++) {
         size_t b = i / j->NH, h = i % j->NH;
-        const float *base = j->qkv + b * T * C3 + h * hs;
-        float *A = j->att + i * T * T;
-        for (size_t t = 0; t < T; t++) {
-            const float *q = base + t * C3;
-            float *a = A + t * T, mx = -INFINITY;
-            for (size_t t2 = 0; t2 <= t; t2++) {
-                const float *k = base + t2 * C3 + C;
-                float s = 0.0f;
-                for (size_t e = 0; e < hs; e++) s += q[e] * k[e];
-                a[t2] = s * scale;
-                if (a[t2] > mx) mx = a[t2];
-            }
-            float sum = 0.0f;
-            for (size_t t2 = 0; t2 <= t; t2++) sum += (a[t2] = expf(a[t2] - mx));
-            float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
-            for (size_t t2 = 0; t2 <= t; t2++) a[t2] *= inv;
-            for (size_t t2 = t + 1; t2 < T; t2++) a[t2] = 0.0f;
-            float *o = j->out + (b * T + t) * C + h * hs;
-            for (size_t e = 0; e < hs; e++) o[e] = 0.0f;
-            for (size_t t2 = 0; t2 <= t; t2++) {
-                const float *v = base + t2 * C3 + 2 * C;
-                for (size_t e = 0; e < hs; e++) o[e] += a[t2] * v[e];
-            }
-        }
+        j->k->att_fwd(j->out + b * T * C + h * hs, j->att + i * T * T,
+                      j->qkv + b * T * 3 * C + h * hs, T, C, hs);
     }
 }
 
 void ridge_gpt2_attention_forward(ridge_ctx *ctx, float *out, float *att, const float *qkv,
                                   size_t B, size_t T, size_t C, size_t NH)
 {
-    att_job j = {.out = out, .att = att, .qkv = qkv, .B = B, .T = T, .C = C, .NH = NH};
+    att_job j = {.k = kernels(ctx), .out = out, .att = att, .qkv = qkv, .T = T, .C = C, .NH = NH};
     ridge_parallel_for(ctx, B * NH, 1, att_fwd_heads, &j);
 }
 
 static void att_bwd_heads(void *p, size_t i0, size_t i1, int ith)
 {
     const att_job *j = p;
-    size_t T = j->T, C = j->C, C3 = 3 * C, hs = C / j->NH;
-    float scale = 1.0f / sqrtf((float)hs);
-    float *da = j->scratch + (size_t)ith * T; /* d(att) of one query row */
+    size_t T = j->T, C = j->C, hs = C / j->NH;
     for (size_t i = i0; i < i1; i++) {
         size_t b = i / j->NH, h = i % j->NH;
-        const float *base = j->qkv + b * T * C3 + h * hs;
-        float *dbase = j->dqkv + b * T * C3 + h * hs;
-        for (size_t t = 0; t < T; t++)
-            for (size_t e = 0; e < hs; e++)
-                dbase[t * C3 + e] = dbase[t * C3 + C + e] = dbase[t * C3 + 2 * C + e] = 0.0f;
-        const float *A = j->catt + i * T * T;
-        for (size_t t = 0; t < T; t++) {
-            const float *a = A + t * T, *dout = j->dout + (b * T + t) * C + h * hs;
-            /* out_t = sum a[t2] v_t2: gradients to a and v */
-            float dot = 0.0f;
-            for (size_t t2 = 0; t2 <= t; t2++) {
-                const float *v = base + t2 * C3 + 2 * C;
-                float *dv = dbase + t2 * C3 + 2 * C, s = 0.0f;
-                for (size_t e = 0; e < hs; e++) {
-                    s += v[e] * dout[e];
-                    dv[e] += a[t2] * dout[e];
-                }
-                da[t2] = s;
-                dot += a[t2] * s;
-            }
-            /* softmax backward, then the scaled q.k products */
-            const float *q = base + t * C3;
-            float *dq = dbase + t * C3;
-            for (size_t t2 = 0; t2 <= t; t2++) {
-                float dp = a[t2] * (da[t2] - dot) * scale;
-                const float *k = base + t2 * C3 + C;
-                float *dk = dbase + t2 * C3 + C;
-                for (size_t e = 0; e < hs; e++) {
-                    dq[e] += dp * k[e];
-                    dk[e] += dp * q[e];
-                }
-            }
-        }
+        j->k->att_bwd(j->dqkv + b * T * 3 * C + h * hs, j->dout + b * T * C + h * hs,
+                      j->qkv + b * T * 3 * C + h * hs, j->catt + i * T * T,
+                      j->scratch + (size_t)ith * T, T, C, hs);
     }
 }
 
@@ -290,72 +313,49 @@ void ridge_gpt2_attention_backward(ridge_ctx *ctx, float *dqkv, const float *dou
                                    const float *qkv, const float *att, float *scratch, size_t B,
                                    size_t T, size_t C, size_t NH)
 {
-    att_job j = {.dqkv = dqkv, .scratch = scratch, .qkv = qkv, .catt = att, .dout = dout,
-                 .B = B, .T = T, .C = C, .NH = NH};
+    att_job j = {.k = kernels(ctx), .dqkv = dqkv, .scratch = scratch, .qkv = qkv, .catt = att,
+                 .dout = dout, .T = T, .C = C, .NH = NH};
     ridge_parallel_for(ctx, B * NH, 1, att_bwd_heads, &j);
 }
 
-/* ---- GELU ------------------------------------------------------------------------------- */
+/* ---- GELU (the vec family's) ------------------------------------------------------------- */
 
-#define GELU_K 0.7978845608028654f /* sqrt(2/pi) */
-
-typedef struct gelu_job {
-    float *out;
-    const float *inp, *dout;
-} gelu_job;
-
-static void gelu_fwd_range(void *p, size_t i0, size_t i1, int ith)
+ridge_status ridge_gpt2_gelu_forward(ridge_ctx *ctx, float *out, const float *inp, size_t n)
 {
-    const gelu_job *j = p;
-    for (size_t i = i0; i < i1; i++) {
-        float x = j->inp[i];
-        j->out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + 0.044715f * x * x * x)));
-    }
+    return ridge_gelu_f32(ctx, out, inp, n);
 }
 
-static void gelu_bwd_range(void *p, size_t i0, size_t i1, int ith)
+ridge_status ridge_gpt2_gelu_backward(ridge_ctx *ctx, float *dinp, const float *inp,
+                                      const float *dout, size_t n)
 {
-    const gelu_job *j = p;
-    for (size_t i = i0; i < i1; i++) {
-        float x = j->inp[i];
-        float u = GELU_K * (x + 0.044715f * x * x * x);
-        float th = tanhf(u), sech2 = 1.0f - th * th;
-        float g = 0.5f * (1.0f + th) + 0.5f * x * sech2 * GELU_K * (1.0f + 3.0f * 0.044715f * x * x);
-        j->out[i] = g * j->dout[i];
-    }
-}
-
-void ridge_gpt2_gelu_forward(ridge_ctx *ctx, float *out, const float *inp, size_t n)
-{
-    gelu_job j = {out, inp, NULL};
-    ridge_parallel_for(ctx, n, 1024, gelu_fwd_range, &j);
-}
-
-void ridge_gpt2_gelu_backward(ridge_ctx *ctx, float *dinp, const float *inp, const float *dout,
-                              size_t n)
-{
-    gelu_job j = {dinp, inp, dout};
-    ridge_parallel_for(ctx, n, 1024, gelu_bwd_range, &j);
+    return ridge_gelu_backward_f32(ctx, dinp, dout, inp, n);
 }
 
 /* ---- softmax + cross-entropy ------------------------------------------------------------ */
 
 typedef struct ce_job {
+    const gpt2_kernels *k;
     float *x, *losses;
     const int *targets;
     float dloss;
     size_t V, Vp;
 } ce_job;
 
+static void softmax_ref(float *x, size_t n)
+{
+    float mx = -INFINITY, sum = 0.0f;
+    for (size_t i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    for (size_t i = 0; i < n; i++) sum += (x[i] = expf(x[i] - mx));
+    float inv = 1.0f / sum;
+    for (size_t i = 0; i < n; i++) x[i] *= inv;
+}
+
 static void ce_fwd_rows(void *p, size_t r0, size_t r1, int ith)
 {
     const ce_job *j = p;
     for (size_t r = r0; r < r1; r++) {
-        float *x = j->x + r * j->Vp, mx = -INFINITY, sum = 0.0f;
-        for (size_t i = 0; i < j->V; i++) mx = x[i] > mx ? x[i] : mx;
-        for (size_t i = 0; i < j->V; i++) sum += (x[i] = expf(x[i] - mx));
-        float inv = 1.0f / sum;
-        for (size_t i = 0; i < j->V; i++) x[i] *= inv;
+        float *x = j->x + r * j->Vp;
+        j->k->softmax(x, j->V);
         for (size_t i = j->V; i < j->Vp; i++) x[i] = 0.0f;
         if (j->targets) j->losses[r] = -logf(x[j->targets[r]]);
     }
@@ -364,7 +364,7 @@ static void ce_fwd_rows(void *p, size_t r0, size_t r1, int ith)
 void ridge_gpt2_softmax_crossentropy_forward(ridge_ctx *ctx, float *x, float *losses,
                                              const int *targets, size_t N, size_t V, size_t Vp)
 {
-    ce_job j = {.x = x, .losses = losses, .targets = targets, .V = V, .Vp = Vp};
+    ce_job j = {.k = kernels(ctx), .x = x, .losses = losses, .targets = targets, .V = V, .Vp = Vp};
     ridge_parallel_for(ctx, N, 1, ce_fwd_rows, &j);
 }
 
@@ -388,31 +388,39 @@ void ridge_gpt2_softmax_crossentropy_backward(ridge_ctx *ctx, float *x, const in
 
 /* ---- AdamW ------------------------------------------------------------------------------ */
 
+static void adamw_ref(float *restrict p, const float *restrict g, float *restrict m,
+                      float *restrict v, size_t n, const gpt2_adamw_args *a)
+{
+    for (size_t i = 0; i < n; i++) {
+        float mi = a->b1 * m[i] + (1.0f - a->b1) * g[i];
+        float vi = a->b2 * v[i] + (1.0f - a->b2) * g[i] * g[i];
+        m[i] = mi;
+        v[i] = vi;
+        p[i] -= a->lr * ((mi / a->c1) / (sqrtf(vi / a->c2) + a->eps) + a->wd * p[i]);
+    }
+}
+
 typedef struct adamw_job {
+    const gpt2_kernels *k;
     float *p, *m, *v;
     const float *g;
-    float lr, b1, b2, eps, wd, c1, c2;
+    gpt2_adamw_args a;
 } adamw_job;
 
 static void adamw_range(void *arg, size_t i0, size_t i1, int ith)
 {
     const adamw_job *j = arg;
-    for (size_t i = i0; i < i1; i++) {
-        float g = j->g[i];
-        float m = j->b1 * j->m[i] + (1.0f - j->b1) * g;
-        float v = j->b2 * j->v[i] + (1.0f - j->b2) * g * g;
-        j->m[i] = m;
-        j->v[i] = v;
-        float mh = m / j->c1, vh = v / j->c2;
-        j->p[i] -= j->lr * (mh / (sqrtf(vh) + j->eps) + j->wd * j->p[i]);
-    }
+    j->k->adamw(j->p + i0, j->g + i0, j->m + i0, j->v + i0, i1 - i0, &j->a);
 }
 
 void ridge_gpt2_adamw(ridge_ctx *ctx, float *params, const float *grads, float *m, float *v,
                       size_t n, int t, float lr, float beta1, float beta2, float eps,
                       float weight_decay)
 {
-    adamw_job j = {params, m, v, grads, lr, beta1, beta2, eps, weight_decay,
-                   1.0f - powf(beta1, (float)t), 1.0f - powf(beta2, (float)t)};
+    adamw_job j = {kernels(ctx), params, m, v, grads,
+                   {lr, beta1, beta2, eps, weight_decay, 1.0f - powf(beta1, (float)t),
+                    1.0f - powf(beta2, (float)t)}};
     ridge_parallel_for(ctx, n, 4096, adamw_range, &j);
 }
+
+const gpt2_kernels ridge_gpt2_kernels__ref = {softmax_ref, adamw_ref, att_fwd_ref, att_bwd_ref};

@@ -51,9 +51,9 @@ void ridge_gpt2_attention_backward(ridge_ctx *ctx, float *dqkv, const float *dou
                                    size_t T, size_t C, size_t NH);
 
 /* GELU, tanh approximation. Backward: dinp = dout * gelu'(inp), written (may alias dout). */
-void ridge_gpt2_gelu_forward(ridge_ctx *ctx, float *out, const float *inp, size_t n);
-void ridge_gpt2_gelu_backward(ridge_ctx *ctx, float *dinp, const float *inp, const float *dout,
-                              size_t n);
+ridge_status ridge_gpt2_gelu_forward(ridge_ctx *ctx, float *out, const float *inp, size_t n);
+ridge_status ridge_gpt2_gelu_backward(ridge_ctx *ctx, float *dinp, const float *inp,
+                                      const float *dout, size_t n);
 
 /* In place over logits (N,Vp): probabilities over the first V entries (the rest 0), and
  * losses[n] = -log probs[n][targets[n]] when targets is non-NULL. */

@@ -327,7 +327,7 @@ ridge_status ridge_gpt2_forward(ridge_gpt2 *m, const int *inputs, const int *tar
         PROF(0, RIDGE_GPT2_FC,
              TRY(ridge_gpt2_matmul_forward(ctx, fch, ln2, p[P_FCW] + l * 4 * C * C,
                                            p[P_FCB] + l * 4 * C, NULL, N, C, 4 * C)));
-        PROF(0, RIDGE_GPT2_GELU, ridge_gpt2_gelu_forward(ctx, fchg, fch, N * 4 * C));
+        PROF(0, RIDGE_GPT2_GELU, TRY(ridge_gpt2_gelu_forward(ctx, fchg, fch, N * 4 * C)));
         PROF(0, RIDGE_GPT2_FCPROJ,
              TRY(ridge_gpt2_matmul_forward(ctx, res3, fchg, p[P_FCPROJW] + l * 4 * C * C,
                                            p[P_FCPROJB] + l * C, res2, N, 4 * C, C)));
@@ -407,7 +407,7 @@ ridge_status ridge_gpt2_backward(ridge_gpt2 *m)
              TRY(ridge_gpt2_matmul_backward(ctx, a->dbig, g[P_FCPROJW] + l * 4 * C * C,
                                             g[P_FCPROJB] + l * C, a->dres, fchg,
                                             p[P_FCPROJW] + l * 4 * C * C, N, 4 * C, C)));
-        PROF(1, RIDGE_GPT2_GELU, ridge_gpt2_gelu_backward(ctx, a->dbig, fch, a->dbig, N * 4 * C));
+        PROF(1, RIDGE_GPT2_GELU, TRY(ridge_gpt2_gelu_backward(ctx, a->dbig, fch, a->dbig, N * 4 * C)));
         PROF(1, RIDGE_GPT2_FC,
              TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_FCW] + l * 4 * C * C,
                                             g[P_FCB] + l * 4 * C, a->dbig, ln2,
