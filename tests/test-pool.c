@@ -258,6 +258,47 @@ static void test_deterministic(ridge_ctx *ctx)
     }
 }
 
+/* ---- profiling: per-thread task spans and the caller's wait are recorded --------------- */
+
+static void busy_task(void *arg, int ith, int nth)
+{
+    (void)arg, (void)nth;
+    uint64_t until = ridge_time_ns() + 20000u * (uint64_t)(ith + 1); /* uneven work */
+    while (ridge_time_ns() < until) {
+    }
+}
+
+static void test_profile(void)
+{
+    ridge_ctx *ctx = test_ctx(2, RIDGE_ISA_REF);
+    if (!ctx) return;
+    const ridge_prof_record *r;
+    CHECK(ridge_profile_start(ctx, 0) == RIDGE_EINVAL);
+    CHECK_OK(ridge_profile_start(ctx, 64));
+    ridge_parallel_run(ctx, 2, busy_task, NULL);
+    size_t n = ridge_profile_records(ctx, &r);
+    CHECK(n == 3);
+    int tasks = 0, waits = 0, threads_seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(r[i].end_ns >= r[i].start_ns);
+        if (!strcmp(r[i].op, "pool.task")) tasks++, threads_seen |= 1 << r[i].thread;
+        if (!strcmp(r[i].op, "pool.wait")) waits++;
+    }
+    CHECK(tasks == 2 && waits == 1 && threads_seen == 3);
+    /* over capacity: counted, not written */
+    for (int i = 0; i < 30; i++) ridge_parallel_run(ctx, 2, busy_task, NULL);
+    CHECK(ridge_profile_records(ctx, &r) == 64);
+    CHECK(ridge_profile_dropped(ctx) == 31 * 3 - 64);
+    ridge_profile_stop(ctx);
+    ridge_parallel_run(ctx, 2, busy_task, NULL);
+    CHECK(ridge_profile_records(ctx, &r) == 64);
+    /* a restart clears */
+    CHECK_OK(ridge_profile_start(ctx, 64));
+    CHECK(ridge_profile_records(ctx, &r) == 0 && ridge_profile_dropped(ctx) == 0);
+    ridge_profile_stop(ctx);
+    ridge_ctx_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     g_stress = argc > 1 && strcmp(argv[1], "--stress") == 0;
@@ -282,5 +323,6 @@ int main(int argc, char **argv)
     test_concurrent_contexts();
     test_shared_context();
     test_churn();
+    test_profile();
     return test_finish(g_stress ? "test-pool --stress" : "test-pool");
 }

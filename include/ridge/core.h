@@ -133,6 +133,34 @@ void ridge_parallel_for_2d(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, 
  * contiguous blocks. Exposed so kernels that call ridge_parallel_run split the same way. */
 void ridge_partition(size_t n, size_t grain, int ith, int nth, size_t *begin, size_t *end);
 
+/* ---- profiling ---------------------------------------------------------------------------- */
+
+/* One timed operation. Kernel entry points (sgemm, conv2d, the vec ops, ...) record one each
+ * while profiling is on; the pool records, per parallel call, each thread's task span
+ * ("pool.task", thread = ith) and the time the caller waited for the slowest thread after
+ * finishing its own share ("pool.wait": imbalance plus synchronization). */
+typedef struct ridge_prof_record {
+    const char *op;       /* static name: "sgemm", "conv2d", "pool.wait", ... */
+    const char *algo;     /* static name of the kernel or algorithm chosen, or "" */
+    char shape[48];       /* e.g. "256x768x768 NT" */
+    double flops;         /* analytic FLOP count (direct-algorithm count), 0 if none */
+    double bytes;         /* compulsory bytes moved (inputs read once, outputs written once) */
+    double working_set;   /* bytes the operation touches: which memory level it lives in */
+    uint64_t start_ns, end_ns;
+    int thread;           /* 0 = the calling thread */
+} ridge_prof_record;
+
+/* Starts recording into a buffer of `max_records` (older records are kept; records past the
+ * capacity are counted as dropped). Clears previous records. With profiling off, the cost on
+ * every kernel call is one predictable branch. */
+ridge_status ridge_profile_start(ridge_ctx *ctx, size_t max_records);
+/* Stops recording; the records stay readable until the next start or the context's end. */
+void ridge_profile_stop(ridge_ctx *ctx);
+/* The records so far (pointer valid until the next start/destroy); returns their count. */
+size_t ridge_profile_records(const ridge_ctx *ctx, const ridge_prof_record **out);
+/* How many records did not fit. */
+size_t ridge_profile_dropped(const ridge_ctx *ctx);
+
 /* ---- memory and time --------------------------------------------------------------------- */
 
 /* 64-byte aligned allocation; NULL on failure or if bytes is 0. Free with ridge_free. */

@@ -93,6 +93,7 @@ void ridge_ctx_destroy(ridge_ctx *ctx)
     if (!ctx) return;
     ridge_pool_destroy(ctx->pool);
     ridge_free(ctx->scratch);
+    ridge_free(ctx->prof.recs);
     ridge_free(ctx);
 }
 

@@ -22,11 +22,39 @@ ridge_status ridge_error(ridge_status s, const char *fmt, ...)
 #define RIDGE_ALIGN 64
 
 typedef struct ridge_pool ridge_pool;
+typedef struct ridge_profile ridge_profile;
 
 /* pool.c */
 ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out);
 void ridge_pool_destroy(ridge_pool *pool);
 void ridge_pool_run(ridge_pool *pool, int nth, ridge_task_fn fn, void *arg);
+/* While `prof` is non-NULL the pool records task spans and caller waits into it. */
+void ridge_pool_set_profile(ridge_pool *pool, ridge_profile *prof);
+
+struct ridge_profile {
+    int on;
+    ridge_prof_record *recs;
+    size_t cap, n, dropped;
+};
+
+/* Appends a record (the caller checked prof->on). */
+void ridge_profile_add(ridge_profile *prof, const char *op, const char *algo, double flops,
+                       double bytes, double working_set, uint64_t start_ns, uint64_t end_ns,
+                       int thread, const char *shape_fmt, ...)
+    __attribute__((format(printf, 10, 11)));
+
+/* Kernel entry points bracket their work with these:
+ *   uint64_t t0 = RIDGE_PROF_START(ctx);
+ *   ... compute ...
+ *   RIDGE_PROF_END(ctx, t0, "sgemm", algo, flops, bytes, ws, "%zux%zux%zu", m, n, k);
+ * With profiling off each is one branch on a flag in the context. */
+#define RIDGE_PROF_START(ctx) ((ctx)->prof.on ? ridge_time_ns() : 0)
+#define RIDGE_PROF_END(ctx, t0, op, algo, flops, bytes, ws, ...)                              \
+    do {                                                                                       \
+        if ((ctx)->prof.on)                                                                    \
+            ridge_profile_add(&(ctx)->prof, op, algo, flops, bytes, ws, t0, ridge_time_ns(), 0, \
+                              __VA_ARGS__);                                                    \
+    } while (0)
 
 struct ridge_ctx {
     const ridge_cpu *cpu;
@@ -37,6 +65,7 @@ struct ridge_ctx {
     ridge_pool *pool;
     void *scratch;        /* the arena: one 64-byte aligned block, grown on demand */
     size_t scratch_bytes;
+    ridge_profile prof;
 };
 
 #endif /* RIDGE_CORE_INTERNAL_H */

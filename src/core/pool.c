@@ -46,6 +46,9 @@ struct ridge_pool {
     ridge_task_fn fn;
     void *arg;
     int nth;
+    /* profiling: each thread's task span for the current job, appended after the join */
+    ridge_profile *prof;
+    uint64_t *span;        /* 2 * threads: start, end per thread */
 };
 
 typedef struct worker_start {
@@ -95,7 +98,11 @@ static void *worker_main(void *p)
         }
         seen = atomic_load_explicit(&pool->gen, memory_order_acquire);
         int stop = atomic_load_explicit(&pool->stop, memory_order_relaxed);
-        if (!stop && ith < pool->nth) pool->fn(pool->arg, ith, pool->nth);
+        if (!stop && ith < pool->nth) {
+            if (pool->prof) pool->span[2 * ith] = ridge_time_ns();
+            pool->fn(pool->arg, ith, pool->nth);
+            if (pool->prof) pool->span[2 * ith + 1] = ridge_time_ns();
+        }
         if (atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel) == 1 &&
             atomic_load(&pool->caller_sleeping))
             futex_wake(&pool->pending, 1);
@@ -112,7 +119,10 @@ static void fork_join(ridge_pool *pool)
     atomic_fetch_add(&pool->gen, 1); /* seq_cst: publishes fn/arg/nth and pending */
     if (atomic_load(&pool->sleeping_workers) > 0) futex_wake(&pool->gen, INT_MAX);
 
+    uint64_t t0 = 0, t1 = 0;
+    if (pool->prof) t0 = ridge_time_ns();
     if (!pool->stop && pool->nth > 0) pool->fn(pool->arg, 0, pool->nth);
+    if (pool->prof) t1 = ridge_time_ns();
 
     uint32_t left;
     while ((left = atomic_load_explicit(&pool->pending, memory_order_acquire)) != 0) {
@@ -122,6 +132,19 @@ static void fork_join(ridge_pool *pool)
         if (left != 0) futex_wait(&pool->pending, left);
         atomic_store(&pool->caller_sleeping, 0);
     }
+    if (pool->prof && !pool->stop) {
+        uint64_t t2 = ridge_time_ns();
+        ridge_profile_add(pool->prof, "pool.task", "", 0, 0, 0, t0, t1, 0, "%d threads", pool->nth);
+        for (int i = 1; i < pool->nth; i++)
+            ridge_profile_add(pool->prof, "pool.task", "", 0, 0, 0, pool->span[2 * i],
+                              pool->span[2 * i + 1], i, "%d threads", pool->nth);
+        ridge_profile_add(pool->prof, "pool.wait", "", 0, 0, 0, t1, t2, 0, "%d threads", pool->nth);
+    }
+}
+
+void ridge_pool_set_profile(ridge_pool *pool, ridge_profile *prof)
+{
+    pool->prof = pool->span ? prof : NULL;
 }
 
 ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out)
@@ -136,6 +159,8 @@ ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out)
     pool->threads = threads;
     pool->spin_ns = (uint64_t)spin_us * 1000u;
     pool->yield = threads > ridge_cpu_get()->logical_cpus;
+    pool->span = calloc(2 * (size_t)threads, sizeof *pool->span);
+    if (!pool->span) goto err_free_pool;
     if (threads > 1) {
         pool->workers = calloc((size_t)threads - 1, sizeof *pool->workers);
         if (!pool->workers) goto err_free_pool;
@@ -160,6 +185,7 @@ err_stop_workers:
     ridge_pool_destroy(pool);
     return ridge_error(RIDGE_ENOMEM, "pool: out of memory");
 err_free_pool:
+    free(pool->span);
     ridge_free(pool);
     return ridge_error(RIDGE_ENOMEM, "pool: out of memory");
 }
@@ -172,6 +198,7 @@ void ridge_pool_destroy(ridge_pool *pool)
     if (pool->started > 0) fork_join(pool);
     for (int i = 0; i < pool->started; i++) pthread_join(pool->workers[i], NULL);
     free(pool->workers);
+    free(pool->span);
     ridge_free(pool);
 }
 

@@ -4,4 +4,5 @@ ridge_add_sources(portable
   src/core/alloc.c
   src/core/pool.c
   src/core/ctx.c
-  src/core/timer.c)
+  src/core/timer.c
+  src/core/profile.c)
