@@ -25,6 +25,9 @@
 #include "ridge/perf.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
+#include "ridge/nn.h"
+#include "ridge/mlp.h"
+#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 #include "ridge/llmc.h"
 #include "ridge/gpt2.h"
 

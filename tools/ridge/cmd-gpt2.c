@@ -167,7 +167,7 @@ static void init_help(void)
            "  --seed S           MT19937 seed (default 42)\n" CLI_COMMON_HELP);
 }
 
-static int cmd_init(int argc, char **argv)
+static int gpt2_init(int argc, char **argv)
 {
     cli_common cc;
     cli_common_init(&cc);
@@ -238,10 +238,10 @@ static int cmd_init(int argc, char **argv)
 
 static void train_help(void)
 {
-    printf("usage: ridge gpt2 train --model M.bin --train 'GLOB' [options]\n\n"
+    printf("usage: ridge train gpt2 --model M.bin --train 'GLOB' [options]\n\n"
            "Trains a GPT-2 checkpoint on llm.c token shards exactly as llm.c's train_gpt2.c does\n"
            "(same batch order, validation, AdamW and output lines), then optionally saves it.\n"
-           "(`ridge train gpt2` is the same command once the train subcommand exists.)\n\n"
+           "(`ridge train gpt2` is the same command.)\n\n"
            "options:\n"
            "  --model FILE       checkpoint to start from (llm.c format; `ridge gpt2 init`)\n"
            "  --train GLOB       training shards (shuffled as llm.c: MT19937 seeded 42)\n"
@@ -260,7 +260,7 @@ static void train_help(void)
            "  --save FILE        write the trained checkpoint (llm.c format)\n" CLI_COMMON_HELP);
 }
 
-static int cmd_train(int argc, char **argv)
+static int gpt2_train(int argc, char **argv)
 {
     cli_common cc;
     cli_common_init(&cc);
@@ -571,7 +571,7 @@ static int read_state(const char *path, int V, size_t nparams, int *B, int *T, i
     return why ? -1 : 0;
 }
 
-static int cmd_check(int argc, char **argv)
+static int gpt2_check(int argc, char **argv)
 {
     cli_common cc;
     cli_common_init(&cc);
@@ -688,16 +688,16 @@ out:
 
 int cmd_gpt2_train(int argc, char **argv)
 {
-    return cmd_train(argc, argv);
+    return gpt2_train(argc, argv);
 }
 
 int cmd_gpt2(int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : NULL;
-    if (sub && !strcmp(sub, "init")) return cmd_init(argc - 1, argv + 1);
-    if (sub && !strcmp(sub, "train")) return cmd_train(argc - 1, argv + 1);
+    if (sub && !strcmp(sub, "init")) return gpt2_init(argc - 1, argv + 1);
+    if (sub && !strcmp(sub, "train")) return gpt2_train(argc - 1, argv + 1);
     if (sub && !strcmp(sub, "generate")) return cmd_gpt2_generate(argc - 1, argv + 1);
-    if (sub && !strcmp(sub, "check")) return cmd_check(argc - 1, argv + 1);
+    if (sub && !strcmp(sub, "check")) return gpt2_check(argc - 1, argv + 1);
     int help = sub && (!strcmp(sub, "-h") || !strcmp(sub, "--help"));
     if (sub && !help) fprintf(stderr, "ridge gpt2: unknown subcommand '%s'\n\n", sub);
     fprintf(help ? stdout : stderr,
