@@ -67,6 +67,23 @@ expect 0 "$R" gpt2 generate --model "$D/out.bin" --tokenizer "$D/tok.bin" -n 10 
 cmp -s "$D/out" "$D/gen1" || { echo "FAIL: generate is not deterministic"; fail=1; }
 expect 0 "$R" generate --model "$D/out.bin" --prompt-ids 1,2,3 -n 4 --top-k 5 --temperature 0.7
 
+# resume: 5 steps, save model and state, resume to 12: the same lines as 12 in one run
+steps() { grep -E '^(step|val loss)' "$@" | sed 's/ (took.*//'; }
+tr() { "$R" train gpt2 --train "$D/train_*.bin" --val "$D/val.bin" -b 2 -t 8 --val-every 3 \
+    --lr 1e-3 "$@"; }
+expect 0 tr --model "$D/m.bin" --steps 12
+steps "$D/out" >"$D/full"
+expect 0 tr --model "$D/m.bin" --steps 5 --save "$D/m5.bin" --save-state "$D/s5.bin"
+steps "$D/out" >"$D/part"
+expect 0 tr --model "$D/m5.bin" --steps 12 --resume "$D/s5.bin"
+says "resuming"
+steps "$D/out" >>"$D/part"
+cmp -s "$D/full" "$D/part" || { echo "FAIL: a resumed run differs"; diff "$D/full" "$D/part"; fail=1; }
+expect 1 tr --model "$D/m5.bin" --steps 12 --resume "$D/m5.bin"
+says "m5.bin: header\[0\] magic = 20240326, expected 20240527"
+expect 1 "$R" train gpt2 --model "$D/m5.bin" --train "$D/train_0.bin" -b 2 -t 8 --resume "$D/s5.bin"
+says "shards"
+
 # refusals
 expect 2 "$R" train gpt2 --model "$D/m.bin" --train "$D/train_*.bin" -t 17
 says "max_seq_len 16"

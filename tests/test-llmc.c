@@ -281,6 +281,44 @@ static void test_loader(void)
         }
         ridge_llmc_loader_destroy(ld);
     }
+    /* training state: save mid-epoch, draw on, restore into a fresh loader: the same batches */
+    CHECK_OK(ridge_llmc_loader_create(tmp("shard_*.bin"), B, T, 300, 1, &ld));
+    ridge_llmc_loader *ld2 = NULL;
+    CHECK_OK(ridge_llmc_loader_create(tmp("shard_*.bin"), B, T, 300, 1, &ld2));
+    if (ld && ld2) {
+        float m[5] = {1, 2, 3, 4, 5}, v[5] = {6, 7, 8, 9, 10}, m2[5], v2[5];
+        for (int i = 0; i < 7; i++) CHECK_OK(ridge_llmc_loader_next(ld, &in, &tg));
+        CHECK_OK(ridge_llmc_state_write(tmp("state.bin"), 7, 12345, ld, m, v, 5));
+        int step = 0;
+        uint64_t srng = 0;
+        CHECK_OK(ridge_llmc_state_read(tmp("state.bin"), &step, &srng, ld2, m2, v2, 5));
+        CHECK(step == 7 && srng == 12345 && !memcmp(m, m2, sizeof m) && !memcmp(v, v2, sizeof v));
+        int same = 1;
+        for (int i = 7; i < 30; i++) {
+            const int *in2, *tg2;
+            CHECK_OK(ridge_llmc_loader_next(ld, &in, &tg));
+            CHECK_OK(ridge_llmc_loader_next(ld2, &in2, &tg2));
+            same &= in[0] == in2[0] && (i >= 24 || in[0] == want[i]);
+        }
+        CHECK(same);
+        /* corruptions */
+        size_t len;
+        unsigned char *raw = read_raw(tmp("state.bin"), &len);
+        write_raw(tmp("badstate.bin"), raw, len - 1);
+        CHECK_FAILS(ridge_llmc_state_read(tmp("badstate.bin"), &step, &srng, ld2, m2, v2, 5),
+                    RIDGE_EFORMAT, "bytes");
+        CHECK_FAILS(ridge_llmc_state_read(tmp("state.bin"), &step, &srng, ld2, m2, v2, 6),
+                    RIDGE_EFORMAT, "");
+        raw[1024 + 40 + 8] = 7; /* shard order [7, ...] */
+        write_raw(tmp("badstate.bin"), raw, len);
+        CHECK_FAILS(ridge_llmc_state_read(tmp("badstate.bin"), &step, &srng, ld2, m2, v2, 5),
+                    RIDGE_EFORMAT, "shard order");
+        free(raw);
+    }
+    ridge_llmc_loader_destroy(ld);
+    ridge_llmc_loader_destroy(ld2);
+    ld = NULL;
+
     /* refusals */
     CHECK_FAILS(ridge_llmc_loader_create(tmp("nothing_*.bin"), B, T, 300, 1, &ld), RIDGE_EIO,
                 "nothing_");

@@ -103,6 +103,10 @@ void ridge_gpt2_profile_get(const ridge_gpt2 *m, double fwd[RIDGE_GPT2_NUM_PARTS
  * the matrix products and attention); 0 for the parts that are not products. */
 double ridge_gpt2_part_flops(const ridge_gpt2_config *cfg, int part, int B, int T);
 
+/* The AdamW moments m and v (nparams each, parameter layout), allocated (zeroed) on first
+ * use: what a training state file saves and restores (ridge_llmc_state_write/read). */
+ridge_status ridge_gpt2_adamw_moments(ridge_gpt2 *m, float **mom1, float **mom2);
+
 /* Floating-point operations of one training step (forward + backward) at (B,T): 6 N B T for
  * the matrix products (N = weights used in products, the tied wte counted once) plus the
  * attention products. */

@@ -137,6 +137,24 @@ ridge_status ridge_llmc_loader_next(ridge_llmc_loader *ld, const int **inputs,
 size_t ridge_llmc_loader_num_tokens(const ridge_llmc_loader *ld); /* over all shards */
 size_t ridge_llmc_loader_num_shards(const ridge_llmc_loader *ld);
 
+/* ---- training state (llm.c's train_gpt2.cu state file) --------------------------------- */
+
+#define RIDGE_LLMC_STATE_MAGIC 20240527
+
+/* Writes what resuming a run needs besides the checkpoint, in llm.c's layout: header
+ * [0] 20240527, [1] 1, [2] 1 process, [3] rank 0, [4] 0 (no master weights), [5] shuffle,
+ * [10] step (optimizer steps done), [20..23] the sampler's RNG state (u64, twice),
+ * [30..33] the loader's shard and sample position (u64); then the AdamW moments m and v
+ * (nparams fp32 each) and, for a shuffling loader, its shard order, the current shard's sample
+ * order and its MT19937 state (llm.c's 2520-byte struct). */
+ridge_status ridge_llmc_state_write(const char *path, int step, uint64_t sample_rng,
+                                    const ridge_llmc_loader *ld, const float *m, const float *v,
+                                    size_t nparams);
+/* Reads such a file back into the loader (which must be over the same shards with the same
+ * B, T and shuffle) and m, v (nparams each); every field is checked. */
+ridge_status ridge_llmc_state_read(const char *path, int *step, uint64_t *sample_rng,
+                                   ridge_llmc_loader *ld, float *m, float *v, size_t nparams);
+
 #ifdef __cplusplus
 }
 #endif

@@ -449,11 +449,9 @@ void ridge_gpt2_adamw_defaults(ridge_gpt2_adamw_opts *o)
     o->weight_decay = 0.0f;
 }
 
-ridge_status ridge_gpt2_update(ridge_gpt2 *m, const ridge_gpt2_adamw_opts *o, int step)
+ridge_status ridge_gpt2_adamw_moments(ridge_gpt2 *m, float **mom1, float **mom2)
 {
-    if (!m || !o) return ridge_error(RIDGE_EINVAL, "gpt2 update: NULL argument");
-    if (!m->grads) return ridge_error(RIDGE_EINVAL, "gpt2 update: no gradients (run backward)");
-    if (step < 1) return ridge_error(RIDGE_EINVAL, "gpt2 update: step = %d, counts from 1", step);
+    if (!m) return ridge_error(RIDGE_EINVAL, "gpt2: model is NULL");
     if (!m->m) {
         m->m = ridge_calloc(m->nparams, sizeof(float));
         m->v = ridge_calloc(m->nparams, sizeof(float));
@@ -461,9 +459,20 @@ ridge_status ridge_gpt2_update(ridge_gpt2 *m, const ridge_gpt2_adamw_opts *o, in
             ridge_free(m->m);
             ridge_free(m->v);
             m->m = m->v = NULL;
-            return ridge_error(RIDGE_ENOMEM, "gpt2 update: no memory for the AdamW moments");
+            return ridge_error(RIDGE_ENOMEM, "gpt2: no memory for the AdamW moments");
         }
     }
+    if (mom1) *mom1 = m->m;
+    if (mom2) *mom2 = m->v;
+    return RIDGE_OK;
+}
+
+ridge_status ridge_gpt2_update(ridge_gpt2 *m, const ridge_gpt2_adamw_opts *o, int step)
+{
+    if (!m || !o) return ridge_error(RIDGE_EINVAL, "gpt2 update: NULL argument");
+    if (!m->grads) return ridge_error(RIDGE_EINVAL, "gpt2 update: no gradients (run backward)");
+    if (step < 1) return ridge_error(RIDGE_EINVAL, "gpt2 update: step = %d, counts from 1", step);
+    TRY(ridge_gpt2_adamw_moments(m, NULL, NULL));
     PROF(1, RIDGE_GPT2_ADAMW,
          ridge_gpt2_adamw(m->ctx, m->params, m->grads, m->m, m->v, m->nparams, step, o->lr,
                           o->beta1, o->beta2, o->eps, o->weight_decay));

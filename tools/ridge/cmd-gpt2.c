@@ -257,7 +257,12 @@ static void train_help(void)
            "  --tokenizer FILE   llm.c tokenizer, for samples (default: none)\n"
            "  --sample-every N   generate a sample every N steps (default 20; 0: never)\n"
            "  --sample-tokens N  tokens per sample (default 64)\n"
-           "  --save FILE        write the trained checkpoint (llm.c format)\n" CLI_COMMON_HELP);
+           "  --save FILE        write the trained checkpoint (llm.c format)\n"
+           "  --save-state FILE  also write the training state (AdamW moments, data position,\n"
+           "                     RNGs; llm.c's train_gpt2.cu state format) to resume from\n"
+           "  --resume FILE      continue a run: --model is the checkpoint saved with FILE; the\n"
+           "                     steps continue from the saved step up to --steps, bit for bit\n"
+           CLI_COMMON_HELP);
 }
 
 static int gpt2_train(int argc, char **argv)
@@ -265,7 +270,7 @@ static int gpt2_train(int argc, char **argv)
     cli_common cc;
     cli_common_init(&cc);
     const char *model_path = NULL, *train_glob = NULL, *val_glob = NULL, *tok_path = NULL;
-    const char *save = NULL;
+    const char *save = NULL, *save_state = NULL, *resume = NULL;
     long B = 4, T = 64, steps = 41, val_every = 10, val_batches = 5, sample_every = 20;
     long sample_tokens = 64;
     ridge_gpt2_adamw_opts o;
@@ -284,6 +289,8 @@ static int gpt2_train(int argc, char **argv)
         else if (!strcmp(a, "--val")) sdst = &val_glob;
         else if (!strcmp(a, "--tokenizer")) sdst = &tok_path;
         else if (!strcmp(a, "--save")) sdst = &save;
+        else if (!strcmp(a, "--save-state")) sdst = &save_state;
+        else if (!strcmp(a, "--resume")) sdst = &resume;
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) dst = &B, lo = 1;
         else if (!strcmp(a, "-t") || !strcmp(a, "--seq")) dst = &T, lo = 1;
         else if (!strcmp(a, "--steps")) dst = &steps;
@@ -363,9 +370,19 @@ static int gpt2_train(int argc, char **argv)
     printf("batch size: %ld, seq len: %ld, threads: %d, isa: %s\n", B, T, ridge_ctx_threads(ctx),
            ridge_isa_name(ridge_ctx_isa(ctx)));
     uint64_t rng = 1337;
+    long first = 0;
+    float *mom1 = NULL, *mom2 = NULL;
+    if ((save_state || resume) && (st = ridge_gpt2_adamw_moments(m, &mom1, &mom2))) goto step_fail;
+    if (resume) {
+        int done;
+        if ((st = ridge_llmc_state_read(resume, &done, &rng, tl, mom1, mom2, nparams)))
+            goto step_fail;
+        first = done;
+        printf("resuming %s at step %ld\n", resume, first);
+    }
     double total_ms = 0;
     const int *in, *tg;
-    for (long step = 0; step < steps; step++) {
+    for (long step = first; step < steps; step++) {
         if (vl && val_every > 0 && step % val_every == 0) {
             float vloss = 0, l;
             if ((st = ridge_llmc_loader_reset(vl))) goto step_fail;
@@ -391,19 +408,25 @@ static int gpt2_train(int argc, char **argv)
         if ((st = ridge_gpt2_backward(m))) goto step_fail;
         if ((st = ridge_gpt2_update(m, &o, (int)step + 1))) goto step_fail;
         double ms = (double)(ridge_time_ns() - t0) / 1e6;
-        if (step > 0) total_ms += ms;
+        if (step > first) total_ms += ms;
         printf("step %ld: train loss %f (took %f ms)\n", step, loss, ms);
         fflush(stdout);
     }
-    if (steps > 1) {
-        double ms = total_ms / (double)(steps - 1);
-        printf("average step (excluding step 0): %.1f ms, %.0f tokens/s, %.1f GFLOP/s\n", ms,
+    if (steps - first > 1) {
+        double ms = total_ms / (double)(steps - first - 1);
+        printf("average step (excluding the first): %.1f ms, %.0f tokens/s, %.1f GFLOP/s\n", ms,
                (double)(B * T) / ms * 1e3,
                ridge_gpt2_train_flops(c, (int)B, (int)T) / ms / 1e6);
     }
     if (save) {
         if ((st = ridge_gpt2_save(m, save))) goto step_fail;
         printf("saved %s\n", save);
+    }
+    if (save_state) {
+        long done = steps > first ? steps : first;
+        if ((st = ridge_llmc_state_write(save_state, (int)done, rng, tl, mom1, mom2, nparams)))
+            goto step_fail;
+        printf("saved state %s (step %ld)\n", save_state, done);
     }
     rc = CLI_OK;
     goto out;
