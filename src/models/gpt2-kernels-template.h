@@ -3,9 +3,10 @@
  * gpt2-kernels-avx512.c. The algorithms are those of the reference table in gpt2-layers.c:
  *  softmax    max, then exp(x - max) summed in RV_W lanes (added in lane order), then scaled;
  *             the tail of a row goes through the same vector code on a padded copy.
- *  attention  per query row: scores by RV_W-lane dot products over the head size, the causal
- *             softmax above, the output as a sum of value rows kept in registers per block of
- *             RV_W channels. Backward recomputes nothing: it reads the stored weights.
+ *  attention  fused and causal, per query row: scores of a block of ATT_KB keys by RV_W-lane
+ *             dot products, the online-softmax update (running max, sum, output rescaled),
+ *             the output kept in registers per RV_W channels; only the row's log-sum-exp is
+ *             stored. Backward recomputes each block's weights from it.
  *  adamw      the reference's operations in its order, RV_W lanes at a time (rv_sqrt is the one
  *             name this file adds to the mapping, in the two ISA files).
  * Head sizes that are not a multiple of RV_W take a scalar tail.
@@ -107,52 +108,82 @@ static void adamw(float *restrict p, const float *restrict g, float *restrict m,
     }
 }
 
-static void att_fwd(float *out, float *att, const float *qkv, size_t T, size_t C, size_t hs)
+#define ATT_KB 32 /* keys per block of the online softmax (a multiple of RV_W) */
+
+static void att_fwd(float *out, float *lse, const float *qkv, size_t T, size_t C, size_t hs)
 {
-    const size_t C3 = 3 * C;
+    const size_t C3 = 3 * C, nv = hs / RV_W;
     const float scale = 1.0f / sqrtf((float)hs);
+    float s[ATT_KB];
     for (size_t t = 0; t < T; t++) {
         const float *q = qkv + t * C3;
-        float *a = att + t * T;
-        for (size_t u = 0; u <= t; u++) a[u] = dot(q, qkv + u * C3 + C, hs) * scale;
-        softmax(a, t + 1);
-        memset(a + t + 1, 0, (T - t - 1) * sizeof *a);
-        float *o = out + t * C;
-        size_t e = 0;
-        for (; e + RV_W <= hs; e += RV_W) {
-            rv_f acc = rv_zero();
-            for (size_t u = 0; u <= t; u++)
-                acc = rv_fma(rv_set1(a[u]), rv_load(qkv + u * C3 + 2 * C + e), acc);
-            rv_store(o + e, acc);
+        float *o = out + t * C, mx = -INFINITY, sum = 0.0f;
+        memset(o, 0, hs * sizeof *o);
+        for (size_t u0 = 0; u0 <= t; u0 += ATT_KB) {
+            size_t nb = t + 1 - u0 < ATT_KB ? t + 1 - u0 : ATT_KB;
+            float bm = -INFINITY;
+            for (size_t u = 0; u < nb; u++) {
+                s[u] = dot(q, qkv + (u0 + u) * C3 + C, hs) * scale;
+                bm = s[u] > bm ? s[u] : bm;
+            }
+            float nm = bm > mx ? bm : mx, corr = expf(mx - nm);
+            /* p = exp(s - nm), in vectors; the block's tail padded with -inf (p = 0) */
+            for (size_t u = nb; u < (nb + RV_W - 1) / RV_W * RV_W; u++) s[u] = -INFINITY;
+            rv_f vbs = rv_zero(), vnm = rv_set1(nm);
+            for (size_t u = 0; u < nb; u += RV_W) {
+                rv_f e = RV_FN(exp)(rv_sub(rv_load(s + u), vnm));
+                rv_store(s + u, e);
+                vbs = rv_add(vbs, e);
+            }
+            sum = sum * corr + hsum(vbs);
+            rv_f vc = rv_set1(corr);
+            for (size_t e = 0; e < nv; e++) {
+                rv_f acc = rv_mul(rv_load(o + e * RV_W), vc);
+                for (size_t u = 0; u < nb; u++)
+                    acc = rv_fma(rv_set1(s[u]), rv_load(qkv + (u0 + u) * C3 + 2 * C + e * RV_W),
+                                 acc);
+                rv_store(o + e * RV_W, acc);
+            }
+            for (size_t e = nv * RV_W; e < hs; e++) {
+                float a = o[e] * corr;
+                for (size_t u = 0; u < nb; u++) a += s[u] * qkv[(u0 + u) * C3 + 2 * C + e];
+                o[e] = a;
+            }
+            mx = nm;
         }
-        for (; e < hs; e++) {
-            float s = 0.0f;
-            for (size_t u = 0; u <= t; u++) s += a[u] * qkv[u * C3 + 2 * C + e];
-            o[e] = s;
-        }
+        float inv = 1.0f / sum;
+        for (size_t e = 0; e < hs; e++) o[e] *= inv;
+        lse[t] = mx + logf(sum);
     }
 }
 
-static void att_bwd(float *dqkv, const float *dout, const float *qkv, const float *att,
-                    float *da, size_t T, size_t C, size_t hs)
+static void att_bwd(float *dqkv, const float *dout, const float *qkv, const float *out,
+                    const float *lse, size_t T, size_t C, size_t hs)
 {
     const size_t C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
+    float s[ATT_KB], da[ATT_KB];
     for (size_t t = 0; t < T; t++)
         for (int part = 0; part < 3; part++) memset(dqkv + t * C3 + part * C, 0, hs * sizeof(float));
     for (size_t t = 0; t < T; t++) {
-        const float *a = att + t * T, *d = dout + t * C, *q = qkv + t * C3;
-        float sum = 0.0f;
-        for (size_t u = 0; u <= t; u++) {
-            da[u] = dot(qkv + u * C3 + 2 * C, d, hs);
-            axpy(dqkv + u * C3 + 2 * C, a[u], d, hs);
-            sum += a[u] * da[u];
-        }
+        const float *q = qkv + t * C3, *d = dout + t * C;
+        const float D = dot(d, out + t * C, hs);
         float *dq = dqkv + t * C3;
-        for (size_t u = 0; u <= t; u++) {
-            float dp = a[u] * (da[u] - sum) * scale;
-            axpy(dq, dp, qkv + u * C3 + C, hs);
-            axpy(dqkv + u * C3 + C, dp, q, hs);
+        for (size_t u0 = 0; u0 <= t; u0 += ATT_KB) {
+            size_t nb = t + 1 - u0 < ATT_KB ? t + 1 - u0 : ATT_KB;
+            for (size_t u = 0; u < nb; u++) {
+                s[u] = dot(q, qkv + (u0 + u) * C3 + C, hs) * scale - lse[t];
+                da[u] = dot(d, qkv + (u0 + u) * C3 + 2 * C, hs);
+            }
+            for (size_t u = nb; u < (nb + RV_W - 1) / RV_W * RV_W; u++) s[u] = -INFINITY;
+            for (size_t u = 0; u < nb; u += RV_W) rv_store(s + u, RV_FN(exp)(rv_load(s + u)));
+            for (size_t u = 0; u < nb; u++) {
+                const size_t row = (u0 + u) * C3;
+                float ds = s[u] * (da[u] - D) * scale;
+                axpy(dqkv + row + 2 * C, s[u], d, hs);
+                axpy(dq, ds, qkv + row + C, hs);
+                axpy(dqkv + row + C, ds, q, hs);
+            }
         }
     }
 }

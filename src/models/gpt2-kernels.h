@@ -25,12 +25,13 @@ typedef struct gpt2_kernels {
     /* AdamW over n parameters */
     void (*adamw)(float *p, const float *g, float *m, float *v, size_t n,
                   const gpt2_adamw_args *a);
-    /* One (batch, head): qkv points at the head's q columns of row 0 (rows 3C apart), out at
-     * its output columns (rows C apart), att (T,T). */
-    void (*att_fwd)(float *out, float *att, const float *qkv, size_t T, size_t C, size_t hs);
-    /* dqkv like qkv (written), dout like out; da: T floats of scratch. */
-    void (*att_bwd)(float *dqkv, const float *dout, const float *qkv, const float *att,
-                    float *da, size_t T, size_t C, size_t hs);
+    /* One (b, h), fused causal attention: qkv points at the head's q columns of row 0 (rows
+     * 3C apart), out at its output columns (rows C apart), lse (T) gets each row's
+     * log-sum-exp. */
+    void (*att_fwd)(float *out, float *lse, const float *qkv, size_t T, size_t C, size_t hs);
+    /* dqkv like qkv (written), dout and out like out. */
+    void (*att_bwd)(float *dqkv, const float *dout, const float *qkv, const float *out,
+                    const float *lse, size_t T, size_t C, size_t hs);
 } gpt2_kernels;
 
 extern const gpt2_kernels ridge_gpt2_kernels__ref;

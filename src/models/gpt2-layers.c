@@ -5,8 +5,9 @@
  * over rows that produce parameter gradients (biases, layer-norm weights, embeddings) are
  * split over COLUMNS instead, each thread walking all rows in order for its columns: no
  * atomics, no per-thread partial sums, and bits independent of the thread count.
- * Attention materializes the (T,T) weights per head as llm.c does; at GPT-2's T <= 1024 and
- * the small T of CPU training this costs little next to the matrix products.
+ * Attention is fused: causal, an online softmax over blocks of keys, so the forward pass keeps
+ * only each query's log-sum-exp (not llm.c's (T,T) weights per head: 600 MB at T = 1024 for
+ * GPT-2 124M), and the backward pass recomputes the weights from it.
  */
 #include <math.h>
 #include <string.h>
@@ -206,36 +207,48 @@ ridge_status ridge_gpt2_matmul_backward(ridge_ctx *ctx, float *dinp, float *dw, 
 
 /* ---- attention -------------------------------------------------------------------------- */
 
-static void att_fwd_ref(float *out, float *att, const float *qkv, size_t T, size_t C, size_t hs)
+/* Keys are taken ATT_KB at a time: scores of a block, then the online-softmax update of the
+ * running max, sum and output (the (T,T) weights are never stored). */
+#define ATT_KB 32
+
+static void att_fwd_ref(float *out, float *lse, const float *qkv, size_t T, size_t C, size_t hs)
 {
     size_t C3 = 3 * C;
-    float scale = 1.0f / sqrtf((float)hs);
+    float scale = 1.0f / sqrtf((float)hs), s[ATT_KB];
     for (size_t t = 0; t < T; t++) {
         const float *q = qkv + t * C3;
-        float *a = att + t * T, mx = -INFINITY;
-        for (size_t u = 0; u <= t; u++) {
-            const float *k = qkv + u * C3 + C;
-            float s = 0.0f;
-            for (size_t e = 0; e < hs; e++) s += q[e] * k[e];
-            a[u] = s * scale;
-            if (a[u] > mx) mx = a[u];
-        }
-        float sum = 0.0f;
-        for (size_t u = 0; u <= t; u++) sum += (a[u] = expf(a[u] - mx));
-        float inv = 1.0f / sum;
-        for (size_t u = 0; u <= t; u++) a[u] *= inv;
-        for (size_t u = t + 1; u < T; u++) a[u] = 0.0f;
-        float *o = out + t * C;
+        float *o = out + t * C, mx = -INFINITY, sum = 0.0f;
         for (size_t e = 0; e < hs; e++) o[e] = 0.0f;
-        for (size_t u = 0; u <= t; u++) {
-            const float *v = qkv + u * C3 + 2 * C;
-            for (size_t e = 0; e < hs; e++) o[e] += a[u] * v[e];
+        for (size_t u0 = 0; u0 <= t; u0 += ATT_KB) {
+            size_t nb = RIDGE_MIN(ATT_KB, t + 1 - u0);
+            float bm = -INFINITY;
+            for (size_t u = 0; u < nb; u++) {
+                const float *k = qkv + (u0 + u) * C3 + C;
+                float d = 0.0f;
+                for (size_t e = 0; e < hs; e++) d += q[e] * k[e];
+                s[u] = d * scale;
+                bm = s[u] > bm ? s[u] : bm;
+            }
+            float nm = bm > mx ? bm : mx, corr = expf(mx - nm), bs = 0.0f;
+            for (size_t u = 0; u < nb; u++) bs += (s[u] = expf(s[u] - nm));
+            sum = sum * corr + bs;
+            for (size_t e = 0; e < hs; e++) o[e] *= corr;
+            for (size_t u = 0; u < nb; u++) {
+                const float *v = qkv + (u0 + u) * C3 + 2 * C;
+                for (size_t e = 0; e < hs; e++) o[e] += s[u] * v[e];
+            }
+            mx = nm;
         }
+        float inv = 1.0f / sum;
+        for (size_t e = 0; e < hs; e++) o[e] *= inv;
+        lse[t] = mx + logf(sum);
     }
 }
 
-static void att_bwd_ref(float *dqkv, const float *dout, const float *qkv, const float *att,
-                        float *da, size_t T, size_t C, size_t hs)
+/* Recomputes each weight p = exp(q.k scale - lse); with D = dout . out (= sum p d(p)):
+ * dv += p dout, ds = p (dout . v - D) scale, dq += ds k, dk += ds q. */
+static void att_bwd_ref(float *dqkv, const float *dout, const float *qkv, const float *out,
+                        const float *lse, size_t T, size_t C, size_t hs)
 {
     size_t C3 = 3 * C;
     float scale = 1.0f / sqrtf((float)hs);
@@ -243,29 +256,23 @@ static void att_bwd_ref(float *dqkv, const float *dout, const float *qkv, const 
         for (size_t e = 0; e < hs; e++)
             dqkv[t * C3 + e] = dqkv[t * C3 + C + e] = dqkv[t * C3 + 2 * C + e] = 0.0f;
     for (size_t t = 0; t < T; t++) {
-        const float *a = att + t * T, *d = dout + t * C;
-        /* out_t = sum a[u] v_u: gradients to a and v */
-        float dot = 0.0f;
-        for (size_t u = 0; u <= t; u++) {
-            const float *v = qkv + u * C3 + 2 * C;
-            float *dv = dqkv + u * C3 + 2 * C, s = 0.0f;
-            for (size_t e = 0; e < hs; e++) {
-                s += v[e] * d[e];
-                dv[e] += a[u] * d[e];
-            }
-            da[u] = s;
-            dot += a[u] * s;
-        }
-        /* softmax backward, then the scaled q.k products */
-        const float *q = qkv + t * C3;
+        const float *q = qkv + t * C3, *d = dout + t * C, *o = out + t * C;
+        float D = 0.0f;
+        for (size_t e = 0; e < hs; e++) D += d[e] * o[e];
         float *dq = dqkv + t * C3;
         for (size_t u = 0; u <= t; u++) {
-            float dp = a[u] * (da[u] - dot) * scale;
-            const float *k = qkv + u * C3 + C;
-            float *dk = dqkv + u * C3 + C;
+            const float *k = qkv + u * C3 + C, *v = qkv + u * C3 + 2 * C;
+            float *dk = dqkv + u * C3 + C, *dv = dqkv + u * C3 + 2 * C;
+            float sc = 0.0f, da = 0.0f;
             for (size_t e = 0; e < hs; e++) {
-                dq[e] += dp * k[e];
-                dk[e] += dp * q[e];
+                sc += q[e] * k[e];
+                da += d[e] * v[e];
+            }
+            float pu = expf(sc * scale - lse[t]), ds = pu * (da - D) * scale;
+            for (size_t e = 0; e < hs; e++) {
+                dv[e] += pu * d[e];
+                dq[e] += ds * k[e];
+                dk[e] += ds * q[e];
             }
         }
     }
@@ -273,8 +280,8 @@ static void att_bwd_ref(float *dqkv, const float *dout, const float *qkv, const 
 
 typedef struct att_job {
     const gpt2_kernels *k;
-    float *out, *att, *dqkv, *scratch;
-    const float *qkv, *catt, *dout;
+    float *out, *lse, *dqkv;
+    const float *qkv, *cout, *clse, *dout;
     size_t T, C, NH;
 } att_job;
 
@@ -285,15 +292,15 @@ static void att_fwd_heads(void *p, size_t i0, size_t i1, int ith)
     size_t T = j->T, C = j->C, hs = C / j->NH;
     for (size_t i = i0; i < i1; i++) {
         size_t b = i / j->NH, h = i % j->NH;
-        j->k->att_fwd(j->out + b * T * C + h * hs, j->att + i * T * T,
+        j->k->att_fwd(j->out + b * T * C + h * hs, j->lse + i * T,
                       j->qkv + b * T * 3 * C + h * hs, T, C, hs);
     }
 }
 
-void ridge_gpt2_attention_forward(ridge_ctx *ctx, float *out, float *att, const float *qkv,
+void ridge_gpt2_attention_forward(ridge_ctx *ctx, float *out, float *lse, const float *qkv,
                                   size_t B, size_t T, size_t C, size_t NH)
 {
-    att_job j = {.k = kernels(ctx), .out = out, .att = att, .qkv = qkv, .T = T, .C = C, .NH = NH};
+    att_job j = {.k = kernels(ctx), .out = out, .lse = lse, .qkv = qkv, .T = T, .C = C, .NH = NH};
     ridge_parallel_for(ctx, B * NH, 1, att_fwd_heads, &j);
 }
 
@@ -304,16 +311,16 @@ static void att_bwd_heads(void *p, size_t i0, size_t i1, int ith)
     for (size_t i = i0; i < i1; i++) {
         size_t b = i / j->NH, h = i % j->NH;
         j->k->att_bwd(j->dqkv + b * T * 3 * C + h * hs, j->dout + b * T * C + h * hs,
-                      j->qkv + b * T * 3 * C + h * hs, j->catt + i * T * T,
-                      j->scratch + (size_t)ith * T, T, C, hs);
+                      j->qkv + b * T * 3 * C + h * hs, j->cout + b * T * C + h * hs,
+                      j->clse + i * T, T, C, hs);
     }
 }
 
 void ridge_gpt2_attention_backward(ridge_ctx *ctx, float *dqkv, const float *dout,
-                                   const float *qkv, const float *att, float *scratch, size_t B,
-                                   size_t T, size_t C, size_t NH)
+                                   const float *qkv, const float *out, const float *lse,
+                                   size_t B, size_t T, size_t C, size_t NH)
 {
-    att_job j = {.k = kernels(ctx), .dqkv = dqkv, .scratch = scratch, .qkv = qkv, .catt = att,
+    att_job j = {.k = kernels(ctx), .dqkv = dqkv, .qkv = qkv, .cout = out, .clse = lse,
                  .dout = dout, .T = T, .C = C, .NH = NH};
     ridge_parallel_for(ctx, B * NH, 1, att_bwd_heads, &j);
 }

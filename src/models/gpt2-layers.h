@@ -41,14 +41,15 @@ ridge_status ridge_gpt2_matmul_backward(ridge_ctx *ctx, float *dinp, float *dw, 
                                         const float *dout /* (N,OC) */, const float *inp,
                                         const float *w, size_t N, size_t C, size_t OC);
 
-/* Causal multi-head attention. qkv (B,T,3C) holds q, k, v; head h owns columns [h hs,(h+1)hs)
- * of each. att (B,NH,T,T) gets the softmax weights (zero above the diagonal); out (B,T,C). */
-void ridge_gpt2_attention_forward(ridge_ctx *ctx, float *out, float *att, const float *qkv,
+/* Causal multi-head attention, fused (online softmax over key blocks). qkv (B,T,3C) holds q, k,
+ * v; head h owns columns [h hs,(h+1)hs) of each. out (B,T,C); lse (B,NH,T) gets each query's
+ * log-sum-exp of its scaled scores, all that backward needs besides qkv and out. */
+void ridge_gpt2_attention_forward(ridge_ctx *ctx, float *out, float *lse, const float *qkv,
                                   size_t B, size_t T, size_t C, size_t NH);
-/* dqkv (B,T,3C) written; scratch holds threads * T floats. */
+/* dqkv (B,T,3C) written, recomputing the attention weights from lse. */
 void ridge_gpt2_attention_backward(ridge_ctx *ctx, float *dqkv, const float *dout,
-                                   const float *qkv, const float *att, float *scratch, size_t B,
-                                   size_t T, size_t C, size_t NH);
+                                   const float *qkv, const float *out, const float *lse,
+                                   size_t B, size_t T, size_t C, size_t NH);
 
 /* GELU, tanh approximation. Backward: dinp = dout * gelu'(inp), written (may alias dout). */
 ridge_status ridge_gpt2_gelu_forward(ridge_ctx *ctx, float *out, const float *inp, size_t n);

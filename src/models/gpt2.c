@@ -28,7 +28,7 @@ typedef struct acts {
     float *ln1, *ln1_mean, *ln1_rstd; /* (L,B,T,C), (L,B,T), (L,B,T) */
     float *qkv;                     /* (L,B,T,3C) */
     float *atty;                    /* (L,B,T,C) */
-    float *att;                     /* (L,B,NH,T,T) */
+    float *att_lse;                 /* (L,B,NH,T) attention log-sum-exp */
     float *residual2;               /* (L,B,T,C) */
     float *ln2, *ln2_mean, *ln2_rstd;
     float *fch, *fch_gelu;          /* (L,B,T,4C) */
@@ -40,7 +40,6 @@ typedef struct acts {
     float *dres, *dsmall;           /* (B,T,C) */
     float *dqkv;                    /* (B,T,3C) */
     float *dbig;                    /* (B,T,4C) */
-    float *datt;                    /* (threads, T) */
 } acts;
 
 struct ridge_gpt2 {
@@ -200,8 +199,7 @@ void ridge_gpt2_init_random(ridge_gpt2 *m, uint32_t seed)
 /* ---- activations ------------------------------------------------------------------------ */
 
 /* Lays out the activation views for (B,T) from `base` (NULL: only count); returns floats. */
-static size_t layout(acts *a, float *base, const ridge_gpt2_config *c, size_t B, size_t T,
-                     size_t threads)
+static size_t layout(acts *a, float *base, const ridge_gpt2_config *c, size_t B, size_t T)
 {
     size_t L = (size_t)c->num_layers, C = (size_t)c->channels, NH = (size_t)c->num_heads;
     size_t N = B * T, off = 0;
@@ -216,7 +214,7 @@ static size_t layout(acts *a, float *base, const ridge_gpt2_config *c, size_t B,
     TAKE(ln1_rstd, L * N);
     TAKE(qkv, L * N * 3 * C);
     TAKE(atty, L * N * C);
-    TAKE(att, L * B * NH * T * T);
+    TAKE(att_lse, L * B * NH * T);
     TAKE(residual2, L * N * C);
     TAKE(ln2, L * N * C);
     TAKE(ln2_mean, L * N);
@@ -233,15 +231,13 @@ static size_t layout(acts *a, float *base, const ridge_gpt2_config *c, size_t B,
     TAKE(dsmall, N * C);
     TAKE(dqkv, N * 3 * C);
     TAKE(dbig, N * 4 * C);
-    TAKE(datt, threads * T);
 #undef TAKE
     return off;
 }
 
 static ridge_status prepare(ridge_gpt2 *m, int B, int T)
 {
-    size_t threads = (size_t)ridge_ctx_threads(m->ctx);
-    size_t need = layout(&m->a, NULL, &m->cfg, (size_t)B, (size_t)T, threads);
+    size_t need = layout(&m->a, NULL, &m->cfg, (size_t)B, (size_t)T);
     if (need > m->act_cap) {
         ridge_free(m->act_mem);
         m->act_cap = 0;
@@ -251,7 +247,7 @@ static ridge_status prepare(ridge_gpt2 *m, int B, int T)
                                need * sizeof(float) >> 20, B, T);
         m->act_cap = need;
     }
-    layout(&m->a, m->act_mem, &m->cfg, (size_t)B, (size_t)T, threads);
+    layout(&m->a, m->act_mem, &m->cfg, (size_t)B, (size_t)T);
     size_t n = (size_t)B * (size_t)T;
     if (n > m->tok_cap) {
         free(m->tokens);
@@ -316,8 +312,8 @@ ridge_status ridge_gpt2_forward(ridge_gpt2 *m, const int *inputs, const int *tar
              TRY(ridge_gpt2_matmul_forward(ctx, qkv, ln1, p[P_QKVW] + l * 3 * C * C,
                                            p[P_QKVB] + l * 3 * C, NULL, N, C, 3 * C)));
         PROF(0, RIDGE_GPT2_ATTENTION,
-             ridge_gpt2_attention_forward(ctx, atty, a->att + l * (size_t)B * NH * T * T, qkv, B, T,
-                                          C, NH));
+             ridge_gpt2_attention_forward(ctx, atty, a->att_lse + l * (size_t)B * NH * T, qkv, B,
+                                          T, C, NH));
         PROF(0, RIDGE_GPT2_ATTPROJ,
              TRY(ridge_gpt2_matmul_forward(ctx, res2, atty, p[P_ATTPROJW] + l * C * C,
                                            p[P_ATTPROJB] + l * C, res, N, C, C)));
@@ -422,8 +418,8 @@ ridge_status ridge_gpt2_backward(ridge_gpt2 *m)
                                             g[P_ATTPROJB] + l * C, a->dres, atty,
                                             p[P_ATTPROJW] + l * C * C, N, C, C)));
         PROF(1, RIDGE_GPT2_ATTENTION,
-             ridge_gpt2_attention_backward(ctx, a->dqkv, a->dsmall, qkv,
-                                           a->att + l * B * NH * T * T, a->datt, B, T, C, NH));
+             ridge_gpt2_attention_backward(ctx, a->dqkv, a->dsmall, qkv, atty,
+                                           a->att_lse + l * B * NH * T, B, T, C, NH));
         PROF(1, RIDGE_GPT2_QKV,
              TRY(ridge_gpt2_matmul_backward(ctx, a->dsmall, g[P_QKVW] + l * 3 * C * C,
                                             g[P_QKVB] + l * 3 * C, a->dqkv, ln1,
