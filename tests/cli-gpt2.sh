@@ -84,6 +84,11 @@ says "m5.bin: header\[0\] magic = 20240326, expected 20240527"
 expect 1 "$R" train gpt2 --model "$D/m5.bin" --train "$D/train_0.bin" -b 2 -t 8 --resume "$D/s5.bin"
 says "shards"
 
+# the built-in demo (text Debian ships), a few steps
+expect 0 "$R" train gpt2 --steps 3 --val-every 2 --val-batches 1
+says "built-in demo"
+[ "$(grep -c '^step' "$D/out")" -eq 3 ] || { echo "FAIL: demo: not 3 steps"; fail=1; }
+
 # refusals
 expect 2 "$R" train gpt2 --model "$D/m.bin" --train "$D/train_*.bin" -t 17
 says "max_seq_len 16"
@@ -109,6 +114,8 @@ expect 2 "$R" gpt2 init
 expect 2 "$R" gpt2 init -o "$D/x.bin" --channels 30 --heads 4
 says "num_heads"
 expect 2 "$R" gpt2 frobnicate
+expect 2 "$R" train gpt2 --model "$D/m.bin"
+says "go together"
 expect 2 "$R" train gpt2 --model "$D/m.bin" --train "$D/train_*.bin" --lr nope
 expect 0 "$R" gpt2 --help
 expect 0 "$R" train gpt2 --help
