@@ -300,6 +300,11 @@ static void test_reductions(ridge_ctx *ctx, const char *name)
     }
 }
 
+static const float x_one[70] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
 static void test_reduction_edges(ridge_ctx *ctx, const char *name)
 {
     float f = 7;
@@ -330,6 +335,18 @@ static void test_reduction_edges(ridge_ctx *ctx, const char *name)
     CHECK(ridge_vec_sumsq_i32(ctx, w, 2, &l) == RIDGE_EOVERFLOW);
     CHECK_OK(ridge_vec_mean_i64(ctx, v, 40, &d));
     CHECK(fabs(d - (double)INT64_MAX) < 1e4);
+    /* all -0: the sign of the zero sum must match the reference scheme's */
+    float mz[70];
+    for (int i = 0; i < 70; i++) mz[i] = -0.0f;
+    for (size_t n = 1; n <= 70; n++) {
+        float a, b;
+        CHECK_OK(ridge_vec_sum_f32(ctx, mz, n, &a));
+        CHECK_OK(ridge_vec_sum_f32(ref_ctx, mz, n, &b));
+        CHECKF(memcmp(&a, &b, 4) == 0, "%s sum of %zu x -0: %g vs ref %g", name, n, a, b);
+        CHECK_OK(ridge_vec_dot_f32(ctx, mz, x_one, n, &a));
+        CHECK_OK(ridge_vec_dot_f32(ref_ctx, mz, x_one, n, &b));
+        CHECKF(memcmp(&a, &b, 4) == 0, "%s dot of %zu x -0", name, n);
+    }
     /* NaN first, last, only */
     float x[37];
     for (int i = 0; i < 37; i++) x[i] = (float)i;
@@ -452,15 +469,34 @@ static void test_elementwise(ridge_ctx *ctx, const char *name)
             }
             if (o1[off + n] != GUARD) FAIL("%s op %d wrote past n=%zu", name, op, n);
         }
-        /* in place: z = z + y */
-        memcpy(o1, z, sizeof z);
-        CHECK_OK(ridge_vec_add_f32(ctx, o1 + off, o1 + off, y + off, n));
-        for (size_t i = 0; i < n; i++)
-            if (o1[off + i] != z[off + i] + y[off + i]) {
-                CHECKF(0, "%s add in place n=%zu", name, n);
-                bad++;
-                break;
+        /* in place (the output is the first input): the same as out of place */
+        for (int op = 0; op < 5; op++) {
+            float *p = o1 + off;
+            const float *yy = y + off, *zz = z + off;
+            memcpy(o1, x, sizeof x);
+            switch (op) {
+            case 0: CHECK_OK(ridge_vec_add_f32(ctx, p, p, yy, n)); break;
+            case 1: CHECK_OK(ridge_vec_scale_f32(ctx, p, p, 3.0f, n)); break;
+            case 2: CHECK_OK(ridge_vec_fma_f32(ctx, p, p, yy, zz, n)); break;
+            case 3: CHECK_OK(ridge_vec_clamp_f32(ctx, p, p, -0.5f, 0.25f, n)); break;
+            case 4: CHECK_OK(ridge_exp_f32(ctx, p, p, n)); break;
             }
+            for (size_t i = 0; i < n; i++) {
+                float v = x[off + i], want;
+                switch (op) {
+                case 0: want = v + yy[i]; break;
+                case 1: want = 3.0f * v; break;
+                case 2: want = fmaf(v, yy[i], zz[i]); break;
+                case 3: want = v != v ? v : v < -0.5f ? -0.5f : v > 0.25f ? 0.25f : v; break;
+                default: ridge_exp_f32(ctx, &want, &x[off + i], 1); break;
+                }
+                if (memcmp(&p[i], &want, 4)) {
+                    CHECKF(0, "%s op %d in place n=%zu i=%zu: %a vs %a", name, op, n, i, p[i], want);
+                    bad++;
+                    break;
+                }
+            }
+        }
     }
     CHECK(ridge_vec_clamp_f32(ctx, x, x, 1, 0, 4) == RIDGE_EINVAL);
 }
