@@ -160,7 +160,7 @@ int ridge_bench_gpt2(const ridge_bench_opts *opts, int argc, char **argv)
         {"part", BENCH_STR},        {"fwd ms", BENCH_F2},       {"bwd ms", BENCH_F2},
         {"% of step", BENCH_F1},    {"fwd GFLOP/s", BENCH_F1},  {"bwd GFLOP/s", BENCH_F1},
     };
-    bench_table_begin(&t, opts, "gpt2 step by part (per step)", pcols, 6);
+    bench_table_begin(&t, opts, "gpt2 step by part (mean per step)", pcols, 6);
     for (int k = 0; k < RIDGE_GPT2_NUM_PARTS; k++) {
         double f = ridge_gpt2_part_flops(&cfg, k, B, T);
         double fm = fwd[k] / steps * 1e3, bm = bwd[k] / steps * 1e3;
