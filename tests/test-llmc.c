@@ -286,7 +286,7 @@ static void test_loader(void)
     ridge_llmc_loader *ld2 = NULL;
     CHECK_OK(ridge_llmc_loader_create(tmp("shard_*.bin"), B, T, 300, 1, &ld2));
     if (ld && ld2) {
-        float m[5] = {1, 2, 3, 4, 5}, v[5] = {6, 7, 8, 9, 10}, m2[5], v2[5];
+        float m[5] = {1, 2, 3, 4, 5}, v[5] = {6, 7, 8, 9, 10}, m2[6], v2[6];
         for (int i = 0; i < 7; i++) CHECK_OK(ridge_llmc_loader_next(ld, &in, &tg));
         CHECK_OK(ridge_llmc_state_write(tmp("state.bin"), 7, 12345, ld, m, v, 5));
         int step = 0;

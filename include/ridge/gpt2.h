@@ -107,6 +107,9 @@ double ridge_gpt2_part_flops(const ridge_gpt2_config *cfg, int part, int B, int 
  * use: what a training state file saves and restores (ridge_llmc_state_write/read). */
 ridge_status ridge_gpt2_adamw_moments(ridge_gpt2 *m, float **mom1, float **mom2);
 
+/* The inner loops the context's ISA selects for GPT-2's non-GEMM layers (`ridge info`). */
+const char *ridge_gpt2_describe(const ridge_ctx *ctx);
+
 /* Floating-point operations of one training step (forward + backward) at (B,T): 6 N B T for
  * the matrix products (N = weights used in products, the tied wte counted once) plus the
  * attention products. */

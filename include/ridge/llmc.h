@@ -151,7 +151,8 @@ ridge_status ridge_llmc_state_write(const char *path, int step, uint64_t sample_
                                     const ridge_llmc_loader *ld, const float *m, const float *v,
                                     size_t nparams);
 /* Reads such a file back into the loader (which must be over the same shards with the same
- * B, T and shuffle) and m, v (nparams each); every field is checked. */
+ * B, T and shuffle) and m, v (nparams each); every field is checked. On failure m, v and the
+ * loader's position are undefined: reset or destroy the loader. */
 ridge_status ridge_llmc_state_read(const char *path, int *step, uint64_t *sample_rng,
                                    ridge_llmc_loader *ld, float *m, float *v, size_t nparams);
 

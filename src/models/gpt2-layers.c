@@ -16,7 +16,17 @@
 #include "models/gpt2-kernels.h"
 #include "models/gpt2-layers.h"
 #include "ridge/gemm.h"
+#include "ridge/gpt2.h"
 #include "ridge/vec.h"
+
+const char *ridge_gpt2_describe(const ridge_ctx *ctx)
+{
+    switch (ridge_ctx_isa(ctx)) {
+    case RIDGE_ISA_AVX512: return "gpt2-avx512 (fused attention, softmax, adamw; f32x16)";
+    case RIDGE_ISA_AVX2: return "gpt2-avx2 (fused attention, softmax, adamw; f32x8)";
+    default: return "gpt2-ref (fused attention, softmax, adamw; scalar, libm)";
+    }
+}
 
 /* The inner loops for the context's ISA (gpt2-kernels.h). */
 static const gpt2_kernels *kernels(const ridge_ctx *ctx)
