@@ -358,7 +358,7 @@ ridge_status ridge_llmc_state_read(const char *path, int *step, uint64_t *sample
         if (!shards || fread(shards, 4, ns, f) != ns || !is_permutation(shards, ns))
             BAD("state %s: the shard order is not a permutation of %llu", path,
                 (unsigned long long)ns);
-        if (fread(&nsam, 8, 1, f) != 1 ||
+        if (fread(&nsam, 8, 1, f) != 1 || nsam > (uint64_t)size ||
             (uint64_t)size != base + 8 + 4 * ns + 8 + 4 * nsam + sizeof mt)
             BAD("state %s: %ld bytes do not match its shard and sample counts", path, size);
         samples = malloc((nsam ? nsam : 1) * sizeof *samples);
