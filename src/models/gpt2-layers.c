@@ -6,8 +6,8 @@
  * split over COLUMNS instead, each thread walking all rows in order for its columns: no
  * atomics, no per-thread partial sums, and bits independent of the thread count.
  * Attention is fused: causal, an online softmax over blocks of keys, so the forward pass keeps
- * only each query's log-sum-exp (not llm.c's (T,T) weights per head: 600 MB at T = 1024 for
- * GPT-2 124M), and the backward pass recomputes the weights from it.
+ * only each query's log-sum-exp (not llm.c's two (T,T) tensors per layer and head: 2 x 604 MB
+ * per sequence at T = 1024 for GPT-2 124M), and the backward pass recomputes the weights.
  */
 #include <math.h>
 #include <string.h>
