@@ -22,6 +22,7 @@
 #define RIDGE_VERSION_STRING "0.1.0"
 
 #include "ridge/core.h"
+#include "ridge/perf.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
 #include "ridge/conv.h"
@@ -39,5 +40,10 @@
 #include "ridge/mlp.h"
 #include "ridge/cnn.h"
 #include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
+#include "ridge/nn.h"
+#include "ridge/mlp.h"
+#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
+#include "ridge/llmc.h"
+#include "ridge/gpt2.h"
 
 #endif /* RIDGE_RIDGE_H */
