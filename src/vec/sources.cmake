@@ -1,0 +1,3 @@
+ridge_add_sources(portable
+  src/vec/vec.c
+  src/vec/vec-ref.c)
