@@ -22,6 +22,7 @@
 #define RIDGE_VERSION_STRING "0.1.0"
 
 #include "ridge/core.h"
+#include "ridge/perf.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
 

@@ -21,10 +21,8 @@
 const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa)
 {
     switch (isa) {
-#ifdef RIDGE_VEC_HAVE_SIMD
     case RIDGE_ISA_AVX512: return &ridge_vec_kernels_avx512;
     case RIDGE_ISA_AVX2: return &ridge_vec_kernels_avx2;
-#endif
     default: return &ridge_vec_kernels_ref;
     }
 }
@@ -37,9 +35,9 @@ static inline const ridge_vec_kernels *K(const ridge_ctx *ctx)
 const char *ridge_vec_describe(const ridge_ctx *ctx)
 {
     switch (ctx->isa) {
-    case RIDGE_ISA_AVX512: return "vec-avx512 (f32x16 math, 64-lane sums)";
-    case RIDGE_ISA_AVX2: return "vec-avx2 (f32x8 math, 64-lane sums)";
-    default: return "vec-ref (scalar, libm in double)";
+    case RIDGE_ISA_AVX512: return "vec-avx512 (f32x16 math, 64-lane float sums)";
+    case RIDGE_ISA_AVX2: return "vec-avx2 (f32x8 math, 64-lane float sums)";
+    default: return "vec-ref (scalar C, activations in double)";
     }
 }
 

@@ -1,0 +1,282 @@
+/* Measures a roofline profile: runs each probe (probe-<isa>.c) on t = 1, 2, ... threads of the
+ * context's pool at once and keeps the best of several trials, because a peak is a maximum
+ * and a shared machine only ever subtracts from it.
+ *
+ * A trial starts all t threads at a spin barrier (so pool wake-up is not timed) and ends when
+ * the last finishes; its rate is the sum of the threads' work over that span. Each probe is
+ * first calibrated so a trial lasts 20 ms (quick: 4 ms; long enough to dwarf timer and
+ * barrier cost), then the trials of all probes run round-robin, 5 to 20 each so the default
+ * run stays near 10 s however many thread counts there are (quick: 3 each, about 1 s).
+ *
+ * Sizes, per thread unless said: L1 read l1d/2; L2 read l2/2; L3 read l3_usable/2 shared
+ * among the threads (at least 2 x l2 each); DRAM read, copy and triad 4 x l3_usable (at
+ * least 64 MiB) per array, shared. Memory probes use the widest vector ISA the CPU has. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "perf/probe.h"
+#include "ridge/perf.h"
+
+enum { K_COMPUTE, K_READ, K_COPY, K_TRIAD };
+
+typedef struct probe_job {
+    int kind;
+    ridge_probe_compute_fn compute;
+    ridge_probe_read_fn read;
+    ridge_probe_copy_fn copy;
+    ridge_probe_triad_fn triad;
+    uint64_t work;       /* iterations (compute) or passes over the arrays (memory) */
+    size_t n;            /* floats per thread (memory) */
+    float *a, *b, *c;    /* thread ith works on [ith * n, (ith + 1) * n) of each */
+    atomic_int arrived, go;
+    uint64_t t0;         /* set by the last thread to reach the barrier */
+    struct probe_out {
+        uint64_t end;    /* finish time */
+        double ops;      /* work done */
+        float sink;      /* stored so the compiler keeps the work */
+    } *out;              /* [threads] */
+} probe_job;
+
+static void probe_task(void *arg, int ith, int nth)
+{
+    probe_job *j = arg;
+    /* the barrier; bounded, so a pool that runs the threads one after another cannot hang */
+    if (atomic_fetch_add(&j->arrived, 1) + 1 == nth) {
+        j->t0 = ridge_time_ns();
+        atomic_store(&j->go, 1);
+    } else {
+        uint64_t give_up = ridge_time_ns() + 1000000000u;
+        for (unsigned spin = 0; !atomic_load(&j->go); spin++)
+            if ((spin & 1023) == 0 && ridge_time_ns() > give_up) break;
+    }
+    ridge_probe_result r = {0, 0};
+    size_t off = (size_t)ith * j->n;
+    switch (j->kind) {
+    case K_COMPUTE: r = j->compute(j->work); break;
+    case K_READ: r = j->read(j->a + off, j->n, j->work); break;
+    case K_COPY:
+        for (uint64_t k = 0; k < j->work; k++) {
+            ridge_probe_result x = j->copy(j->c + off, j->a + off, j->n);
+            r.ops += x.ops, r.sink += x.sink;
+        }
+        break;
+    case K_TRIAD:
+        for (uint64_t k = 0; k < j->work; k++) {
+            ridge_probe_result x = j->triad(j->a + off, j->b + off, j->c + off, j->n);
+            r.ops += x.ops, r.sink += x.sink;
+        }
+        break;
+    }
+    j->out[ith].end = ridge_time_ns();
+    j->out[ith].ops = r.ops;
+    j->out[ith].sink = r.sink;
+}
+
+/* One trial on nth threads: returns the seconds taken and sets *ops to the work done. */
+static double trial(ridge_ctx *ctx, probe_job *j, int nth, double *ops)
+{
+    atomic_store(&j->arrived, 0);
+    atomic_store(&j->go, 0);
+    ridge_parallel_run(ctx, nth, probe_task, j);
+    uint64_t end = 0;
+    *ops = 0;
+    for (int i = 0; i < nth; i++) {
+        if (j->out[i].end > end) end = j->out[i].end;
+        *ops += j->out[i].ops;
+    }
+    return end > j->t0 ? (double)(end - j->t0) * 1e-9 : 1e-9;
+}
+
+typedef struct plan {
+    double target; /* seconds per trial */
+    int trials;
+    int verbose;
+} plan;
+
+/* One probe to run at a thread count: what the job needs, and where its result goes. */
+typedef struct probe_spec {
+    const char *name;
+    int kind;
+    ridge_probe_compute_fn compute;
+    size_t n;          /* floats per thread (memory probes) */
+    uint64_t work;     /* calibrated work per trial */
+    double *result;    /* best rate, 1e9 units per second */
+} probe_spec;
+
+static void load_spec(probe_job *j, const probe_spec *s)
+{
+    j->kind = s->kind;
+    j->compute = s->compute;
+    j->n = s->n;
+    j->work = s->work;
+}
+
+/* Sets s->work so a trial lasts about p->target seconds; returns the rate of the last run. */
+static double calibrate(ridge_ctx *ctx, probe_job *j, int nth, const plan *p, probe_spec *s)
+{
+    double ops, sec;
+    s->work = s->kind == K_COMPUTE ? 1024 : 1;
+    for (;;) {
+        load_spec(j, s);
+        sec = trial(ctx, j, nth, &ops);
+        if (sec >= p->target * 0.5) return ops / sec * 1e-9;
+        double scale = fmin(64, fmax(1.5, p->target / sec));
+        s->work = (uint64_t)ceil((double)s->work * scale);
+    }
+}
+
+static size_t floats_for(size_t bytes)
+{
+    size_t n = bytes / sizeof(float) / RIDGE_PROBE_BLOCK * RIDGE_PROBE_BLOCK;
+    return n ? n : RIDGE_PROBE_BLOCK;
+}
+
+static void note(const plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(const plan *p, const char *fmt, ...)
+{
+    if (!p->verbose) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("roofline: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* The probes for one thread count: the compute peaks the CPU has, then the memory levels. */
+static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, size_t dram_floats,
+                      ridge_roofline_point *pt, probe_spec *specs)
+{
+    int has_avx512 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX512);
+    const ridge_probe_compute_fn compute[RIDGE_PEAK_COUNT] = {
+        ridge_probe_fma__scalar,
+        ridge_cpu_supports(cpu, RIDGE_ISA_AVX2) ? ridge_probe_fma__avx2 : NULL,
+        has_avx512 ? ridge_probe_fma__avx512 : NULL,
+        has_avx512 && cpu->avx512_vnni ? ridge_probe_dot_i8__vnni : NULL,
+        has_avx512 && cpu->avx512_bf16 ? ridge_probe_dot_bf16__bf16 : NULL,
+    };
+    int n = 0;
+    for (int k = 0; k < RIDGE_PEAK_COUNT; k++)
+        if (compute[k]) /* else the peak stays 0: n/a */
+            specs[n++] = (probe_spec){ridge_roofline_peak_name(k), K_COMPUTE, compute[k], 0, 0,
+                                      &pt->peak[k]};
+    size_t l3_each = RIDGE_MAX(r->l3_usable / 2 / (size_t)nth, 2 * r->l2);
+    const size_t level_floats[RIDGE_LEVEL_COUNT] = {
+        floats_for(r->l1d / 2), floats_for(r->l2 / 2), floats_for(l3_each),
+        floats_for(dram_floats / (size_t)nth * sizeof(float))};
+    for (int l = 0; l < RIDGE_LEVEL_COUNT; l++)
+        specs[n++] = (probe_spec){ridge_roofline_level_name(l), K_READ, NULL, level_floats[l], 0,
+                                  &pt->read[l]};
+    size_t dram = level_floats[RIDGE_LEVEL_DRAM];
+    specs[n++] = (probe_spec){"copy", K_COPY, NULL, dram, 0, &pt->copy};
+    specs[n++] = (probe_spec){"triad", K_TRIAD, NULL, dram, 0, &pt->triad};
+    return n;
+}
+
+/* Measures one point: calibrates every probe, then runs the trials round-robin (probe 1,
+ * probe 2, ..., probe 1, ...) so a burst of load from another process hits one trial of each
+ * probe rather than every trial of one, and keeps each probe's best. */
+static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
+                          probe_spec *specs, int nspecs)
+{
+    for (int i = 0; i < nspecs; i++) *specs[i].result = calibrate(ctx, j, nth, p, &specs[i]);
+    for (int t = 1; t < p->trials; t++)
+        for (int i = 0; i < nspecs; i++) {
+            double ops;
+            load_spec(j, &specs[i]);
+            double sec = trial(ctx, j, nth, &ops);
+            *specs[i].result = fmax(*specs[i].result, ops / sec * 1e-9);
+        }
+    for (int i = 0; i < nspecs; i++)
+        note(p, "%d thread%s: %-10s %8.1f %s", nth, nth > 1 ? "s" : "", specs[i].name,
+             *specs[i].result, specs[i].kind == K_COMPUTE ? "G/s" : "GB/s");
+}
+
+ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *out)
+{
+    if (!ctx || !out) return ridge_error(RIDGE_EINVAL, "roofline_measure: NULL argument");
+    uint64_t start = ridge_time_ns();
+    const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
+    int threads = ridge_ctx_threads(ctx);
+    int has_avx2 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX2);
+    int has_avx512 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX512);
+    ridge_roofline r;
+    memset(&r, 0, sizeof r);
+    r.version = RIDGE_ROOFLINE_VERSION;
+    snprintf(r.cpu, sizeof r.cpu, "%s", cpu->brand);
+    r.threads = threads;
+    r.l1d = cpu->l1d;
+    r.l2 = cpu->l2;
+    r.l3_usable = cpu->l3_usable;
+    r.quick = (flags & RIDGE_ROOFLINE_QUICK) != 0;
+
+    /* the thread counts: every count up to 8, then powers of two, then all */
+    int counts[RIDGE_ROOFLINE_MAX_POINTS], ncounts = 0;
+    for (int t = 1; t <= threads && ncounts < RIDGE_ROOFLINE_MAX_POINTS - 1; t = t < 8 ? t + 1 : 2 * t)
+        if (t < threads) counts[ncounts++] = t;
+    counts[ncounts++] = threads;
+
+    /* trials: quick 3 of 4 ms; else as many 20 ms trials (5..20) as fit about 10 s */
+    plan p = {0.004, 3, (flags & RIDGE_ROOFLINE_VERBOSE) != 0};
+    if (!r.quick) {
+        p.target = 0.02;
+        p.trials = (int)(10.0 / (ncounts * (RIDGE_PEAK_COUNT + 6) * p.target));
+        p.trials = RIDGE_MAX(5, RIDGE_MIN(20, p.trials));
+    }
+
+    /* the arrays: DRAM-sized, the cache-level probes use the start of each thread's slice */
+    size_t dram_bytes = RIDGE_MAX(4 * r.l3_usable, (size_t)64 << 20);
+    size_t cache_bytes = RIDGE_MAX(RIDGE_MAX(r.l2, r.l3_usable / 2), 2 * r.l2) * (size_t)threads;
+    size_t dram_floats = floats_for(dram_bytes);
+    size_t nfloats = floats_for(RIDGE_MAX(dram_bytes, cache_bytes)) + (size_t)threads * RIDGE_PROBE_BLOCK;
+    ridge_status st = RIDGE_OK;
+    probe_job *j = ridge_calloc(1, sizeof *j);
+    float *a = ridge_malloc(nfloats * sizeof(float)), *b = ridge_malloc(nfloats * sizeof(float)),
+          *c = ridge_malloc(nfloats * sizeof(float));
+    struct probe_out *pout = ridge_calloc((size_t)threads, sizeof *pout);
+    if (!j || !a || !b || !c || !pout) {
+        st = ridge_error(RIDGE_ENOMEM, "roofline_measure: cannot allocate 3 x %zu MiB",
+                         nfloats * sizeof(float) >> 20);
+        goto out_free;
+    }
+    for (size_t i = 0; i < nfloats; i++) a[i] = 1.0f, b[i] = 2.0f, c[i] = 0.5f;
+    j->a = a, j->b = b, j->c = c, j->out = pout;
+
+    j->read = has_avx512 ? ridge_probe_read__avx512
+            : has_avx2   ? ridge_probe_read__avx2
+                         : ridge_probe_read__scalar;
+    j->copy = has_avx512 ? ridge_probe_copy__avx512
+            : has_avx2   ? ridge_probe_copy__avx2
+                         : ridge_probe_copy__scalar;
+    j->triad = has_avx512 ? ridge_probe_triad__avx512
+             : has_avx2   ? ridge_probe_triad__avx2
+                          : ridge_probe_triad__scalar;
+    for (int i = 0; i < ncounts; i++) {
+        ridge_roofline_point *pt = &r.points[r.npoints++];
+        memset(pt, 0, sizeof *pt);
+        pt->threads = counts[i];
+        probe_spec specs[RIDGE_PEAK_COUNT + 6];
+        int nspecs = make_specs(cpu, &r, counts[i], dram_floats, pt, specs);
+        measure_point(ctx, j, counts[i], &p, specs, nspecs);
+    }
+
+    r.seconds = (double)(ridge_time_ns() - start) * 1e-9;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(r.measured_at, sizeof r.measured_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    *out = r;
+out_free:
+    ridge_free(pout);
+    ridge_free(c);
+    ridge_free(b);
+    ridge_free(a);
+    ridge_free(j);
+    return st;
+}

@@ -1,0 +1,29 @@
+/* The int8 dot-product peak: vpdpbusd on zmm (AVX512-VNNI), 16 independent chains. One
+ * instruction does 16 lanes x 4 u8*s8 multiply-adds into int32 = 128 OP. The accumulators
+ * wrap harmlessly (vpdpbusd does not saturate). Compiled with the vnni flags only; measure.c
+ * calls it only when the CPU reports AVX512-VNNI. */
+#include <immintrin.h>
+
+#include "perf/probe.h"
+
+#define CHAINS(X)                                                                             \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+
+ridge_probe_result ridge_probe_dot_i8__vnni(uint64_t iters)
+{
+    const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+#define DECL(j) __m512i acc##j = _mm512_set1_epi32(j);
+#define STEP(j) acc##j = _mm512_dpbusd_epi32(acc##j, a, b);
+#define SUM(j) s = _mm512_add_epi32(s, acc##j);
+    CHAINS(DECL)
+    for (uint64_t i = 0; i < iters; i++) {
+        CHAINS(STEP)
+    }
+    __m512i s = _mm512_setzero_si512();
+    CHAINS(SUM)
+    ridge_probe_result r = {(double)iters * 16 * 16 * 4 * 2, (float)_mm512_reduce_add_epi32(s)};
+#undef DECL
+#undef STEP
+#undef SUM
+    return r;
+}
