@@ -25,5 +25,6 @@
 #include "ridge/perf.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
+#include "ridge/lowp.h"
 
 #endif /* RIDGE_RIDGE_H */
