@@ -21,7 +21,7 @@
 typedef __m256 va;
 typedef __m256 vb;
 #define B_LOADB(p) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
-#define B_BCASTA(p) _mm256_broadcast_ss((const float *)(const void *)(p))
+#define B_BCASTA(p) _mm256_set1_ps(*(const float *)(const void *)(p)) /* not broadcast_ss: gcc 12 then keeps acc on the stack */
 #define B_DOT(acc, a, b) _mm256_fmadd_ps(a, b, acc)
 
 #include "lowp/bgemm-template.h"

@@ -34,6 +34,7 @@ static void B_UKERNEL(size_t kg, const void *ap_, const void *bp_, void *part_, 
     for (int r = 0; r < B_MR; r++)
         for (int v = 0; v < B_NV; v++)
             acc[r][v] = first ? VF_SET1(0.0f) : VF_LOAD(part + r * B_NR + v * VL);
+#pragma GCC unroll 2
     for (size_t g = 0; g < kg; g++) {
         vb b[B_NV];
         for (int v = 0; v < B_NV; v++) b[v] = B_LOADB(bp + v * VL * B_ELEM_BYTES);
@@ -51,8 +52,10 @@ static void B_UKERNEL(size_t kg, const void *ap_, const void *bp_, void *part_, 
     }
     const bgemm_tile *t = tile;
     const vf beta = VF_SET1(t->beta);
-    for (size_t r = 0; r < mr; r++) {
-        for (int v = 0; v < B_NV && (size_t)v * VL < nr; v++) {
+    for (int r = 0; r < B_MR; r++) {
+        if ((size_t)r >= mr) break;
+        for (int v = 0; v < B_NV; v++) {
+            if ((size_t)v * VL >= nr) break;
             float *p = c + r * ldc + (size_t)v * VL;
             const size_t n = nr - (size_t)v * VL < VL ? nr - (size_t)v * VL : VL;
             vf x = acc[r][v];

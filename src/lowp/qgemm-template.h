@@ -97,8 +97,11 @@ static void Q_UKERNEL(size_t kg, const void *ap_, const void *bp_, void *part_, 
     }
     const vf lo = VF_SET1(t->lo), hi = VF_SET1(t->hi), fzero = VF_SET1(0.0f);
     const vi zo = VI_SET1(t->zo), izero = VI_ZERO();
-    for (size_t r = 0; r < mr; r++) {
-        for (int v = 0; v < Q_NV && (size_t)v * VL < nr; v++) {
+    /* constant trip counts, so acc[r][v] stays a register after unrolling */
+    for (int r = 0; r < Q_MR; r++) {
+        if ((size_t)r >= mr) break;
+        for (int v = 0; v < Q_NV; v++) {
+            if ((size_t)v * VL >= nr) break;
             vi x = VI_ADD(VI_SUB(acc[r][v], comp[v]), bias[v]);
             vf f = fzero;
             switch (t->out) {

@@ -15,6 +15,14 @@
 #define Q_NAME "u8s8-gemm-14x32c4-avx512vnni"
 
 #include "lowp/lowp-avx512.h"
-#define VI_DOT(acc, a, b) _mm512_dpbusd_epi32(acc, a, b)
+/* acc = _mm512_dpbusd_epi32(acc, a, b) (a: u8, b: s8), in asm so that acc stays in its
+ * register: gcc 12 compiles the intrinsic here into copies and spills on every k step.
+ * AT&T order: vpdpbusd src2 (s8), src1 (u8), dst, as gcc emits for the intrinsic. */
+static inline __m512i dot_avx512vnni(__m512i acc, __m512i a, __m512i b)
+{
+    __asm__("vpdpbusd %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+    return acc;
+}
+#define VI_DOT(acc, a, b) dot_avx512vnni(acc, a, b)
 
 #include "lowp/qgemm-template.h"

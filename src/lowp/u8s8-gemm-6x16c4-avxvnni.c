@@ -14,6 +14,14 @@
 #define Q_NAME "u8s8-gemm-6x16c4-avxvnni"
 
 #include "lowp/lowp-avx2.h"
-#define VI_DOT(acc, a, b) _mm256_dpbusd_avx_epi32(acc, a, b)
+/* acc = _mm256_dpbusd_avx_epi32(acc, a, b) (a: u8, b: s8), in asm so that acc stays in its
+ * register: gcc 12 compiles the intrinsic here into a copy and a spill per instruction.
+ * AT&T order: vpdpbusd src2 (s8), src1 (u8), dst, as gcc emits for the intrinsic. */
+static inline __m256i dot_avxvnni(__m256i acc, __m256i a, __m256i b)
+{
+    __asm__("%{vex%} vpdpbusd %[b], %[a], %[acc]" : [acc] "+x"(acc) : [a] "x"(a), [b] "x"(b));
+    return acc;
+}
+#define VI_DOT(acc, a, b) dot_avxvnni(acc, a, b)
 
 #include "lowp/qgemm-template.h"
