@@ -155,6 +155,17 @@ static void pack_b(const lowp_kernel *K, size_t n, size_t k, const void *b, size
     const size_t wbytes = (size_t)K->b_elem_bytes;
     const int i8 = K->kind == LOWP_I8;
     const int bits = i8 ? K->elem_bits : 16;
+    if (!i8 && KG == 1 && cs == 1) { /* bf16, one per group, rows contiguous: copy rows */
+        uint16_t *d = (uint16_t *)dst;
+        for (size_t j0 = 0; j0 < n; j0 += NR) {
+            size_t w = RIDGE_MIN(NR, n - j0);
+            for (size_t p = 0; p < k; p++, d += NR) {
+                memcpy(d, (const uint16_t *)b + p * rs + j0, w * 2);
+                memset(d + w, 0, (NR - w) * 2);
+            }
+        }
+        return;
+    }
     for (size_t j0 = 0; j0 < n; j0 += NR) {
         for (size_t g = 0; g < kg; g++, dst += NR * wbytes) {
             for (size_t jj = 0; jj < NR; jj++) {
