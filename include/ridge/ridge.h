@@ -22,9 +22,10 @@
 #define RIDGE_VERSION_STRING "0.1.0"
 
 #include "ridge/core.h"
-#include "ridge/perf.h"
+#include "ridge/conv.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
 #include "ridge/lowp.h"
+#include "ridge/perf.h"
 
 #endif /* RIDGE_RIDGE_H */
