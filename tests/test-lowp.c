@@ -326,6 +326,81 @@ static void test_i8_errors(void)
     ridge_ctx_destroy(ctx);
 }
 
+/* ---- int8 convolution ------------------------------------------------------------------------- */
+
+/* Each convolution through the plan (im2col or pointwise) equals the plain-loop reference bit
+ * for bit, for int32 and u8 outputs, u8 and s8 inputs, on 1 and 2 threads. */
+static void test_qconv(void)
+{
+    struct { int64_t n, c, h, w, co, r, s, sh, sw, dh, dw, pt, pb, pl, pr; } cs[] = {
+        {1, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* same padding */
+        {2, 8, 6, 6, 17, 3, 3, 2, 2, 1, 1, 1, 0, 1, 0},  /* stride 2, asymmetric padding */
+        {1, 5, 9, 8, 7, 3, 2, 1, 2, 2, 1, 2, 2, 0, 1},   /* dilation, rectangular kernel */
+        {2, 16, 5, 5, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}, /* pointwise */
+        {1, 1, 12, 12, 4, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0}, /* one channel, 5x5 valid */
+    };
+    for (int threads = 1; threads <= 2; threads++) {
+        ridge_ctx *ctx = test_ctx(threads, RIDGE_ISA_AUTO);
+        if (!ctx) continue;
+        for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+            ridge_conv2d_desc d;
+            ridge_conv2d_desc_init(&d);
+            d.n = cs[t].n, d.c_in = cs[t].c, d.h = cs[t].h, d.w = cs[t].w, d.c_out = cs[t].co;
+            d.r = cs[t].r, d.s = cs[t].s, d.stride_h = cs[t].sh, d.stride_w = cs[t].sw;
+            d.dil_h = cs[t].dh, d.dil_w = cs[t].dw, d.pad_top = cs[t].pt, d.pad_bottom = cs[t].pb;
+            d.pad_left = cs[t].pl, d.pad_right = cs[t].pr, d.layout = RIDGE_NHWC;
+            int64_t oh, ow;
+            CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+            size_t xn = (size_t)(d.n * d.h * d.w * d.c_in), wn = (size_t)(d.c_out * d.c_in * d.r * d.s);
+            size_t yn = (size_t)(d.n * oh * ow * d.c_out);
+            uint8_t *x = malloc(xn);
+            int8_t *w = malloc(wn);
+            int32_t *y = malloc(yn * 4), *yr = malloc(yn * 4);
+            float *scale = malloc((size_t)d.c_out * sizeof(float));
+            int32_t *bias = malloc((size_t)d.c_out * sizeof(int32_t));
+            for (size_t i = 0; i < xn; i++) x[i] = (uint8_t)rnd();
+            for (size_t i = 0; i < wn; i++) w[i] = (int8_t)rnd();
+            for (int64_t o = 0; o < d.c_out; o++)
+                scale[o] = (float)(rnd() % 100 + 1) * 1e-5f, bias[o] = (int32_t)(rnd() % 2001) - 1000;
+            ridge_qconv2d_plan *P = NULL;
+            CHECK_OK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P));
+            for (int v = 0; v < 4 && P; v++) {
+                ridge_lowp_type xt = v & 1 ? RIDGE_LOWP_S8 : RIDGE_LOWP_U8;
+                int32_t zx = xt == RIDGE_LOWP_U8 ? 131 : -9;
+                ridge_requant rq = {0};
+                if (v >= 2) rq = (ridge_requant){.out = RIDGE_LOWP_U8, .scale = scale, .per_channel = 1,
+                                                 .bias = bias, .out_zero_point = 7, .relu = v == 3};
+                memset(y, 0x11, yn * 4), memset(yr, 0x11, yn * 4);
+                CHECK_OK(ridge_qconv2d_forward(ctx, P, xt, x, zx, y, &rq));
+                CHECK_OK(ridge_qconv2d_forward_ref(&d, xt, x, zx, w, yr, &rq));
+                CHECKF(!memcmp(y, yr, yn * 4), "qconv2d case %zu variant %d (%d threads)", t, v, threads);
+            }
+            ridge_qconv2d_plan_destroy(P);
+            free(x), free(w), free(y), free(yr), free(scale), free(bias);
+        }
+        ridge_ctx_destroy(ctx);
+    }
+    /* refusals */
+    ridge_ctx *ctx = test_ctx(1, RIDGE_ISA_AUTO);
+    if (!ctx) return;
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = 1, d.c_in = 4, d.h = d.w = 8, d.c_out = 4, d.r = d.s = 3, d.layout = RIDGE_NHWC;
+    int8_t w[4 * 4 * 9] = {0};
+    ridge_qconv2d_plan *P = NULL;
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_WINOGRAD_2X3, &P) == RIDGE_EUNSUPPORTED && !P);
+    CHECK(strstr(ridge_last_error(), "Winograd does not compose with int8") != NULL);
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_WINOGRAD_4X3, &P) == RIDGE_EUNSUPPORTED);
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_POINTWISE, &P) == RIDGE_EUNSUPPORTED);
+    d.layout = RIDGE_NCHW;
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P) == RIDGE_EUNSUPPORTED);
+    d.layout = RIDGE_NHWC, d.groups = 2;
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P) == RIDGE_EUNSUPPORTED);
+    d.groups = 1, d.pad_top = -1;
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P) == RIDGE_EINVAL);
+    ridge_ctx_destroy(ctx);
+}
+
 /* ---- bf16 -------------------------------------------------------------------------------------- */
 
 /* The RNE bf16 of x, computed independently in double: the two bf16 neighbours of x (its
@@ -509,6 +584,7 @@ int main(int argc, char **argv)
         test_i8_bound(i8_kernels[i]);
     test_i8_oneshot();
     test_i8_errors();
+    test_qconv();
     test_bf16_convert(full);
     test_bf16_variant(NULL, full);
     for (size_t i = 0; i < sizeof bf16_kernels / sizeof bf16_kernels[0]; i++)

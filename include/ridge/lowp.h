@@ -50,6 +50,7 @@
 #define RIDGE_LOWP_H
 
 #include "ridge/core.h"
+#include "ridge/conv.h" /* ridge_conv2d_desc, ridge_conv_algo */
 #include "ridge/gemm.h" /* ridge_trans */
 
 #ifdef __cplusplus
@@ -103,6 +104,43 @@ ridge_status ridge_gemm_u8s8s32(ridge_ctx *ctx, ridge_trans trans_b, size_t m, s
 ridge_status ridge_gemm_s8s8s32(ridge_ctx *ctx, ridge_trans trans_b, size_t m, size_t n,
                                 size_t k, const int8_t *a, size_t lda, int8_t a_zero_point,
                                 const int8_t *b, size_t ldb, int32_t *c, size_t ldc);
+
+/* ---- int8 convolution ------------------------------------------------------------------------- */
+
+/* An int8 2D convolution, lowered to the int8 GEMM (im2col; a 1x1 stride-1 unpadded
+ * convolution is a GEMM straight on the input):
+ *   y[img][oy][ox][o] = requant(sum_{ky,kx,c} (x[img][iy][ix][c] - zx) * W[o][c][ky][kx])
+ * with the ridge_requant epilogue of the int8 GEMM per output channel o (scale[o], bias[o]).
+ * Padding taps hold zx, so they add nothing (the usual "pad with the zero point").
+ * Supported: d->layout NHWC, groups 1, any stride, dilation and padding. The int32 bound is the
+ * GEMM's with k = c_in * r * s. Not supported, RIDGE_EUNSUPPORTED with the reason: other layouts,
+ * groups > 1 (depthwise), the direct/depthwise algorithms, and Winograd, which does not compose
+ * with int8 (see ridge_qconv2d_plan_create). */
+typedef struct ridge_qconv2d_plan ridge_qconv2d_plan;
+
+/* Validates d, and packs the OIHW int8 weights (c_out x c_in x r x s) once. algo:
+ * RIDGE_CONV_AUTO, RIDGE_CONV_IM2COL, or RIDGE_CONV_POINTWISE (1x1, stride 1, no padding).
+ * RIDGE_CONV_WINOGRAD_* fails with RIDGE_EUNSUPPORTED: Winograd's weight transform G g G^T has
+ * fractions (1/2, 1/4: not integers) and its input transform B^T d B sums up to 4 (F(2,3)) or
+ * more taps with coefficients up to 5 (F(4,3)), so the transformed values no longer fit int8
+ * and the products are not the convolution's integer products; it would need requantization in
+ * the transformed domain, losing the exactness int8 GEMM has. */
+ridge_status ridge_qconv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d,
+                                       const int8_t *weights, ridge_conv_algo algo,
+                                       ridge_qconv2d_plan **out);
+void ridge_qconv2d_plan_destroy(ridge_qconv2d_plan *plan); /* NULL is a no-op */
+
+/* y (n, oh, ow, c_out) NHWC, of type rq->out (rq NULL: int32) = the convolution of x (n, h, w,
+ * c_in) NHWC, x_type RIDGE_LOWP_U8 or RIDGE_LOWP_S8, zero point zx. Allocates an im2col strip
+ * of at most about 2 MiB per call (RIDGE_ENOMEM if it cannot). x and y must not overlap. */
+ridge_status ridge_qconv2d_forward(ridge_ctx *ctx, const ridge_qconv2d_plan *plan,
+                                   ridge_lowp_type x_type, const void *x, int32_t zx, void *y,
+                                   const ridge_requant *rq);
+
+/* The definition, as plain loops (wrap-around int32 sums, then the scalar requantization). */
+ridge_status ridge_qconv2d_forward_ref(const ridge_conv2d_desc *d, ridge_lowp_type x_type,
+                                       const void *x, int32_t zx, const int8_t *weights, void *y,
+                                       const ridge_requant *rq);
 
 /* ---- bf16 ------------------------------------------------------------------------------------- */
 
