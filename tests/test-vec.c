@@ -300,6 +300,11 @@ static void test_reductions(ridge_ctx *ctx, const char *name)
     }
 }
 
+static const float x_one[70] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
 static void test_reduction_edges(ridge_ctx *ctx, const char *name)
 {
     float f = 7;
@@ -330,6 +335,18 @@ static void test_reduction_edges(ridge_ctx *ctx, const char *name)
     CHECK(ridge_vec_sumsq_i32(ctx, w, 2, &l) == RIDGE_EOVERFLOW);
     CHECK_OK(ridge_vec_mean_i64(ctx, v, 40, &d));
     CHECK(fabs(d - (double)INT64_MAX) < 1e4);
+    /* all -0: the sign of the zero sum must match the reference scheme's */
+    float mz[70];
+    for (int i = 0; i < 70; i++) mz[i] = -0.0f;
+    for (size_t n = 1; n <= 70; n++) {
+        float a, b;
+        CHECK_OK(ridge_vec_sum_f32(ctx, mz, n, &a));
+        CHECK_OK(ridge_vec_sum_f32(ref_ctx, mz, n, &b));
+        CHECKF(memcmp(&a, &b, 4) == 0, "%s sum of %zu x -0: %g vs ref %g", name, n, a, b);
+        CHECK_OK(ridge_vec_dot_f32(ctx, mz, x_one, n, &a));
+        CHECK_OK(ridge_vec_dot_f32(ref_ctx, mz, x_one, n, &b));
+        CHECKF(memcmp(&a, &b, 4) == 0, "%s dot of %zu x -0", name, n);
+    }
     /* NaN first, last, only */
     float x[37];
     for (int i = 0; i < 37; i++) x[i] = (float)i;

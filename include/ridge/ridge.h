@@ -27,5 +27,11 @@
 #include "ridge/gemm.h"
 #include "ridge/lowp.h"
 #include "ridge/perf.h"
+#include "ridge/vec.h"
+#include "ridge/gemm.h"
+#include "ridge/perf.h"
+#include "ridge/nn.h"
+#include "ridge/mlp.h"
+#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 
 #endif /* RIDGE_RIDGE_H */

@@ -118,6 +118,11 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
                          float *c, size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t)
 {
     vf acc[GEMM_MR][GEMM_NV];
+    /* C is loaded and stored after the k loop: start bringing its lines in now */
+    for (size_t r = 0; r < mr; r++) {
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + r * ldc + GEMM_NR - 1), _MM_HINT_T0);
+    }
     if (mr == 1) {
         /* a single row (m == 1 with a packed B, or the last row of an edge) */
         vf acc1[1][GEMM_NV];

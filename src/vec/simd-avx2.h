@@ -53,6 +53,7 @@
 
 /* ---- used by the kernels (vec-template.h) ---- */
 #define rv_load_n(p, n, fill) ridge_avx2_load_n((p), (n), (fill)) /* n < RV_W lanes, rest fill */
+#define rv_load_nz(p, n) _mm256_maskload_ps((p), ridge_avx2_tail_mask(n)) /* n <= W, rest 0 */
 #define rv_store_n(p, v, n) ridge_avx2_store_n((p), (v), (n))
 #define rv_reduce_add(v) ridge_avx2_reduce_add(v) /* lane j + lane j + W/2, recursively */
 #define rv_reduce_min(v) ridge_avx2_reduce_min(v)
@@ -63,7 +64,7 @@
 #define rd_zero() _mm256_setzero_pd()
 #define rd_set1(c) _mm256_set1_pd(c)
 #define rd_load(p) _mm256_loadu_pd(p)
-#define rd_load_n(p, n) ridge_avx2_load_n_pd((p), (n)) /* n < RD_W lanes, rest 0 */
+#define rd_load_n(p, n) ridge_avx2_load_n_pd((p), (n)) /* n <= RD_W lanes, rest 0 */
 #define rd_add(a, b) _mm256_add_pd((a), (b))
 #define rd_fma(a, b, c) _mm256_fmadd_pd((a), (b), (c))
 #define rd_min(a, b) _mm256_min_pd((a), (b))
@@ -112,7 +113,7 @@ static inline void ridge_avx2_store_n(float *p, __m256 v, size_t n)
 }
 static inline __m256d ridge_avx2_load_n_pd(const double *p, size_t n)
 {
-    /* 64-bit lane i is on when both of its 32-bit halves are: mask entries 2i, 2i+1 */
+    /* n in 0..4: 64-bit lane i is on when both its 32-bit halves are (entries 2i, 2i+1) */
     __m256i m = _mm256_loadu_si256((const __m256i *)(ridge_avx2_tail_bits + 8 - 2 * n));
     return _mm256_maskload_pd(p, m);
 }

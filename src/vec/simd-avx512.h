@@ -47,6 +47,7 @@
 
 /* ---- used by the kernels (vec-template.h) ---- */
 #define rv_load_n(p, n, fill) _mm512_mask_loadu_ps((fill), ridge_avx512_tail(n), (p))
+#define rv_load_nz(p, n) _mm512_maskz_loadu_ps(ridge_avx512_tail(n), (p))
 #define rv_store_n(p, v, n) _mm512_mask_storeu_ps((p), ridge_avx512_tail(n), (v))
 #define rv_reduce_add(v) ridge_avx512_reduce_add(v)
 #define rv_reduce_min(v) ridge_avx512_reduce_min(v)
@@ -89,6 +90,7 @@
 
 #ifndef RIDGE_SIMD_AVX512_FUNCS
 #define RIDGE_SIMD_AVX512_FUNCS
+/* the first n lanes, n in 0..16 */
 static inline __mmask16 ridge_avx512_tail(size_t n) { return (__mmask16)((1u << n) - 1); }
 /* the same tree as AVX2's: the 256-bit halves first, then within 256 bits */
 static inline float ridge_avx512_reduce_add(__m512 v)

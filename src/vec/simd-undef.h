@@ -40,6 +40,7 @@
 #undef rv_srli
 #undef rv_srai
 #undef rv_load_n
+#undef rv_load_nz
 #undef rv_store_n
 #undef rv_reduce_add
 #undef rv_reduce_min

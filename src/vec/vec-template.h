@@ -21,78 +21,85 @@
 
 #define NACC_F32 (RIDGE_VEC_LANES_F32 / RV_W)
 #define NACC_F64 (RIDGE_VEC_LANES_F64 / RD_W)
+_Static_assert(NACC_F32 == 8 || NACC_F32 == 4, "LANE_SUM handles 4 or 8 accumulators");
+_Static_assert(NACC_F64 == 8 || NACC_F64 == 4, "LANE_SUM handles 4 or 8 accumulators");
 
 /* ---- float / double sums in the fixed lane scheme ------------------------------------------ */
 
+/* how many of the W elements at offset o exist (0..W) */
+static inline size_t tail_count(size_t n, size_t o, size_t w)
+{
+    size_t c = o < n ? n - o : 0;
+    return c < w ? c : w;
+}
+
+/* LANES/W accumulators (NACC = 8 or 4), named a0..a7 so they stay in registers: the loop
+ * body, the tail and the pairwise fold of one sum kernel. The tail (< LANES elements) is a
+ * masked load per accumulator, with empty masks past the end and no branch. step(acc, o) adds
+ * the W elements at o; tailstep(acc, o, c) the first c of them. */
+#define LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce)                           \
+    VT a0 = zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;              \
+    if (n <= 2 * W) {                                                                           \
+        /* the full fold adds +0 to a0 and a1 (turning -0 into +0) and then sums them: the   \
+         * same as (a0 + a1) + 0, with a shorter dependency chain for short spans */         \
+        a0 = tailstep(a0, 0, tail_count(n, 0, W));                                              \
+        a1 = tailstep(a1, W, tail_count(n, W, W));                                              \
+        return reduce(add(add(a0, a1), zero()));                                                \
+    }                                                                                           \
+    size_t i = 0;                                                                               \
+    for (; i + LANES <= n; i += LANES) {                                                        \
+        a0 = step(a0, i), a1 = step(a1, i + W), a2 = step(a2, i + 2 * W);                       \
+        a3 = step(a3, i + 3 * W);                                                               \
+        if (NACC == 8) {                                                                        \
+            a4 = step(a4, i + 4 * W), a5 = step(a5, i + 5 * W), a6 = step(a6, i + 6 * W);       \
+            a7 = step(a7, i + 7 * W);                                                           \
+        }                                                                                       \
+    }                                                                                           \
+    a0 = tailstep(a0, i, tail_count(n, i, W));                                                  \
+    a1 = tailstep(a1, i + W, tail_count(n, i + W, W));                                          \
+    a2 = tailstep(a2, i + 2 * W, tail_count(n, i + 2 * W, W));                                  \
+    a3 = tailstep(a3, i + 3 * W, tail_count(n, i + 3 * W, W));                                  \
+    if (NACC == 8) {                                                                            \
+        a4 = tailstep(a4, i + 4 * W, tail_count(n, i + 4 * W, W));                              \
+        a5 = tailstep(a5, i + 5 * W, tail_count(n, i + 5 * W, W));                              \
+        a6 = tailstep(a6, i + 6 * W, tail_count(n, i + 6 * W, W));                              \
+        a7 = tailstep(a7, i + 7 * W, tail_count(n, i + 7 * W, W));                              \
+        a0 = add(a0, a4), a1 = add(a1, a5), a2 = add(a2, a6), a3 = add(a3, a7);                 \
+    }                                                                                           \
+    a0 = add(a0, a2), a1 = add(a1, a3);                                                         \
+    return reduce(add(a0, a1))
+
+#define SUM_F32(a, o) rv_add(a, rv_load(x + (o)))
+#define SUM_F32_T(a, o, c) rv_add(a, rv_load_nz(x + (o), c))
+#define DOT_F32(a, o) rv_fma(rv_load(x + (o)), rv_load(y + (o)), a)
+#define DOT_F32_T(a, o, c) rv_fma(rv_load_nz(x + (o), c), rv_load_nz(y + (o), c), a)
+#define SUM_F64(a, o) rd_add(a, rd_load(x + (o)))
+#define SUM_F64_T(a, o, c) rd_add(a, rd_load_n(x + (o), c))
+#define DOT_F64(a, o) rd_fma(rd_load(x + (o)), rd_load(y + (o)), a)
+#define DOT_F64_T(a, o, c) rd_fma(rd_load_n(x + (o), c), rd_load_n(y + (o), c), a)
+
 static float sum_f32(const float *x, size_t n)
 {
-    rv_f acc[NACC_F32];
-    for (int k = 0; k < NACC_F32; k++) acc[k] = rv_zero();
-    size_t i = 0;
-    for (; i + RIDGE_VEC_LANES_F32 <= n; i += RIDGE_VEC_LANES_F32)
-        for (int k = 0; k < NACC_F32; k++) acc[k] = rv_add(acc[k], rv_load(x + i + k * RV_W));
-    for (int k = 0; k < NACC_F32 && i + k * RV_W < n; k++) {
-        size_t left = n - i - k * RV_W;
-        rv_f v = left >= RV_W ? rv_load(x + i + k * RV_W) : rv_load_n(x + i + k * RV_W, left, rv_zero());
-        acc[k] = rv_add(acc[k], v);
-    }
-    for (int h = NACC_F32 / 2; h >= 1; h /= 2)
-        for (int k = 0; k < h; k++) acc[k] = rv_add(acc[k], acc[k + h]);
-    return rv_reduce_add(acc[0]);
+    LANE_SUM(rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, SUM_F32, SUM_F32_T,
+             rv_reduce_add);
 }
 
 static float dot_f32(const float *x, const float *y, size_t n)
 {
-    rv_f acc[NACC_F32];
-    for (int k = 0; k < NACC_F32; k++) acc[k] = rv_zero();
-    size_t i = 0;
-    for (; i + RIDGE_VEC_LANES_F32 <= n; i += RIDGE_VEC_LANES_F32)
-        for (int k = 0; k < NACC_F32; k++)
-            acc[k] = rv_fma(rv_load(x + i + k * RV_W), rv_load(y + i + k * RV_W), acc[k]);
-    for (int k = 0; k < NACC_F32 && i + k * RV_W < n; k++) {
-        size_t o = i + k * RV_W, left = n - o;
-        rv_f a = left >= RV_W ? rv_load(x + o) : rv_load_n(x + o, left, rv_zero());
-        rv_f b = left >= RV_W ? rv_load(y + o) : rv_load_n(y + o, left, rv_zero());
-        acc[k] = rv_fma(a, b, acc[k]);
-    }
-    for (int h = NACC_F32 / 2; h >= 1; h /= 2)
-        for (int k = 0; k < h; k++) acc[k] = rv_add(acc[k], acc[k + h]);
-    return rv_reduce_add(acc[0]);
+    LANE_SUM(rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, DOT_F32, DOT_F32_T,
+             rv_reduce_add);
 }
 
 static double sum_f64(const double *x, size_t n)
 {
-    rd_f acc[NACC_F64];
-    for (int k = 0; k < NACC_F64; k++) acc[k] = rd_zero();
-    size_t i = 0;
-    for (; i + RIDGE_VEC_LANES_F64 <= n; i += RIDGE_VEC_LANES_F64)
-        for (int k = 0; k < NACC_F64; k++) acc[k] = rd_add(acc[k], rd_load(x + i + k * RD_W));
-    for (int k = 0; k < NACC_F64 && i + k * RD_W < n; k++) {
-        size_t o = i + k * RD_W, left = n - o;
-        acc[k] = rd_add(acc[k], left >= RD_W ? rd_load(x + o) : rd_load_n(x + o, left));
-    }
-    for (int h = NACC_F64 / 2; h >= 1; h /= 2)
-        for (int k = 0; k < h; k++) acc[k] = rd_add(acc[k], acc[k + h]);
-    return rd_reduce_add(acc[0]);
+    LANE_SUM(rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, SUM_F64, SUM_F64_T,
+             rd_reduce_add);
 }
 
 static double dot_f64(const double *x, const double *y, size_t n)
 {
-    rd_f acc[NACC_F64];
-    for (int k = 0; k < NACC_F64; k++) acc[k] = rd_zero();
-    size_t i = 0;
-    for (; i + RIDGE_VEC_LANES_F64 <= n; i += RIDGE_VEC_LANES_F64)
-        for (int k = 0; k < NACC_F64; k++)
-            acc[k] = rd_fma(rd_load(x + i + k * RD_W), rd_load(y + i + k * RD_W), acc[k]);
-    for (int k = 0; k < NACC_F64 && i + k * RD_W < n; k++) {
-        size_t o = i + k * RD_W, left = n - o;
-        rd_f a = left >= RD_W ? rd_load(x + o) : rd_load_n(x + o, left);
-        rd_f b = left >= RD_W ? rd_load(y + o) : rd_load_n(y + o, left);
-        acc[k] = rd_fma(a, b, acc[k]);
-    }
-    for (int h = NACC_F64 / 2; h >= 1; h /= 2)
-        for (int k = 0; k < h; k++) acc[k] = rd_add(acc[k], acc[k + h]);
-    return rd_reduce_add(acc[0]);
+    LANE_SUM(rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, DOT_F64, DOT_F64_T,
+             rd_reduce_add);
 }
 
 /* ---- exact integer sums --------------------------------------------------------------------- */
@@ -385,7 +392,7 @@ static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
         (void)va;                                                                               \
         size_t i = 0;                                                                           \
         for (; i + RV_W <= n; i += RV_W) rv_store(y + i, F(rv_load(x + i), va));                \
-        if (i < n) rv_store_n(y + i, F(rv_load_n(x + i, n - i, rv_zero()), va), n - i);         \
+        if (i < n) rv_store_n(y + i, F(rv_load_nz(x + i, n - i), va), n - i);         \
     }
 #define ACT_BWD(name, G)                                                                        \
     static void act_bwd_##name(float *dx, const float *dy, const float *x, size_t n,            \
@@ -398,8 +405,8 @@ static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
             rv_store(dx + i, rv_mul(rv_load(dy + i), G(rv_load(x + i), va)));                  \
         if (i < n) {                                                                            \
             size_t r = n - i;                                                                   \
-            rv_f g = G(rv_load_n(x + i, r, rv_zero()), va);                                     \
-            rv_store_n(dx + i, rv_mul(rv_load_n(dy + i, r, rv_zero()), g), r);                  \
+            rv_f g = G(rv_load_nz(x + i, r), va);                                     \
+            rv_store_n(dx + i, rv_mul(rv_load_nz(dy + i, r), g), r);                  \
         }                                                                                       \
     }
 
@@ -523,8 +530,8 @@ static void log_softmax_bwd_row(float *dx, const float *dy, const float *y, size
         rv_store(dx + i, rv_fnma(RV_FN(exp)(rv_load(y + i)), vs, rv_load(dy + i)));
     if (i < n) {
         size_t r = n - i;
-        rv_f e = RV_FN(exp)(rv_load_n(y + i, r, rv_zero()));
-        rv_store_n(dx + i, rv_fnma(e, vs, rv_load_n(dy + i, r, rv_zero())), r);
+        rv_f e = RV_FN(exp)(rv_load_nz(y + i, r));
+        rv_store_n(dx + i, rv_fnma(e, vs, rv_load_nz(dy + i, r)), r);
     }
 }
 

@@ -18,7 +18,8 @@
 #define PAR_MIN_ACT ((size_t)1 << 15)
 #define PAR_GRAIN 4096 /* a multiple of both block sizes */
 
-const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa)
+/* static inline (not the exported function) so the call is not through the PLT */
+static inline const ridge_vec_kernels *kernels_for(ridge_isa isa)
 {
     switch (isa) {
     case RIDGE_ISA_AVX512: return &ridge_vec_kernels_avx512;
@@ -27,10 +28,9 @@ const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa)
     }
 }
 
-static inline const ridge_vec_kernels *K(const ridge_ctx *ctx)
-{
-    return ridge_vec_kernels_for(ctx->isa);
-}
+const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa) { return kernels_for(isa); }
+
+static inline const ridge_vec_kernels *K(const ridge_ctx *ctx) { return kernels_for(ctx->isa); }
 
 const char *ridge_vec_describe(const ridge_ctx *ctx)
 {
@@ -83,12 +83,17 @@ static void fsum_range(void *arg, size_t begin, size_t end, int ith)
     for (size_t b = begin; b < end; b++) j->partial[b] = block_sum(j, b);
 }
 
-/* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double. */
+/* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double.
+ * One block (the common small case) is the kernel's result itself. */
 static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y, size_t n,
                          double *out)
 {
     fsum_job j = {K(ctx), x, y, n, type < 2 ? RIDGE_VEC_BLOCK_F32 : RIDGE_VEC_BLOCK_F64, type,
                   NULL};
+    if (n <= j.block) {
+        *out = block_sum(&j, 0);
+        return RIDGE_OK;
+    }
     size_t nb = (n + j.block - 1) / j.block;
     double s = 0;
     if (use_threads(ctx, n, PAR_MIN_MEM)) {
@@ -104,8 +109,8 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
     return RIDGE_OK;
 }
 
-#define FSUM_API(name, T, type, Y, yarg)                                                      \
-    ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
+#define FSUM_API(SC, name, T, type, Y, yarg)                                                  \
+    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
     {                                                                                          \
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
@@ -116,26 +121,33 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
         return st;                                                                             \
     }
 #define NOY
-FSUM_API(ridge_vec_sum_f32, float, 0, NOY, NULL)
-FSUM_API(ridge_vec_sumsq_f32, float, 1, NOY, x)
-FSUM_API(ridge_vec_sum_f64, double, 2, NOY, NULL)
-FSUM_API(ridge_vec_sumsq_f64, double, 3, NOY, x)
+#define PUBLIC
+FSUM_API(PUBLIC, ridge_vec_sum_f32, float, 0, NOY, NULL)
+FSUM_API(PUBLIC, ridge_vec_sumsq_f32, float, 1, NOY, x)
+FSUM_API(PUBLIC, ridge_vec_sum_f64, double, 2, NOY, NULL)
+FSUM_API(PUBLIC, ridge_vec_sumsq_f64, double, 3, NOY, x)
 #define DOTY(T) , const T *y
-FSUM_API(ridge_vec_dot_f32_checked, float, 1, DOTY(float), y)
-FSUM_API(ridge_vec_dot_f64_checked, double, 3, DOTY(double), y)
+FSUM_API(static, dot_f32_checked, float, 1, DOTY(float), y)
+FSUM_API(static, dot_f64_checked, double, 3, DOTY(double), y)
 
 ridge_status ridge_vec_dot_f32(ridge_ctx *ctx, const float *x, const float *y, size_t n,
                                float *out)
 {
+    CHECK_CTX("ridge_vec_dot_f32");
+    CHECK_PTR(x, "ridge_vec_dot_f32");
     CHECK_PTR(y, "ridge_vec_dot_f32");
-    return ridge_vec_dot_f32_checked(ctx, x, y, n, out);
+    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_f32: out is NULL");
+    return dot_f32_checked(ctx, x, y, n, out);
 }
 
 ridge_status ridge_vec_dot_f64(ridge_ctx *ctx, const double *x, const double *y, size_t n,
                                double *out)
 {
+    CHECK_CTX("ridge_vec_dot_f64");
+    CHECK_PTR(x, "ridge_vec_dot_f64");
     CHECK_PTR(y, "ridge_vec_dot_f64");
-    return ridge_vec_dot_f64_checked(ctx, x, y, n, out);
+    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_f64: out is NULL");
+    return dot_f64_checked(ctx, x, y, n, out);
 }
 
 /* ---- exact integer sums ------------------------------------------------------------------- */
@@ -194,33 +206,39 @@ static ridge_status isum(ridge_ctx *ctx, const char *what, int type, const void 
     return RIDGE_OK;
 }
 
-#define ISUM_API(name, T, type, Y, yarg)                                                      \
-    ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
+#define ISUM_API(SC, name, T, type, Y, yarg)                                                  \
+    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
     {                                                                                          \
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
         CHECK_OUT(#name);                                                                      \
         return isum(ctx, #name, type, x, yarg, n, out);                                        \
     }
-ISUM_API(ridge_vec_sum_i32, int32_t, 0, NOY, NULL)
-ISUM_API(ridge_vec_sumsq_i32, int32_t, 1, NOY, x)
-ISUM_API(ridge_vec_sum_i64, int64_t, 2, NOY, NULL)
-ISUM_API(ridge_vec_sumsq_i64, int64_t, 3, NOY, x)
-ISUM_API(ridge_vec_dot_i32_checked, int32_t, 1, DOTY(int32_t), y)
-ISUM_API(ridge_vec_dot_i64_checked, int64_t, 3, DOTY(int64_t), y)
+ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sumsq_i32, int32_t, 1, NOY, x)
+ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sumsq_i64, int64_t, 3, NOY, x)
+ISUM_API(static, dot_i32_checked, int32_t, 1, DOTY(int32_t), y)
+ISUM_API(static, dot_i64_checked, int64_t, 3, DOTY(int64_t), y)
 
 ridge_status ridge_vec_dot_i32(ridge_ctx *ctx, const int32_t *x, const int32_t *y, size_t n,
                                int64_t *out)
 {
+    CHECK_CTX("ridge_vec_dot_i32");
+    CHECK_PTR(x, "ridge_vec_dot_i32");
     CHECK_PTR(y, "ridge_vec_dot_i32");
-    return ridge_vec_dot_i32_checked(ctx, x, y, n, out);
+    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_i32: out is NULL");
+    return dot_i32_checked(ctx, x, y, n, out);
 }
 
 ridge_status ridge_vec_dot_i64(ridge_ctx *ctx, const int64_t *x, const int64_t *y, size_t n,
                                int64_t *out)
 {
+    CHECK_CTX("ridge_vec_dot_i64");
+    CHECK_PTR(x, "ridge_vec_dot_i64");
     CHECK_PTR(y, "ridge_vec_dot_i64");
-    return ridge_vec_dot_i64_checked(ctx, x, y, n, out);
+    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_i64: out is NULL");
+    return dot_i64_checked(ctx, x, y, n, out);
 }
 
 /* ---- mean ----------------------------------------------------------------------------------- */

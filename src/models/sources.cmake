@@ -1,0 +1,3 @@
+ridge_add_sources(portable
+  src/models/mlp.c
+  src/models/mlp-checkpoint.c)
