@@ -5,12 +5,16 @@
 
 #include "cli.h"
 #include "mlp-cli.h"
+#include "qmlp-cli.h"
 
 const char cmd_eval_summary[] = "evaluate a checkpoint (ridge eval mlp --model FILE)";
 
 static int eval_mlp(int argc, char **argv);
 
-#define EVAL_MODELS(MODEL) MODEL(mlp, "an MLP checkpoint from `ridge train mlp --save`")
+#define EVAL_MODELS(MODEL)                                                                    \
+    MODEL(mlp, "an MLP checkpoint from `ridge train mlp --save`")                             \
+    MODEL(qmlp, "an int8 MLP checkpoint from `ridge quantize`")
+#define eval_qmlp qmlp_cli_eval
 
 typedef struct eval_model {
     const char *name, *summary;
