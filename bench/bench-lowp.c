@@ -4,10 +4,12 @@
  *
  * Implementations, timed in interleaved rounds (each round runs every one once, so machine
  * noise hits them alike; cells are medians over rounds):
- *   i8    ridge_qgemm_plan_execute: u8 A x s8 B (packed once in a plan) -> int32
- *   bf16  ridge_gemm_bf16: bf16 A x bf16 B -> fp32 (B packed on every call)
- *   f32   ridge_sgemm on the same shapes
+ *   i8    ridge_qgemm_plan_execute: u8 A x s8 B -> int32
+ *   bf16  ridge_bf16_plan_execute: bf16 A x bf16 B -> fp32
+ *   f32   ridge_sgemm_plan_execute on the same shapes
  *   onednn dnnl_gemm_u8s8s32, the same int8 product (row-major, offsets 0, alpha 1, beta 0)
+ * ridge's three take B from a plan (weights packed once, as in inference); oneDNN's C API has
+ * no packed form and packs B on every call (its cost is in its numbers).
  * Every result is checked first: int8 exactly (int64 sums at 200 sampled entries), bf16 and
  * fp32 within (k + 2) eps sum |a b|. A peer that fails the exact check is still timed and is
  * flagged (oneDNN's docs warn that on CPUs without VNNI its int8 GEMM may saturate in int16).
@@ -139,6 +141,8 @@ typedef struct lcall {
     const uint8_t *a8;
     const int8_t *b8;
     const ridge_qgemm_plan *plan;
+    const ridge_bf16_plan *bplan;
+    const ridge_sgemm_plan *fplan;
     const uint16_t *a16, *b16;
     const float *af, *bf;
     void *c;
@@ -158,12 +162,11 @@ static void call(void *arg)
                                       s->n, NULL);
         break;
     case I_BF16:
-        st = ridge_gemm_bf16(g->ctx, tb ? RIDGE_TRANS : RIDGE_NO_TRANS, s->m, s->n, s->k, g->a16,
-                             s->k, g->b16, ldb, 0.0f, g->c, s->n);
+        st = ridge_bf16_plan_execute(g->ctx, g->bplan, s->m, g->a16, s->k, 0.0f, g->c, s->n);
         break;
     case I_F32:
-        st = ridge_sgemm(g->ctx, RIDGE_NO_TRANS, tb ? RIDGE_TRANS : RIDGE_NO_TRANS, s->m, s->n,
-                         s->k, 1.0f, g->af, s->k, g->bf, ldb, 0.0f, g->c, s->n);
+        st = ridge_sgemm_plan_execute(g->ctx, g->fplan, RIDGE_NO_TRANS, s->m, 1.0f, g->af, s->k,
+                                      0.0f, g->c, s->n, NULL);
         break;
     case I_DNNL: {
         int32_t co = 0;
@@ -224,6 +227,8 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const lshape *
     float *af = ridge_malloc(mk * 4), *bf = ridge_malloc(kn * 4);
     void *c[I_COUNT] = {0};
     ridge_qgemm_plan *plan = NULL;
+    ridge_bf16_plan *bplan = NULL;
+    ridge_sgemm_plan *fplan = NULL;
     double *samples[I_COUNT] = {0};
     int rc = 0, have[I_COUNT] = {1, 1, 1, dnnl_u8s8s32 != NULL};
     const char *peer_note = NULL;
@@ -244,8 +249,11 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const lshape *
         bf[i] = (float)((int)(rnd() % 2048) - 1024) / 1024.0f;
         b16[i] = ridge_bf16_from_f32(bf[i]);
     }
-    if (ridge_qgemm_plan_create(ctx, s->tb == 'T' ? RIDGE_TRANS : RIDGE_NO_TRANS, s->n, s->k, b8,
-                                s->tb == 'T' ? s->k : s->n, &plan)) {
+    ridge_trans tb = s->tb == 'T' ? RIDGE_TRANS : RIDGE_NO_TRANS;
+    size_t ldb = s->tb == 'T' ? s->k : s->n;
+    if (ridge_qgemm_plan_create(ctx, tb, s->n, s->k, b8, ldb, &plan) ||
+        ridge_bf16_plan_create(ctx, tb, s->n, s->k, b16, ldb, &bplan) ||
+        ridge_sgemm_plan_create(ctx, tb, s->n, s->k, bf, ldb, &fplan)) {
         fprintf(stderr, "bench lowp: %s\n", ridge_last_error());
         rc = -1;
         goto out;
@@ -253,7 +261,7 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const lshape *
     lcall g[I_COUNT];
     double est = 0;
     for (int i = 0; i < I_COUNT; i++) {
-        g[i] = (lcall){s, i, ctx, a8, b8, plan, a16, b16, af, bf, c[i], 0};
+        g[i] = (lcall){s, i, ctx, a8, b8, plan, bplan, fplan, a16, b16, af, bf, c[i], 0};
         if (!have[i]) continue;
         uint64_t t0 = ridge_time_ns();
         call(&g[i]); /* warm-up, then check */
@@ -318,6 +326,8 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const lshape *
 out:
     for (int i = 0; i < I_COUNT; i++) free(samples[i]), ridge_free(c[i]);
     ridge_qgemm_plan_destroy(plan);
+    ridge_bf16_plan_destroy(bplan);
+    ridge_sgemm_plan_destroy(fplan);
     ridge_free(a8), ridge_free(b8), ridge_free(a16), ridge_free(b16), ridge_free(af), ridge_free(bf);
     return rc;
 }

@@ -568,6 +568,21 @@ static void test_bf16_errors(void)
     CHECK(ridge_gemm_bf16(ctx, RIDGE_NO_TRANS, 2, 2, 2, NULL, 2, b, 2, 0.0f, c, 2) == RIDGE_EINVAL);
     CHECK(ridge_gemm_bf16(NULL, RIDGE_NO_TRANS, 2, 2, 2, a, 2, b, 2, 0.0f, c, 2) == RIDGE_EINVAL);
     CHECK_OK(ridge_gemm_bf16(ctx, RIDGE_NO_TRANS, 0, 2, 2, NULL, 2, b, 2, 0.0f, NULL, 2));
+    /* a plan owns its copy of B: the same result after B changes, and as the one-shot call */
+    uint16_t bb[6 * 5], aa[3 * 6];
+    float c1[3 * 5], c2[3 * 5];
+    for (int i = 0; i < 30; i++) bb[i] = bf16_rand();
+    for (int i = 0; i < 18; i++) aa[i] = bf16_rand();
+    ridge_bf16_plan *P = NULL;
+    CHECK(ridge_bf16_plan_create(ctx, RIDGE_TRANS, 5, 6, bb, 5, &P) == RIDGE_EINVAL && !P);
+    CHECK_OK(ridge_bf16_plan_create(ctx, RIDGE_TRANS, 5, 6, bb, 6, &P));
+    CHECK_OK(ridge_gemm_bf16(ctx, RIDGE_TRANS, 3, 5, 6, aa, 6, bb, 6, 0.0f, c1, 5));
+    memset(bb, 0, sizeof bb);
+    CHECK_OK(ridge_bf16_plan_execute(ctx, P, 3, aa, 6, 0.0f, c2, 5));
+    CHECK(!memcmp(c1, c2, sizeof c1));
+    CHECK(ridge_bf16_plan_execute(ctx, P, 3, aa, 5, 0.0f, c2, 5) == RIDGE_EINVAL);
+    ridge_bf16_plan_destroy(P);
+    ridge_bf16_plan_destroy(NULL);
     ridge_ctx_destroy(ctx);
 }
 

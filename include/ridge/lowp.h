@@ -145,10 +145,21 @@ ridge_status ridge_qconv2d_forward_ref(const ridge_conv2d_desc *d, ridge_lowp_ty
 /* ---- bf16 ------------------------------------------------------------------------------------- */
 
 /* C (m, n) fp32 = A (m, k) op(B) (k, n) + beta C, A and B bf16, fp32 accumulation. beta == 0:
- * C is not read. k == 0: C = beta C. */
+ * C is not read. k == 0: C = beta C. Packs B on every call: use a plan when B is reused. */
 ridge_status ridge_gemm_bf16(ridge_ctx *ctx, ridge_trans trans_b, size_t m, size_t n, size_t k,
                              const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
                              float beta, float *c, size_t ldc);
+
+/* B (op(B): k x n bf16) packed once for the context's bf16 kernel, as for the int8 plan.
+ * Executing only reads the plan. */
+typedef struct ridge_bf16_plan ridge_bf16_plan;
+ridge_status ridge_bf16_plan_create(ridge_ctx *ctx, ridge_trans trans_b, size_t n, size_t k,
+                                    const uint16_t *b, size_t ldb, ridge_bf16_plan **out);
+void ridge_bf16_plan_destroy(ridge_bf16_plan *plan); /* NULL is a no-op */
+/* C (m, n) fp32 = A (m, k) B_plan + beta C (beta == 0: C not read). */
+ridge_status ridge_bf16_plan_execute(ridge_ctx *ctx, const ridge_bf16_plan *plan, size_t m,
+                                     const uint16_t *a, size_t lda, float beta, float *c,
+                                     size_t ldc);
 
 /* fp32 -> bf16 rounding to nearest, ties to even; overflow rounds to +-inf; NaN stays NaN
  * (quieted, sign kept); subnormals are kept (no flush). dst may not overlap src. */

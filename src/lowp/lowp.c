@@ -492,10 +492,61 @@ ridge_status ridge_gemm_s8s8s32(ridge_ctx *ctx, ridge_trans trans_b, size_t m, s
 
 /* ---- bf16 -------------------------------------------------------------------------------------- */
 
-typedef struct bref_job {
+struct ridge_bf16_plan {
     size_t n, k;
-    const uint16_t *a, *b;
-    size_t lda, b_rs, b_cs;
+    const lowp_kernel *K; /* NULL: the reference; ref_b is op(B) row-major k x n */
+    uint16_t *ref_b;
+    uint8_t *packed;
+    size_t panel_bytes;
+};
+
+ridge_status ridge_bf16_plan_create(ridge_ctx *ctx, ridge_trans trans_b, size_t n, size_t k,
+                                    const uint16_t *b, size_t ldb, ridge_bf16_plan **out)
+{
+    const char *fn = "bf16_plan_create";
+    if (!out) return ridge_error(RIDGE_EINVAL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", fn);
+    ridge_status st = check_b(fn, trans_b, n, k, b, ldb, 2);
+    if (st) return st;
+    ridge_bf16_plan *P = ridge_calloc(1, sizeof *P);
+    if (!P) return ridge_error(RIDGE_ENOMEM, "%s: out of memory", fn);
+    P->n = n, P->k = k;
+    P->K = select_kernel(ctx, LOWP_BF16);
+    size_t rs = trans_b == RIDGE_NO_TRANS ? ldb : 1, cs = trans_b == RIDGE_NO_TRANS ? 1 : ldb;
+    size_t bytes = 0;
+    if (P->K) {
+        size_t NR = (size_t)P->K->nr, kg = (k + (size_t)P->K->kg - 1) / (size_t)P->K->kg;
+        P->panel_bytes = kg * NR * (size_t)P->K->b_elem_bytes;
+        if (ridge_size_mul(P->panel_bytes, (n + NR - 1) / NR, "plan", &bytes) ||
+            (bytes && !(P->packed = ridge_malloc(bytes))))
+            goto err_nomem;
+        if (bytes) pack_b(P->K, n, k, b, rs, cs, P->packed);
+    } else {
+        if (ridge_size_mul(n * 2, k, "plan", &bytes) || (bytes && !(P->ref_b = ridge_malloc(bytes))))
+            goto err_nomem;
+        for (size_t p = 0; p < k && bytes; p++)
+            for (size_t j = 0; j < n; j++) P->ref_b[p * n + j] = b[p * rs + j * cs];
+    }
+    *out = P;
+    return RIDGE_OK;
+err_nomem:
+    ridge_bf16_plan_destroy(P);
+    return ridge_error(RIDGE_ENOMEM, "%s: out of memory for %zu x %zu bf16", fn, k, n);
+}
+
+void ridge_bf16_plan_destroy(ridge_bf16_plan *P)
+{
+    if (!P) return;
+    ridge_free(P->packed);
+    ridge_free(P->ref_b);
+    ridge_free(P);
+}
+
+typedef struct bref_job {
+    const ridge_bf16_plan *P;
+    const uint16_t *a;
+    size_t lda;
     float beta;
     float *c;
     size_t ldc;
@@ -504,8 +555,37 @@ typedef struct bref_job {
 static void bref_rows(void *arg, size_t i0, size_t i1, int ith)
 {
     const bref_job *q = arg;
-    ridge_bf16_gemm__ref(i1 - i0, q->n, q->k, q->a + i0 * q->lda, q->lda, q->b, q->b_rs, q->b_cs,
-                         q->beta, q->c + i0 * q->ldc, q->ldc);
+    ridge_bf16_gemm__ref(i1 - i0, q->P->n, q->P->k, q->a + i0 * q->lda, q->lda, q->P->ref_b,
+                         q->P->n, 1, q->beta, q->c + i0 * q->ldc, q->ldc);
+}
+
+ridge_status ridge_bf16_plan_execute(ridge_ctx *ctx, const ridge_bf16_plan *P, size_t m,
+                                     const uint16_t *a, size_t lda, float beta, float *c,
+                                     size_t ldc)
+{
+    const char *fn = "bf16_plan_execute";
+    if (!ctx || !P) return ridge_error(RIDGE_EINVAL, "%s: %s is NULL", fn, ctx ? "plan" : "ctx");
+    ridge_status st;
+    if ((st = check_size(fn, "m", m)) ||
+        (st = check_matrix(fn, "a", a, P->n != 0, m, P->k, lda, "lda", 2)) ||
+        (st = check_matrix(fn, "c", c, 1, m, P->n, ldc, "ldc", 4)))
+        return st;
+    if (m == 0 || P->n == 0) return RIDGE_OK;
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    if (!P->K) {
+        bref_job q = {P, a, lda, beta, c, ldc};
+        ridge_parallel_for(ctx, m, 1, bref_rows, &q);
+    } else {
+        lowp_job J = {.K = P->K, .m = m, .k = P->k,
+                      .kg = (P->k + (size_t)P->K->kg - 1) / (size_t)P->K->kg, .a = a, .lda = lda,
+                      .bpacked = P->packed, .panel_bytes = P->panel_bytes, .c = (char *)c,
+                      .ldc = ldc, .c_esz = 4, .bt = {beta}};
+        if ((st = lowp_run(ctx, &J, P->n, fn))) return st;
+    }
+    RIDGE_PROF_END(ctx, t0, "gemm_bf16", P->K ? P->K->name : "bf16-gemm-ref", 2.0 * m * P->n * P->k,
+                   2.0 * (m * P->k + P->k * P->n) + 4.0 * m * P->n,
+                   2.0 * (m * P->k + P->k * P->n) + 4.0 * m * P->n, "%zux%zux%zu", m, P->n, P->k);
+    return RIDGE_OK;
 }
 
 ridge_status ridge_gemm_bf16(ridge_ctx *ctx, ridge_trans tb, size_t m, size_t n, size_t k,
@@ -520,30 +600,9 @@ ridge_status ridge_gemm_bf16(ridge_ctx *ctx, ridge_trans tb, size_t m, size_t n,
         (st = check_matrix(fn, "c", c, 1, m, n, ldc, "ldc", 4)))
         return st;
     if (m == 0 || n == 0) return RIDGE_OK;
-    uint64_t t0 = RIDGE_PROF_START(ctx);
-    size_t rs = tb == RIDGE_NO_TRANS ? ldb : 1, cs = tb == RIDGE_NO_TRANS ? 1 : ldb;
-    const lowp_kernel *K = select_kernel(ctx, LOWP_BF16);
-    if (!K) {
-        bref_job q = {n, k, a, b, lda, rs, cs, beta, c, ldc};
-        ridge_parallel_for(ctx, m, 1, bref_rows, &q);
-    } else {
-        /* B is packed per call into its own buffer (the scratch arena holds the A blocks) */
-        size_t NR = (size_t)K->nr, kg = (k + (size_t)K->kg - 1) / (size_t)K->kg;
-        size_t panel = kg * NR * (size_t)K->b_elem_bytes, bytes;
-        uint8_t *bp = NULL;
-        if (ridge_size_mul(panel, (n + NR - 1) / NR, "packed b", &bytes) ||
-            (bytes && !(bp = ridge_malloc(bytes))))
-            return ridge_error(RIDGE_ENOMEM, "%s: out of memory for %zu x %zu bf16", fn, k, n);
-        if (bytes) pack_b(K, n, k, b, rs, cs, bp);
-        lowp_job J = {.K = K, .m = m, .k = k, .kg = kg, .a = a, .lda = lda, .bpacked = bp,
-                      .panel_bytes = panel, .c = (char *)c, .ldc = ldc, .c_esz = 4,
-                      .bt = {beta}};
-        st = lowp_run(ctx, &J, n, fn);
-        ridge_free(bp);
-        if (st) return st;
-    }
-    RIDGE_PROF_END(ctx, t0, "gemm_bf16", K ? K->name : "bf16-gemm-ref", 2.0 * m * n * k,
-                   2.0 * (m * k + k * n) + 4.0 * m * n, 2.0 * (m * k + k * n) + 4.0 * m * n,
-                   "%zux%zux%zu", m, n, k);
-    return RIDGE_OK;
+    ridge_bf16_plan *P;
+    if ((st = ridge_bf16_plan_create(ctx, tb, n, k, b, ldb, &P))) return st;
+    st = ridge_bf16_plan_execute(ctx, P, m, a, lda, beta, c, ldc);
+    ridge_bf16_plan_destroy(P);
+    return st;
 }
