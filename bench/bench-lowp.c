@@ -17,7 +17,9 @@
  * Roofs: int8 on AVX2 is vpmaddwd + vpaddd (the kernel's instruction pair: 16 multiply-adds =
  * 32 OP), measured here on every thread; with VNNI it is the roofline's vpdpbusd peak; bf16 on
  * AVX2 is the fp32 FMA peak (the same arithmetic), with AVX512-BF16 the vdpbf16ps peak. GOP/s
- * counts 2 m n k. Data: A, B uniform over the full int8/uint8 range (bf16: [-1, 1)). */
+ * counts 2 m n k. Data: A, B uniform over the full int8/uint8 range (bf16: [-1, 1)); with
+ * --7bit, A in [0, 127] and B in [-64, 63], where int16 pair sums cannot saturate, so that
+ * oneDNN's non-VNNI int8 path gives exact sums and its speed compares like for like. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +212,7 @@ static int verify(const lcall *g)
     return wrong;
 }
 
+static int seven_bit; /* --7bit */
 static uint64_t rng = 42;
 static uint32_t rnd(void)
 {
@@ -240,12 +243,12 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const lshape *
         goto out;
     }
     for (size_t i = 0; i < mk; i++) {
-        a8[i] = (uint8_t)rnd();
+        a8[i] = (uint8_t)(seven_bit ? rnd() % 128 : rnd());
         af[i] = (float)((int)(rnd() % 2048) - 1024) / 1024.0f;
         a16[i] = ridge_bf16_from_f32(af[i]);
     }
     for (size_t i = 0; i < kn; i++) {
-        b8[i] = (int8_t)rnd();
+        b8[i] = (int8_t)(seven_bit ? (int)(rnd() % 128) - 64 : (int)(int8_t)rnd());
         bf[i] = (float)((int)(rnd() % 2048) - 1024) / 1024.0f;
         b16[i] = ridge_bf16_from_f32(bf[i]);
     }
@@ -334,7 +337,14 @@ out:
 
 int ridge_bench_lowp(const ridge_bench_opts *o, int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    seven_bit = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--7bit")) seven_bit = 1;
+        else {
+            fprintf(stderr, "bench lowp: unknown option '%s' (its own: --7bit)\n", argv[i]);
+            return -1;
+        }
+    }
     static const bench_col cols[] = {
         {"case", BENCH_STR},      {"m x n x k", BENCH_STR}, {"thr", BENCH_INT},
         {"i8_gops", BENCH_F1},    {"i8_best", BENCH_F1},    {"i8_pct_roof", BENCH_F1},
@@ -366,8 +376,9 @@ int ridge_bench_lowp(const ridge_bench_opts *o, int argc, char **argv)
 #endif
         double roof[3];
         roofs(ctx, n, &roof[0], &roof[1], &roof[2]);
-        bench_note(o, "bench lowp: %d thread%s, %s; roofs: int8 %.1f GOP/s, bf16 %.1f, fp32 %.1f GFLOP/s",
-                   n, n > 1 ? "s" : "", ridge_lowp_describe(ctx), roof[0], roof[1], roof[2]);
+        bench_note(o, "bench lowp: %d thread%s, %s; roofs: int8 %.1f GOP/s, bf16 %.1f, fp32 %.1f GFLOP/s; %s data",
+                   n, n > 1 ? "s" : "", ridge_lowp_describe(ctx), roof[0], roof[1], roof[2],
+                   seven_bit ? "7-bit" : "full-range int8");
         for (size_t si = 0; si < NSHAPES && !rc; si++) {
             const lshape *s = &shapes[si];
             if (o->quick && s->big) continue;
