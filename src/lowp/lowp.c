@@ -146,8 +146,8 @@ static inline uint32_t put(uint32_t v, int e, int bits)
     return (bits == 32 ? v : v & ((1u << bits) - 1)) << (e * bits);
 }
 
-/* op(B) (element (p, j) at b[p * rs + j * cs], `esz`-byte elements: int8 or bf16) into
- * NR-column panels of kg groups, KG elements per column per group, `eb` bits each. */
+/* op(B) (element (p, j) at b[p * rs + j * cs]; int8 or bf16 by the kernel's kind) into
+ * NR-column panels of kg groups, KG elements per column per group (lowp-internal.h). */
 static void pack_b(const lowp_kernel *K, size_t n, size_t k, const void *b, size_t rs,
                    size_t cs, uint8_t *dst)
 {
@@ -184,9 +184,10 @@ static void pack_b(const lowp_kernel *K, size_t n, size_t k, const void *b, size
     }
 }
 
-/* Rows [i0, i0 + mc) of A (m x k, lda) into MR-row panels of kg words (rows past m zero).
- * flip: 0x80 turns s8 into u8 (x + 128); bf16 (flip < 0) becomes fp32 bits for 32-bit
- * elements. Specialized per element width by inlining. */
+/* Rows [i0, i0 + mc) of A (m x k, lda) into MR-row panels of kg words (rows past m zero; a
+ * last panel may also take rows past i0 + mc, computed but never stored). int8: flip 0x80
+ * turns s8 into u8 (x + 128); bf16 with 32-bit elements becomes fp32 bits. Specialized per
+ * element width by inlining. */
 static inline __attribute__((always_inline)) void pack_a_generic(
     size_t MR, size_t KG, int bits, int bf16, size_t m, size_t k, size_t i0, size_t mc,
     const void *a, size_t lda, uint32_t flip, uint32_t *ap)
