@@ -271,7 +271,7 @@ static void conv_dw_row(const conv_dw_args *a)
     dw_row_generic(a, 0);
 }
 
-/* ---- Winograd transforms ---------------------------------------------------------------------- */
+/* ---- Winograd transforms --------------------------------------------------------------------- */
 
 /* 1D input transforms: r = B^T d. */
 static inline void bt2_1d(const VF d[4], VF r[4])

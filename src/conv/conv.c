@@ -192,7 +192,7 @@ double ridge_conv2d_flops(const ridge_conv2d_desc *d)
            (double)(d->c_in / d->groups) * (double)d->r * (double)d->s;
 }
 
-/* ---- algorithms ------------------------------------------------------------------------------- */
+/* ---- algorithms ------------------------------------------------------------------------------ */
 
 static const char *const algo_names[RIDGE_CONV_ALGO_COUNT] = {
     "ref", "direct", "im2col", "pointwise", "depthwise", "winograd-2x3", "winograd-4x3"};
@@ -244,7 +244,7 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
     return buf[i];
 }
 
-/* ---- the cost model --------------------------------------------------------------------------- */
+/* ---- the cost model -------------------------------------------------------------------------- */
 
 /* A roofline-style estimate: time = max(executed FLOPs / (peak * efficiency), bytes / memory
  * bandwidth) + the algorithm's extra passes + a fixed cost per call. The machine numbers are
@@ -252,9 +252,10 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
  * DRAM and L2 bandwidth at this thread count) when it exists, else nominal ones (FMA width x
  * 2 pipes x 3 GHz, 12 GB/s DRAM and 70 GB/s L2 per thread, what this VM measures). The
  * efficiencies are what each kernel reached in `ridge bench conv` on the AMD EPYC Zen 3 VM
- * (docs/PERFORMANCE.md). Compute and memory time combine as max + min/2, since streamed
- * weights with little reuse stall the FMAs rather than hide behind them. They rank
- * candidates; the tuning mode measures instead. */
+ * (docs/PERFORMANCE.md). Compute and memory time add up rather than overlap (the max of a
+ * strict roofline), since streamed weights with little reuse stall the FMAs: that is what the
+ * measurements fit (Winograd F(4,3) at 256 channels, batch 1). They rank candidates; the
+ * tuning mode measures instead. */
 typedef struct cost_machine {
     double flops; /* peak FLOP/s over the threads */
     double bw;    /* DRAM bytes/s over the threads */
@@ -339,21 +340,39 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         note = "scalar fp64 loops; ";
         break;
     case RIDGE_CONV_DIRECT:
-    case RIDGE_CONV_POINTWISE:
+    case RIDGE_CONV_POINTWISE: {
         flops = 2 * pix * G * cogp * cig * taps;
-        /* the reduction restarts per tap: short channel loops pay their setup */
-        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * cig / (cig + 1.0);
+        /* the reduction restarts per tap, or per kernel row when a window row is one run of
+         * memory (NHWC, groups 1, no dilation): short loops pay their setup */
+        double kc = d->layout == RIDGE_NHWC && G == 1 && d->dil_w == 1 ? cig * d->s : cig;
+        /* pointwise on the micro-kernel runs whole images as one row: fewer calls */
+        eff = (a == RIDGE_CONV_POINTWISE ? (conv_gemm_route(d, a) ? 0.85 : 0.92) : 0.90) * kc /
+              (kc + 1.0);
         if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
-        else if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
+        else if (!chan_contig) eff *= 0.8, note = "NCHW: strided broadcasts, scalar stores; ";
+        /* on a pointwise shape, direct splits the same GEMM at every row (10-15% measured) */
+        char unused[8];
+        if (a == RIDGE_CONV_DIRECT &&
+            conv_algo_applies(d, RIDGE_CONV_POINTWISE, unused, sizeof unused) == RIDGE_OK)
+            eff *= 0.88;
         else if (cogp > cog) note = "channel tail in scalar stores; ";
+        if (conv_gemm_route(d, a)) extra = 5e-6 * d->n * G; /* one SGEMM call per image, group */
         break;
+    }
     case RIDGE_CONV_IM2COL: {
         double K = cig * taps;
         flops = 2 * pix * G * cogp * K;
-        eff = 0.90 * K / (K + 1.5);
-        if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
+        eff = 0.80 * K / (K + 1.5);
         /* the lowered strip is written and read back through L2 (gathers: 1/4 of its rate) */
         extra = 2.0 * 4.0 * pix * G * K / (0.25 * m->l2bw);
+        if (d->layout == RIDGE_NCHW) /* the NCHW lowering gathers element by element */
+            extra = 2.5e-9 * pix * G * K, note = "NCHW: element-wise lowering; ";
+        if (conv_gemm_route(d, a)) { /* one SGEMM call and one lowering per strip and group */
+            note = d->layout == RIDGE_NCHW ? "on ridge_sgemm, element-wise lowering; "
+                                           : "on ridge_sgemm; ";
+            double strip = fmax(64.0, 262144.0 / K);
+            extra += 1e-5 * d->n * G * ceil((double)p->oh * p->ow / strip);
+        }
         break;
     }
     case RIDGE_CONV_DEPTHWISE:
@@ -377,16 +396,16 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     default: break;
     }
     double tc = flops / (m->flops * eff), tm = bytes / m->bw;
-    /* the two walls overlap imperfectly (weights streamed with little reuse stall the FMAs):
-     * the larger, plus half the smaller */
-    double t = (tc > tm ? tc + 0.5 * tm : tm + 0.5 * tc) + extra + 5e-6;
+    /* the two walls do not overlap here (weights streamed with little reuse stall the FMAs,
+     * measured on Winograd's U): their sum */
+    double t = tc + tm + extra + 5e-6;
     snprintf(why, why_len, "%s%s-bound: %.3g GFLOP executed at %.0f%% of peak%s, %.3g MB",
              note, tc > tm ? "compute" : "memory", flops * 1e-9, eff * 100,
              extra > 0 ? " + extra passes" : "", bytes * 1e-6);
     return t;
 }
 
-/* ---- the plan --------------------------------------------------------------------------------- */
+/* ---- the plan -------------------------------------------------------------------------------- */
 
 ridge_conv_algo ridge_conv2d_plan_algo(const ridge_conv2d_plan *p)
 {
@@ -628,8 +647,15 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         c->workspace = ws_shared(p) + (size_t)(conv_gemm_route(d, c->algo) ? 1 : threads) *
                                           conv_algo_ws_per_thread(p, c->algo);
         c->weight_bytes = weight_bytes(p, c->algo);
-        if (a != RIDGE_CONV_REF &&
-            (best == RIDGE_CONV_REF || c->predicted_s < p->cand[best].predicted_s))
+    }
+    /* the lowest prediction; within 5% of each other (the model's resolution) the one that
+     * moves less memory (weights + workspace) wins */
+    for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++) {
+        const ridge_conv2d_candidate *c = &p->cand[a], *b = &p->cand[best];
+        if (!c->applies) continue;
+        if (best == RIDGE_CONV_REF || c->predicted_s < 0.95 * b->predicted_s ||
+            (c->predicted_s < 1.05 * b->predicted_s &&
+             c->weight_bytes + c->workspace < b->weight_bytes + b->workspace))
             best = c->algo;
     }
 
@@ -651,7 +677,8 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
                 second = a;
         if (second >= 0)
             snprintf(reason, sizeof reason,
-                     "lowest predicted time (%.4f ms; next: %s at %.4f ms, %.2fx slower)",
+                     "lowest predicted time, or within 5%% of it with less memory (%.4f ms; "
+                     "next: %s at %.4f ms, %.2fx)",
                      p->cand[best].predicted_s * 1e3, algo_names[second],
                      p->cand[second].predicted_s * 1e3,
                      p->cand[second].predicted_s / p->cand[best].predicted_s);
@@ -688,7 +715,36 @@ err_free_plan:
     return st;
 }
 
-/* ---- forward ---------------------------------------------------------------------------------- */
+/* ---- forward --------------------------------------------------------------------------------- */
+
+/* The profiler's record of one forward: the direct FLOP count, x + y + weights as bytes. */
+static void prof_end(ridge_ctx *ctx, const ridge_conv2d_plan *p, uint64_t t0)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    double bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w +
+                          (double)d->n * d->c_out * p->oh * p->ow) +
+                   (double)weight_bytes(p, p->algo);
+    RIDGE_PROF_END(ctx, t0, "conv2d", algo_names[p->algo], ridge_conv2d_flops(d), bytes, bytes,
+                   "n%lld %lld->%lld %lldx%lld k%lldx%lld/%lld %s", (long long)d->n,
+                   (long long)d->c_in, (long long)d->c_out, (long long)d->h, (long long)d->w,
+                   (long long)d->r, (long long)d->s, (long long)d->stride_h,
+                   ridge_layout_name(d->layout));
+}
+
+/* The bias as the kernels read it: whole NR blocks per group (depthwise: c_out + 2 NR), zeros
+ * past the channels, and zeros for no bias. */
+static void pad_bias(const ridge_conv2d_plan *p, const float *bias, float *bp)
+{
+    const int nr = p->k->nr;
+    if (p->algo == RIDGE_CONV_DEPTHWISE) {
+        for (int64_t c = 0; c < p->d.c_out + 2 * nr; c++)
+            bp[c] = bias && c < p->d.c_out ? bias[c] : 0.0f;
+        return;
+    }
+    for (int64_t g = 0; g < p->d.groups; g++)
+        for (int64_t j = 0; j < p->ncob * nr; j++)
+            bp[g * p->ncob * nr + j] = bias && j < p->cog ? bias[g * p->cog + j] : 0.0f;
+}
 
 ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
                                   float *y, const float *bias, const ridge_conv2d_epilogue *ep,
@@ -700,8 +756,10 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
     const float *res = ep ? ep->residual : NULL;
     if (act < 0 || act > RIDGE_CONV_ACT_RELU)
         return ridge_error(RIDGE_EINVAL, "conv2d_forward: act = %d is not a ridge_conv_act", act);
+    uint64_t t0 = RIDGE_PROF_START(ctx);
     if (p->algo == RIDGE_CONV_REF) {
         conv_forward_ref(&p->d, p->oh, p->ow, x, p->wref, y, bias, act, res);
+        prof_end(ctx, p, t0);
         return RIDGE_OK;
     }
     void *own = NULL; /* SGEMM-route plans use the ctx arena inside ridge_sgemm */
@@ -717,20 +775,13 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
     }
     /* the bias, padded to whole NR blocks per group, then the per-thread areas */
     float *bp = workspace;
-    const int nr = p->k->nr;
-    if (p->algo == RIDGE_CONV_DEPTHWISE) {
-        for (int64_t c = 0; c < p->d.c_out + 2 * nr; c++)
-            bp[c] = bias && c < p->d.c_out ? bias[c] : 0.0f;
-    } else {
-        for (int64_t g = 0; g < p->d.groups; g++)
-            for (int64_t j = 0; j < p->ncob * nr; j++)
-                bp[g * p->ncob * nr + j] = bias && j < p->cog ? bias[g * p->cog + j] : 0.0f;
-    }
+    pad_bias(p, bias, bp);
     ridge_status st = conv_algo_forward(ctx, p, x, y, bp, bias, act, res,
                                         (char *)workspace + ws_shared(p));
     ridge_free(own);
     if (st) return st;
     conv_zero_channel_padding(y, p->d.layout, p->d.n, p->d.c_out, p->oh, p->ow);
+    prof_end(ctx, p, t0);
     return RIDGE_OK;
 }
 
@@ -746,7 +797,65 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
     return RIDGE_OK;
 }
 
-/* ---- fusion helpers --------------------------------------------------------------------------- */
+/* ---- fusion helpers -------------------------------------------------------------------------- */
+
+static ridge_status separable_check(const ridge_conv2d_plan *dw, const ridge_conv2d_plan *pw)
+{
+    if (!dw || !pw) return ridge_error(RIDGE_EINVAL, "conv2d_separable: NULL plan");
+    if (dw->algo != RIDGE_CONV_DEPTHWISE || pw->algo != RIDGE_CONV_POINTWISE)
+        return ridge_error(RIDGE_EUNSUPPORTED,
+                           "conv2d_separable: needs a depthwise plan then a pointwise plan "
+                           "(got %s, %s)", algo_names[dw->algo], algo_names[pw->algo]);
+    if (dw->d.layout != RIDGE_NHWC || pw->d.layout != RIDGE_NHWC)
+        return ridge_error(RIDGE_EUNSUPPORTED, "conv2d_separable: NHWC only (got %s, %s)",
+                           ridge_layout_name(dw->d.layout), ridge_layout_name(pw->d.layout));
+    if (pw->d.n != dw->d.n || pw->d.c_in != dw->d.c_out || pw->d.h != dw->oh ||
+        pw->d.w != dw->ow || pw->d.groups != 1)
+        return ridge_error(RIDGE_EINVAL,
+                           "conv2d_separable: the pointwise plan's input (%lld, %lld, %lld, "
+                           "%lld, groups %lld) is not the depthwise output (%lld, %lld, %lld, "
+                           "%lld)", (long long)pw->d.n, (long long)pw->d.c_in,
+                           (long long)pw->d.h, (long long)pw->d.w, (long long)pw->d.groups,
+                           (long long)dw->d.n, (long long)dw->d.c_out, (long long)dw->oh,
+                           (long long)dw->ow);
+    return RIDGE_OK;
+}
+
+size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
+                                             const ridge_conv2d_plan *pw)
+{
+    if (separable_check(dw, pw)) return 0;
+    return ws_shared(dw) + ws_shared(pw) +
+           (size_t)(conv_separable_strip_rows(dw) * dw->ow * dw->d.c_out) * 4;
+}
+
+ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                                            const ridge_conv2d_plan *pw, const float *x,
+                                            float *y, const float *dw_bias,
+                                            const ridge_conv2d_epilogue *dw_ep,
+                                            const float *pw_bias,
+                                            const ridge_conv2d_epilogue *pw_ep, void *workspace)
+{
+    ridge_status st = separable_check(dw, pw);
+    if (st) return st;
+    if (!ctx || !x || !y) return ridge_error(RIDGE_EINVAL, "conv2d_separable: NULL argument");
+    if (dw_ep && dw_ep->residual)
+        return ridge_error(RIDGE_EINVAL, "conv2d_separable: the depthwise step takes no residual");
+    int dw_act = dw_ep ? (int)dw_ep->act : 0, pw_act = pw_ep ? (int)pw_ep->act : 0;
+    if (dw_act < 0 || dw_act > RIDGE_CONV_ACT_RELU || pw_act < 0 || pw_act > RIDGE_CONV_ACT_RELU)
+        return ridge_error(RIDGE_EINVAL, "conv2d_separable: act is not a ridge_conv_act");
+    if (!workspace) {
+        st = ridge_ctx_scratch(ctx, ridge_conv2d_separable_workspace_size(dw, pw), &workspace);
+        if (st) return st;
+    }
+    float *dbp = workspace, *pbp = (float *)((char *)workspace + ws_shared(dw));
+    pad_bias(dw, dw_bias, dbp);
+    pad_bias(pw, pw_bias, pbp);
+    conv_separable_forward(ctx, dw, pw, x, y, dbp, dw_act, pbp, pw_act,
+                           pw_ep ? pw_ep->residual : NULL,
+                           (float *)((char *)pbp + ws_shared(pw)));
+    return RIDGE_OK;
+}
 
 ridge_status ridge_conv2d_fold_bn(int64_t c_out, int64_t per_out, float *w, float *bias,
                                   const float *gamma, const float *beta, const float *mean,
