@@ -127,11 +127,11 @@ int cmd_eval(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         if (argc >= 2) help();
-        else fprintf(stderr, "usage: ridge eval <model> --model FILE (models: mlp)\n");
+        else fprintf(stderr, "usage: ridge eval <model> --model FILE (models: mlp, qmlp)\n");
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         if (!strcmp(argv[1], models[i].name)) return models[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp)\n", argv[1]);
+    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp, qmlp)\n", argv[1]);
     return CLI_USAGE;
 }
