@@ -25,7 +25,7 @@ if(RIDGE_BENCH_PEERS)
       message(STATUS "bench gemm peer ${p}: ${RIDGE_${p}_LIB}")
     endif()
   endforeach()
-  set_property(SOURCE bench/bench-gemm.c bench/bench-dense.c APPEND PROPERTY COMPILE_DEFINITIONS ${gemm_peer_defs})
+  set_property(SOURCE bench/bench-gemm.c bench/bench-dense.c bench/bench-lowp.c APPEND PROPERTY COMPILE_DEFINITIONS ${gemm_peer_defs})
   target_link_libraries(ridge_bench PUBLIC ${CMAKE_DL_LIBS})
 endif()
 

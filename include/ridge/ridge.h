@@ -32,7 +32,8 @@
 #include "ridge/conv.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
-#include "ridge/perf.h"
+#include "ridge/conv.h"
+#include "ridge/lowp.h"
 #include "ridge/nn.h"
 #include "ridge/mlp.h"
 #include "ridge/nn.h"
@@ -45,5 +46,7 @@
 #include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 #include "ridge/llmc.h"
 #include "ridge/gpt2.h"
+#include "ridge/quant.h"
+#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 
 #endif /* RIDGE_RIDGE_H */
