@@ -1,5 +1,8 @@
-/* ridge bench gemm: SGEMM throughput over the shapes the models use, against the machine's FMA
- * peak and, with --peers, against OpenBLAS, BLIS and oneDNN in the same process.
+/* ridge bench gemm: SGEMM throughput over the shapes the models use, against the machine's
+ * measured roof and, with --peers, against OpenBLAS, BLIS and oneDNN in the same process.
+ *
+ * % of roof is ridge's median against the roof `ridge roofline` measured (include/ridge/perf.h:
+ * the FMA peak, or bandwidth x intensity where that is lower) at the same thread count.
  *
  * Every implementation's result is first checked against a double-precision dot product at
  * sampled entries (bound: (k + 2) eps sum |a||b|). Then the implementations are timed in
@@ -24,10 +27,9 @@
 #ifdef RIDGE_HAVE_OPENMP
 #include <omp.h>
 #endif
-#include <immintrin.h>
 
 const char ridge_bench_gemm_summary[] =
-    "SGEMM GFLOP/s over model shapes vs the FMA peak, and vs OpenBLAS/BLIS/oneDNN (--peers)";
+    "SGEMM GFLOP/s over model shapes vs the measured roof, and vs OpenBLAS/BLIS/oneDNN (--peers)";
 
 typedef struct gshape {
     const char *name;
@@ -229,79 +231,10 @@ static int verify(const gcall *g)
     return 0;
 }
 
-/* ---- the FMA peak --------------------------------------------------------------------------- */
-
-/* Peak single-precision FMA throughput of one thread: 10 independent chains (more than
- * latency x pipes), FLOP/s. Compiled for the ISA only inside these functions; called only on
- * CPUs that have it. */
-__attribute__((target("avx2,fma"))) static double peak_avx2(long iters)
-{
-    __m256 x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(1e-3f);
-    __m256 a0 = x, a1 = x, a2 = x, a3 = x, a4 = x, a5 = x, a6 = x, a7 = x, a8 = x, a9 = x;
-    uint64_t t0 = ridge_time_ns();
-    for (long i = 0; i < iters; i++) {
-        a0 = _mm256_fmadd_ps(a0, x, y), a1 = _mm256_fmadd_ps(a1, x, y);
-        a2 = _mm256_fmadd_ps(a2, x, y), a3 = _mm256_fmadd_ps(a3, x, y);
-        a4 = _mm256_fmadd_ps(a4, x, y), a5 = _mm256_fmadd_ps(a5, x, y);
-        a6 = _mm256_fmadd_ps(a6, x, y), a7 = _mm256_fmadd_ps(a7, x, y);
-        a8 = _mm256_fmadd_ps(a8, x, y), a9 = _mm256_fmadd_ps(a9, x, y);
-        __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5),
-                         "+x"(a6), "+x"(a7), "+x"(a8), "+x"(a9));
-    }
-    double t = (double)(ridge_time_ns() - t0) * 1e-9;
-    return (double)iters * 10 * 16 / t;
-}
-
-__attribute__((target("avx512f"))) static double peak_avx512(long iters)
-{
-    __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(1e-3f);
-    __m512 a0 = x, a1 = x, a2 = x, a3 = x, a4 = x, a5 = x, a6 = x, a7 = x, a8 = x, a9 = x;
-    uint64_t t0 = ridge_time_ns();
-    for (long i = 0; i < iters; i++) {
-        a0 = _mm512_fmadd_ps(a0, x, y), a1 = _mm512_fmadd_ps(a1, x, y);
-        a2 = _mm512_fmadd_ps(a2, x, y), a3 = _mm512_fmadd_ps(a3, x, y);
-        a4 = _mm512_fmadd_ps(a4, x, y), a5 = _mm512_fmadd_ps(a5, x, y);
-        a6 = _mm512_fmadd_ps(a6, x, y), a7 = _mm512_fmadd_ps(a7, x, y);
-        a8 = _mm512_fmadd_ps(a8, x, y), a9 = _mm512_fmadd_ps(a9, x, y);
-        __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5),
-                         "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9));
-    }
-    double t = (double)(ridge_time_ns() - t0) * 1e-9;
-    return (double)iters * 10 * 32 / t;
-}
-
-typedef struct peak_job {
-    ridge_isa isa;
-    double flops[64];
-} peak_job;
-
-static void peak_task(void *arg, int ith, int nth)
-{
-    peak_job *j = arg;
-    double best = 0;
-    for (int r = 0; r < 5; r++) {
-        double f = j->isa == RIDGE_ISA_AVX512 ? peak_avx512(4000000) : peak_avx2(4000000);
-        if (f > best) best = f;
-    }
-    if (ith < 64) j->flops[ith] = best;
-}
-
-/* The FMA peak of the context's ISA on `threads` threads (sum of each thread's best), GFLOP/s;
- * NaN for the reference ISA. */
-static double measure_peak(ridge_ctx *ctx, int threads)
-{
-    peak_job j = {ridge_ctx_isa(ctx), {0}};
-    if (j.isa == RIDGE_ISA_REF) return NAN;
-    ridge_parallel_run(ctx, threads, peak_task, &j);
-    double sum = 0;
-    for (int i = 0; i < threads && i < 64; i++) sum += j.flops[i];
-    return sum * 1e-9;
-}
-
 /* ---- the run -------------------------------------------------------------------------------- */
 
 static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *s,
-                       ridge_ctx *ctx, int threads, double peak)
+                       ridge_ctx *ctx, int threads, const ridge_roofline *roof)
 {
     size_t ar = s->ta == 'T' ? s->k : s->m, ac = s->ta == 'T' ? s->m : s->k;
     size_t br = s->tb == 'T' ? s->n : s->k, bc = s->tb == 'T' ? s->k : s->n;
@@ -345,10 +278,13 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
         if (c[i]) samples[i] = malloc(rounds * sizeof(double));
     /* interleaved: every round times each implementation once, in batches long enough that
      * the clock's resolution does not matter */
-    int per = est < 1e-4 ? (int)(1e-4 / (est > 1e-9 ? est : 1e-9)) + 1 : 1;
+    int per = est < 1e-3 ? (int)(1e-3 / (est > 1e-9 ? est : 1e-9)) + 1 : 1;
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < I_COUNT; i++) {
             if (!c[i]) continue;
+            /* let the previous library's spinning workers (OpenMP, OpenBLAS, ridge's pool)
+             * fall asleep so they do not steal the core from this one */
+            if (threads > 1 && o->peers) bench_quiesce(1000);
             uint64_t t0 = ridge_time_ns();
             for (int q = 0; q < per; q++) call(&g[i]);
             samples[i][r] = (double)(ridge_time_ns() - t0) * 1e-9 / per;
@@ -367,7 +303,11 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
     row[nv++] = (bench_val){NULL, threads};
     row[nv++] = (bench_val){NULL, gf};
     row[nv++] = (bench_val){NULL, flop / st[I_RIDGE].best * 1e-9};
-    row[nv++] = (bench_val){NULL, 100.0 * gf / peak};
+    ridge_roofline_verdict v;
+    double bytes = 4.0 * ((double)s->m * s->k + (double)s->k * s->n + (double)s->m * s->n);
+    int judged = roof && !ridge_roofline_judge(roof, threads, ridge_roofline_peak_f32(ridge_ctx_isa(ctx)),
+                                               flop, bytes, bytes, st[I_RIDGE].median, &v);
+    row[nv++] = (bench_val){NULL, judged ? 100.0 * v.fraction : NAN};
     for (int i = 1; i < I_COUNT; i++) {
         double pg = c[i] ? flop / st[i].median * 1e-9 : NAN;
         row[nv++] = (bench_val){NULL, pg};
@@ -386,10 +326,14 @@ out:
 
 int ridge_bench_gemm(const ridge_bench_opts *o, int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    if (argc > 0) {
+        fprintf(stderr, "bench gemm: unknown option '%s' (it takes only the common ones: "
+                        "--threads --isa --json --quick --peers --filter)\n", argv[0]);
+        return -1;
+    }
     static const bench_col cols[] = {
-        {"case", BENCH_STR},        {"m x n x k", BENCH_STR},  {"thr", BENCH_INT},
-        {"gflops", BENCH_F1},       {"best", BENCH_F1},        {"pct_peak", BENCH_F1},
+        {"case", BENCH_STR},        {"shape", BENCH_STR},  {"thr", BENCH_INT},
+        {"gflops", BENCH_F1},       {"best", BENCH_F1},        {"pct_roof", BENCH_F1},
         {"openblas", BENCH_F1},     {"x_openblas", BENCH_F2},  {"blis", BENCH_F1},
         {"x_blis", BENCH_F2},       {"onednn", BENCH_F1},      {"x_onednn", BENCH_F2},
         {"x_best_peer", BENCH_F2},
@@ -415,17 +359,24 @@ int ridge_bench_gemm(const ridge_bench_opts *o, int argc, char **argv)
             break;
         }
         peers_set_threads(n);
-        double peak = measure_peak(ctx, n);
-        bench_note(o, "bench gemm: %d thread%s, %s (%s), FMA peak measured %.1f GFLOP/s", n,
-                   n > 1 ? "s" : "", ridge_isa_name(ridge_ctx_isa(ctx)), ridge_gemm_describe(ctx),
-                   peak);
+        ridge_roofline roof;
+        int have_roof = !ridge_roofline_for_ctx(ctx, 0, &roof);
+        ridge_roofline_point pt;
+        if (have_roof && !ridge_roofline_at(&roof, n, &pt))
+            bench_note(o, "bench gemm: %d thread%s, %s (%s), roof: FMA peak %.1f GFLOP/s, L2 %.0f "
+                       "GB/s (ridge roofline, %s)", n, n > 1 ? "s" : "",
+                       ridge_isa_name(ridge_ctx_isa(ctx)), ridge_gemm_describe(ctx),
+                       pt.peak[ridge_roofline_peak_f32(ridge_ctx_isa(ctx))], pt.read[RIDGE_LEVEL_L2],
+                       roof.measured_at);
+        else
+            bench_note(o, "bench gemm: no roofline profile: %s", ridge_last_error());
         for (size_t si = 0; si < NSHAPES && !rc; si++) {
             const gshape *s = &shapes[si];
             if (o->quick && s->big) continue;
             if (o->filter && !strstr(s->name, o->filter)) continue;
             bench_note(o, "bench gemm: %s %zux%zux%zu %c%c, %d thread%s...", s->name, s->m, s->n,
                        s->k, s->ta, s->tb, n, n > 1 ? "s" : "");
-            rc = bench_shape(o, &t, s, ctx, n, peak);
+            rc = bench_shape(o, &t, s, ctx, n, have_roof ? &roof : NULL);
         }
         ridge_ctx_destroy(ctx);
     }

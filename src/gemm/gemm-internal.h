@@ -89,8 +89,9 @@ typedef struct gemm_kernel {
 extern const gemm_kernel ridge_gemm_kernel_avx2;   /* f32-gemm-6x16-avx2.c */
 extern const gemm_kernel ridge_gemm_kernel_avx512; /* f32-gemm-14x32-avx512.c */
 
-/* Tests only: force the cache blocks (0: derive from the CPU as usual). KC changes the
- * rounding, so this is never set outside tests. */
+/* Tests only: force the cache blocks (0: derive from the CPU as usual); while set, every
+ * product is also split among all threads however small. KC changes the rounding, so this is
+ * never set outside tests. */
 void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc);
 
 /* gemm-ref.c: the plain scalar reference over rows [i0, i1) and columns [j0, j1) of C,

@@ -3,9 +3,15 @@
  * and a shared machine only ever subtracts from it.
  *
  * A trial starts all t threads at a spin barrier (so pool wake-up is not timed) and ends when
- * the last finishes; its rate is the sum of the threads' work over that span. Each probe is
- * first calibrated so a trial lasts TARGET seconds (long enough to dwarf timer and barrier
- * cost, short enough that the default run stays well under 30 s even on many cores).
+ * the last finishes; its rate is the sum of the threads' work over that span. Trials are
+ * short, 2 ms (quick: 1 ms), many (40; quick 8), and run round-robin over the probes: on a
+ * shared machine the scheduler hands out slices of a few ms, so a short trial has a fair
+ * chance of running whole on an otherwise idle core, and a burst of load costs one trial of
+ * each probe rather than all trials of one. 2 ms still dwarfs the timer and barrier (~1 us).
+ * The DRAM probes need at least one pass over arrays several times the LLC (10-30 ms here),
+ * so they get a quarter of the trials (at least 3). A cache-level read trial first reads its
+ * array once, untimed, since the other probes' trials in between evicted it. The default run
+ * takes about 2 s on 2 threads and stays under 30 s up to a few dozen thread counts.
  *
  * Sizes, per thread unless said: L1 read l1d/2; L2 read l2/2; L3 read l3_usable/2 shared
  * among the threads (at least 2 x l2 each); DRAM read, copy and triad 4 x l3_usable (at
@@ -26,6 +32,7 @@ enum { K_COMPUTE, K_READ, K_COPY, K_TRIAD };
 
 typedef struct probe_job {
     int kind;
+    int warm;            /* read the array once before the barrier (cache levels) */
     ridge_probe_compute_fn compute;
     ridge_probe_read_fn read;
     ridge_probe_copy_fn copy;
@@ -35,14 +42,21 @@ typedef struct probe_job {
     float *a, *b, *c;    /* thread ith works on [ith * n, (ith + 1) * n) of each */
     atomic_int arrived, go;
     uint64_t t0;         /* set by the last thread to reach the barrier */
-    uint64_t *end;       /* [threads] finish times */
-    double *ops;         /* [threads] work done */
-    volatile float sink;
+    struct probe_out {
+        uint64_t end;    /* finish time */
+        double ops;      /* work done */
+        float sink;      /* stored so the compiler keeps the work */
+    } *out;              /* [threads] */
 } probe_job;
 
 static void probe_task(void *arg, int ith, int nth)
 {
     probe_job *j = arg;
+    size_t off = (size_t)ith * j->n;
+    /* a cache-level read first brings its array into the cache, untimed: the trials of other
+     * probes in between (round-robin) have evicted it */
+    ridge_probe_result warm = {0, 0};
+    if (j->kind == K_READ && j->warm) warm = j->read(j->a + off, j->n, 1);
     /* the barrier; bounded, so a pool that runs the threads one after another cannot hang */
     if (atomic_fetch_add(&j->arrived, 1) + 1 == nth) {
         j->t0 = ridge_time_ns();
@@ -52,11 +66,14 @@ static void probe_task(void *arg, int ith, int nth)
         for (unsigned spin = 0; !atomic_load(&j->go); spin++)
             if ((spin & 1023) == 0 && ridge_time_ns() > give_up) break;
     }
-    ridge_probe_result r = {0, 0};
-    size_t off = (size_t)ith * j->n;
+    ridge_probe_result r = {0, warm.sink};
     switch (j->kind) {
     case K_COMPUTE: r = j->compute(j->work); break;
-    case K_READ: r = j->read(j->a + off, j->n, j->work); break;
+    case K_READ: {
+        ridge_probe_result x = j->read(j->a + off, j->n, j->work);
+        r.ops = x.ops, r.sink += x.sink;
+        break;
+    }
     case K_COPY:
         for (uint64_t k = 0; k < j->work; k++) {
             ridge_probe_result x = j->copy(j->c + off, j->a + off, j->n);
@@ -70,9 +87,9 @@ static void probe_task(void *arg, int ith, int nth)
         }
         break;
     }
-    j->end[ith] = ridge_time_ns();
-    j->ops[ith] = r.ops;
-    j->sink += r.sink; /* racy on purpose: only has to exist */
+    j->out[ith].end = ridge_time_ns();
+    j->out[ith].ops = r.ops;
+    j->out[ith].sink = r.sink;
 }
 
 /* One trial on nth threads: returns the seconds taken and sets *ops to the work done. */
@@ -84,38 +101,52 @@ static double trial(ridge_ctx *ctx, probe_job *j, int nth, double *ops)
     uint64_t end = 0;
     *ops = 0;
     for (int i = 0; i < nth; i++) {
-        if (j->end[i] > end) end = j->end[i];
-        *ops += j->ops[i];
+        if (j->out[i].end > end) end = j->out[i].end;
+        *ops += j->out[i].ops;
     }
     return end > j->t0 ? (double)(end - j->t0) * 1e-9 : 1e-9;
 }
 
 typedef struct plan {
-    double target; /* seconds per trial */
-    int trials;
+    double target;   /* seconds per trial */
+    int trials;      /* per probe */
+    int dram_trials; /* per DRAM probe (one pass already takes longer than target) */
     int verbose;
 } plan;
 
-/* Calibrates j->work for a trial of about p->target seconds, then returns the best rate (work
- * units per second, /1e9) of p->trials trials. */
-static double best_rate(ridge_ctx *ctx, probe_job *j, int nth, const plan *p)
+/* One probe to run at a thread count: what the job needs, and where its result goes. */
+typedef struct probe_spec {
+    const char *name;
+    int kind;
+    ridge_probe_compute_fn compute;
+    size_t n;          /* floats per thread (memory probes) */
+    int warm;          /* bring the array into the cache before each trial */
+    int dram;          /* streams DRAM-sized arrays: p->dram_trials */
+    uint64_t work;     /* calibrated work per trial */
+    double *result;    /* best rate, 1e9 units per second */
+} probe_spec;
+
+static void load_spec(probe_job *j, const probe_spec *s)
+{
+    j->kind = s->kind;
+    j->warm = s->warm;
+    j->compute = s->compute;
+    j->n = s->n;
+    j->work = s->work;
+}
+
+/* Sets s->work so a trial lasts about p->target seconds; returns the rate of the last run. */
+static double calibrate(ridge_ctx *ctx, probe_job *j, int nth, const plan *p, probe_spec *s)
 {
     double ops, sec;
-    j->work = j->kind == K_COMPUTE ? 1024 : 1;
+    s->work = s->kind == K_COMPUTE ? 1024 : 1;
     for (;;) {
+        load_spec(j, s);
         sec = trial(ctx, j, nth, &ops);
-        if (sec >= p->target * 0.5) break;
-        double scale = p->target / sec;
-        if (scale > 64) scale = 64;
-        if (scale < 1.5) scale = 1.5;
-        j->work = (uint64_t)ceil((double)j->work * scale);
+        if (sec >= p->target * 0.5) return ops / sec * 1e-9;
+        double scale = fmin(64, fmax(1.5, p->target / sec));
+        s->work = (uint64_t)ceil((double)s->work * scale);
     }
-    double best = ops / sec;
-    for (int t = 1; t < p->trials; t++) {
-        sec = trial(ctx, j, nth, &ops);
-        if (ops / sec > best) best = ops / sec;
-    }
-    return best * 1e-9;
 }
 
 static size_t floats_for(size_t bytes)
@@ -136,56 +167,53 @@ static void note(const plan *p, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-/* Measures one point (all probes at nth threads). */
-static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
-                          const ridge_roofline *r, size_t dram_floats, ridge_roofline_point *pt)
+/* The probes for one thread count: the compute peaks the CPU has, then the memory levels. */
+static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, size_t dram_floats,
+                      ridge_roofline_point *pt, probe_spec *specs)
 {
-    const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
-    int has_avx2 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX2);
     int has_avx512 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX512);
     const ridge_probe_compute_fn compute[RIDGE_PEAK_COUNT] = {
         ridge_probe_fma__scalar,
-        has_avx2 ? ridge_probe_fma__avx2 : NULL,
+        ridge_cpu_supports(cpu, RIDGE_ISA_AVX2) ? ridge_probe_fma__avx2 : NULL,
         has_avx512 ? ridge_probe_fma__avx512 : NULL,
         has_avx512 && cpu->avx512_vnni ? ridge_probe_dot_i8__vnni : NULL,
         has_avx512 && cpu->avx512_bf16 ? ridge_probe_dot_bf16__bf16 : NULL,
     };
-    memset(pt, 0, sizeof *pt);
-    pt->threads = nth;
-    j->kind = K_COMPUTE;
-    for (int k = 0; k < RIDGE_PEAK_COUNT; k++) {
-        if (!compute[k]) continue; /* not on this CPU: stays 0 (n/a) */
-        j->compute = compute[k];
-        pt->peak[k] = best_rate(ctx, j, nth, p);
-        note(p, "%d threads: %-10s %8.1f G/s", nth, ridge_roofline_peak_name(k), pt->peak[k]);
-    }
-
-    j->read = has_avx512 ? ridge_probe_read__avx512
-            : has_avx2   ? ridge_probe_read__avx2
-                         : ridge_probe_read__scalar;
-    j->copy = has_avx512 ? ridge_probe_copy__avx512
-            : has_avx2   ? ridge_probe_copy__avx2
-                         : ridge_probe_copy__scalar;
-    j->triad = has_avx512 ? ridge_probe_triad__avx512
-             : has_avx2   ? ridge_probe_triad__avx2
-                          : ridge_probe_triad__scalar;
+    int n = 0;
+    for (int k = 0; k < RIDGE_PEAK_COUNT; k++)
+        if (compute[k]) /* else the peak stays 0: n/a */
+            specs[n++] = (probe_spec){ridge_roofline_peak_name(k), K_COMPUTE, compute[k], 0, 0, 0,
+                                      0, &pt->peak[k]};
     size_t l3_each = RIDGE_MAX(r->l3_usable / 2 / (size_t)nth, 2 * r->l2);
     const size_t level_floats[RIDGE_LEVEL_COUNT] = {
         floats_for(r->l1d / 2), floats_for(r->l2 / 2), floats_for(l3_each),
         floats_for(dram_floats / (size_t)nth * sizeof(float))};
-    j->kind = K_READ;
-    for (int lv = 0; lv < RIDGE_LEVEL_COUNT; lv++) {
-        j->n = level_floats[lv];
-        pt->read[lv] = best_rate(ctx, j, nth, p);
-        note(p, "%d threads: read %-5s %8.1f GB/s (%zu KiB each)", nth,
-             ridge_roofline_level_name(lv), pt->read[lv], j->n * sizeof(float) >> 10);
-    }
-    j->n = level_floats[RIDGE_LEVEL_DRAM];
-    j->kind = K_COPY;
-    pt->copy = best_rate(ctx, j, nth, p);
-    j->kind = K_TRIAD;
-    pt->triad = best_rate(ctx, j, nth, p);
-    note(p, "%d threads: copy %.1f GB/s, triad %.1f GB/s", nth, pt->copy, pt->triad);
+    for (int l = 0; l < RIDGE_LEVEL_COUNT; l++)
+        specs[n++] = (probe_spec){ridge_roofline_level_name(l), K_READ, NULL, level_floats[l],
+                                  l != RIDGE_LEVEL_DRAM, l == RIDGE_LEVEL_DRAM, 0, &pt->read[l]};
+    size_t dram = level_floats[RIDGE_LEVEL_DRAM];
+    specs[n++] = (probe_spec){"copy", K_COPY, NULL, dram, 0, 1, 0, &pt->copy};
+    specs[n++] = (probe_spec){"triad", K_TRIAD, NULL, dram, 0, 1, 0, &pt->triad};
+    return n;
+}
+
+/* Measures one point: calibrates every probe, then runs the trials round-robin (probe 1,
+ * probe 2, ..., probe 1, ...) and keeps each probe's best. */
+static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
+                          probe_spec *specs, int nspecs)
+{
+    for (int i = 0; i < nspecs; i++) *specs[i].result = calibrate(ctx, j, nth, p, &specs[i]);
+    for (int t = 1; t < p->trials; t++)
+        for (int i = 0; i < nspecs; i++) {
+            if (specs[i].dram && t >= p->dram_trials) continue;
+            double ops;
+            load_spec(j, &specs[i]);
+            double sec = trial(ctx, j, nth, &ops);
+            *specs[i].result = fmax(*specs[i].result, ops / sec * 1e-9);
+        }
+    for (int i = 0; i < nspecs; i++)
+        note(p, "%d thread%s: %-10s %8.1f %s", nth, nth > 1 ? "s" : "", specs[i].name,
+             *specs[i].result, specs[i].kind == K_COMPUTE ? "G/s" : "GB/s");
 }
 
 ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *out)
@@ -194,6 +222,8 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
     uint64_t start = ridge_time_ns();
     const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
     int threads = ridge_ctx_threads(ctx);
+    int has_avx2 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX2);
+    int has_avx512 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX512);
     ridge_roofline r;
     memset(&r, 0, sizeof r);
     r.version = RIDGE_ROOFLINE_VERSION;
@@ -203,13 +233,15 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
     r.l2 = cpu->l2;
     r.l3_usable = cpu->l3_usable;
     r.quick = (flags & RIDGE_ROOFLINE_QUICK) != 0;
-    plan p = {r.quick ? 0.004 : 0.02, r.quick ? 3 : 10, (flags & RIDGE_ROOFLINE_VERBOSE) != 0};
 
     /* the thread counts: every count up to 8, then powers of two, then all */
     int counts[RIDGE_ROOFLINE_MAX_POINTS], ncounts = 0;
     for (int t = 1; t <= threads && ncounts < RIDGE_ROOFLINE_MAX_POINTS - 1; t = t < 8 ? t + 1 : 2 * t)
         if (t < threads) counts[ncounts++] = t;
     counts[ncounts++] = threads;
+
+    plan p = {0.002, 40, 10, (flags & RIDGE_ROOFLINE_VERBOSE) != 0};
+    if (r.quick) p.target = 0.001, p.trials = 8, p.dram_trials = 3;
 
     /* the arrays: DRAM-sized, the cache-level probes use the start of each thread's slice */
     size_t dram_bytes = RIDGE_MAX(4 * r.l3_usable, (size_t)64 << 20);
@@ -220,18 +252,32 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
     probe_job *j = ridge_calloc(1, sizeof *j);
     float *a = ridge_malloc(nfloats * sizeof(float)), *b = ridge_malloc(nfloats * sizeof(float)),
           *c = ridge_malloc(nfloats * sizeof(float));
-    uint64_t *end = ridge_calloc((size_t)threads, sizeof *end);
-    double *ops = ridge_calloc((size_t)threads, sizeof *ops);
-    if (!j || !a || !b || !c || !end || !ops) {
+    struct probe_out *pout = ridge_calloc((size_t)threads, sizeof *pout);
+    if (!j || !a || !b || !c || !pout) {
         st = ridge_error(RIDGE_ENOMEM, "roofline_measure: cannot allocate 3 x %zu MiB",
                          nfloats * sizeof(float) >> 20);
         goto out_free;
     }
     for (size_t i = 0; i < nfloats; i++) a[i] = 1.0f, b[i] = 2.0f, c[i] = 0.5f;
-    j->a = a, j->b = b, j->c = c, j->end = end, j->ops = ops;
+    j->a = a, j->b = b, j->c = c, j->out = pout;
 
-    for (int i = 0; i < ncounts; i++)
-        measure_point(ctx, j, counts[i], &p, &r, dram_floats, &r.points[r.npoints++]);
+    j->read = has_avx512 ? ridge_probe_read__avx512
+            : has_avx2   ? ridge_probe_read__avx2
+                         : ridge_probe_read__scalar;
+    j->copy = has_avx512 ? ridge_probe_copy__avx512
+            : has_avx2   ? ridge_probe_copy__avx2
+                         : ridge_probe_copy__scalar;
+    j->triad = has_avx512 ? ridge_probe_triad__avx512
+             : has_avx2   ? ridge_probe_triad__avx2
+                          : ridge_probe_triad__scalar;
+    for (int i = 0; i < ncounts; i++) {
+        ridge_roofline_point *pt = &r.points[r.npoints++];
+        memset(pt, 0, sizeof *pt);
+        pt->threads = counts[i];
+        probe_spec specs[RIDGE_PEAK_COUNT + 6];
+        int nspecs = make_specs(cpu, &r, counts[i], dram_floats, pt, specs);
+        measure_point(ctx, j, counts[i], &p, specs, nspecs);
+    }
 
     r.seconds = (double)(ridge_time_ns() - start) * 1e-9;
     time_t now = time(NULL);
@@ -240,8 +286,7 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
     strftime(r.measured_at, sizeof r.measured_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
     *out = r;
 out_free:
-    ridge_free(ops);
-    ridge_free(end);
+    ridge_free(pout);
     ridge_free(c);
     ridge_free(b);
     ridge_free(a);
