@@ -83,14 +83,14 @@ static inline rv_f RV_FN(exp_ext)(rv_f x, rv_f xlo)
 
 static inline rv_f RV_FN(exp)(rv_f x) { return RV_FN(exp_ext)(x, rv_zero()); }
 
-static inline rv_f RV_FN(log)(rv_f x)
+/* log of x = m 2^(e + eadj) for positive normal x (eadj: the exponent's correction when x was
+ * scaled from a subnormal) */
+static inline rv_f RV_FN(log_core)(rv_f x, rv_f eadj)
 {
     const rv_f one = RV_C(1.0f), zero = rv_zero();
-    rv_m tiny = rv_cmp(x, RV_C(0x1p-126f), _CMP_LT_OQ);
-    rv_f xs = rv_sel(tiny, rv_mul(x, RV_C(0x1p23f)), x);
-    rv_i bits = rv_asi(xs);
+    rv_i bits = rv_asi(x);
     rv_f e = rv_cvtf(rv_isub(rv_srli(bits, 23), rv_set1i(126))); /* x = m 2^e, m in [1/2, 1) */
-    e = rv_sub(e, rv_sel(tiny, RV_C(23.0f), zero));
+    e = rv_add(e, eadj);
     rv_f m = rv_asf(rv_ior(rv_iand(bits, rv_set1i(0x007fffff)), rv_set1i(0x3f000000)));
     rv_m lo = rv_cmp(m, RV_C(0.707106781186547524f), _CMP_LT_OQ);
     e = rv_sub(e, rv_sel(lo, one, zero));
@@ -108,7 +108,19 @@ static inline rv_f RV_FN(log)(rv_f x)
     y = rv_mul(rv_mul(y, f), z);
     y = rv_fma(e, RV_C(-2.12194440e-4f), y);
     y = rv_fma(z, RV_C(-0.5f), y);
-    rv_f res = rv_fma(e, RV_C(0.693359375f), rv_add(f, y));
+    return rv_fma(e, RV_C(0.693359375f), rv_add(f, y));
+}
+
+static inline rv_f RV_FN(log)(rv_f x)
+{
+    /* the common case, every lane a positive normal finite float, skips the special cases */
+    rv_m special = rv_mor(rv_cmp(x, RV_C(0x1p-126f), _CMP_NGE_UQ),
+                          rv_cmp(x, RV_C(INFINITY), _CMP_EQ_OQ)); /* < FLT_MIN, NaN, +Inf */
+    if (!rv_any(special)) return RV_FN(log_core)(x, rv_zero());
+    const rv_f zero = rv_zero();
+    rv_m tiny = rv_cmp(x, RV_C(0x1p-126f), _CMP_LT_OQ);
+    rv_f xs = rv_sel(tiny, rv_mul(x, RV_C(0x1p23f)), x);
+    rv_f res = RV_FN(log_core)(xs, rv_sel(tiny, RV_C(-23.0f), zero));
     res = rv_sel(rv_cmp(x, zero, _CMP_EQ_OQ), RV_C(-INFINITY), res);
     res = rv_sel(rv_cmp(x, RV_C(INFINITY), _CMP_EQ_OQ), x, res);
     return rv_sel(rv_cmp(x, zero, _CMP_NGE_UQ), RV_C(NAN), res); /* x < 0 or NaN */
@@ -192,7 +204,9 @@ static inline rv_f RV_FN(ncdf_mul)(rv_f x, rv_f m, rv_f *gauss)
 {
     rv_f xc = rv_min(RV_C(20.0f), rv_max(RV_C(-20.0f), x));
     rv_f ax = RV_FN(abs)(xc);
-    rv_f t = rv_mul(ax, RV_C(0.70710678118654752));
+    const double r2 = 0.70710678118654752440;
+    rv_f t = rv_mul(ax, RV_C(r2));
+    rv_f tl = rv_fma(ax, RV_C(r2 - (double)(float)r2), rv_fms(ax, RV_C(r2), t)); /* t + tl */
     /* small |t|: erf(t) = 2/sqrt(pi) (t - t^3/3 + t^5/10 - ...) */
     rv_f z = rv_mul(t, t);
     rv_f p = RV_C(-1.1283791670955126 / 75600);
@@ -207,8 +221,16 @@ static inline rv_f RV_FN(ncdf_mul)(rv_f x, rv_f m, rv_f *gauss)
      * [0.5, 10.5]; P = c0 + u Q(u) is the degree-9 Chebyshev interpolant of
      * log(erfc(t)/w) + t^2 (error 3e-9, fitted in long double). The exponent
      * -x^2/2 + c0 + u Q(u) is summed as a double-float, as its rounding is the result's. */
-    rv_f w = rv_div(RV_C(2.0f), rv_add(RV_C(2.0f), t));
+    rv_f d = rv_add(RV_C(2.0f), t);
+    rv_f dl = rv_add(rv_sub(t, rv_sub(d, RV_C(2.0f))), tl); /* d + dl = 2 + t, |t| may be > 2 */
+    dl = rv_add(dl, rv_sub(RV_C(2.0f), rv_sub(d, rv_sub(d, RV_C(2.0f)))));
+    rv_f w = rv_div(RV_C(2.0f), d);
+    /* w's rounding moves the result by (1/w + 3.125 P'(u)) w_lo in the exponent: corrected,
+     * with 1/w = 1 + t/2 and P' to 3 terms (the correction is 1e-7 relative, so 1% is plenty) */
+    rv_f wl = rv_mul(rv_fnma(w, dl, rv_fnma(w, d, RV_C(2.0f))), rv_mul(w, RV_C(0.5f)));
     rv_f u = rv_fma(w, RV_C(3.125f), RV_C(-1.5f));
+    rv_f dp = rv_fma(rv_fma(u, RV_C(-0.0355f), RV_C(0.0433114f)), u, RV_C(0.42792531f));
+    rv_f wcorr = rv_mul(wl, rv_fma(dp, RV_C(3.125f), rv_fma(t, RV_C(0.5f), RV_C(1.0f))));
     rv_f q = RV_C(9.30631343e-06f);
     q = rv_fma(q, u, RV_C(-1.06554069e-05f));
     q = rv_fma(q, u, RV_C(-9.67171363e-05f));
@@ -229,6 +251,7 @@ static inline rv_f RV_FN(ncdf_mul)(rv_f x, rv_f m, rv_f *gauss)
     rv_f b2 = rv_sub(h, h1);
     rv_f l2 = rv_add(rv_sub(h1, rv_sub(h, b2)), rv_sub(uq, b2));
     rv_f hl = rv_add(rv_add(l1, l2), rv_add(rv_add(se, uql), RV_C(c0 - (double)(float)c0)));
+    hl = rv_add(hl, wcorr);
     rv_f hw = rv_mul(RV_C(0.5f), w);
     rv_f tail_m, tail = rv_mul(hw, RV_FN(exp_ext_mul)(h, hl, rv_mul(hw, m), &tail_m));
     *gauss = RV_FN(exp_ext)(s, se);

@@ -44,3 +44,98 @@
 #define rv_slli(a, n) _mm512_slli_epi32((a), (n))
 #define rv_srli(a, n) _mm512_srli_epi32((a), (n))
 #define rv_srai(a, n) _mm512_srai_epi32((a), (n))
+
+/* ---- used by the kernels (vec-template.h) ---- */
+#define rv_load_n(p, n, fill) _mm512_mask_loadu_ps((fill), ridge_avx512_tail(n), (p))
+#define rv_load_nz(p, n) _mm512_maskz_loadu_ps(ridge_avx512_tail(n), (p))
+#define rv_store_n(p, v, n) _mm512_mask_storeu_ps((p), ridge_avx512_tail(n), (v))
+#define rv_reduce_add(v) ridge_avx512_reduce_add(v)
+#define rv_reduce_min(v) ridge_avx512_reduce_min(v)
+#define rv_reduce_max(v) ridge_avx512_reduce_max(v)
+/* double */
+#define RD_W 8
+#define rd_f __m512d
+#define rd_zero() _mm512_setzero_pd()
+#define rd_set1(c) _mm512_set1_pd(c)
+#define rd_load(p) _mm512_loadu_pd(p)
+#define rd_load_n(p, n) _mm512_maskz_loadu_pd((__mmask8)ridge_avx512_tail(n), (p))
+#define rd_add(a, b) _mm512_add_pd((a), (b))
+#define rd_fma(a, b, c) _mm512_fmadd_pd((a), (b), (c))
+#define rd_min(a, b) _mm512_min_pd((a), (b))
+#define rd_max(a, b) _mm512_max_pd((a), (b))
+#define rd_cmp(a, b, p) _mm512_cmp_pd_mask((a), (b), (p))
+#define rd_mor(a, b) ((__mmask8)((a) | (b)))
+#define rd_mbits(m) ((unsigned)(m))
+#define rd_reduce_add(v) ridge_avx512_reduce_add_pd(v)
+#define rd_reduce_min(v) ridge_avx512_reduce_min_pd(v)
+#define rd_reduce_max(v) ridge_avx512_reduce_max_pd(v)
+/* int32 lanes (rv_i) and int64 lanes (also __m512i) */
+#define RL_W 8
+#define ri_load(p) _mm512_loadu_si512((const void *)(p))
+#define ri_zero() _mm512_setzero_si512()
+#define ri_add32(a, b) _mm512_add_epi32((a), (b))
+#define ri_min32(a, b) _mm512_min_epi32((a), (b))
+#define ri_max32(a, b) _mm512_max_epi32((a), (b))
+#define ri_eq32_bits(a, b) ((unsigned)_mm512_cmpeq_epi32_mask((a), (b)))
+#define ri_store(p, v) _mm512_storeu_si512((void *)(p), (v))
+#define ri_mul32(a, b) _mm512_mul_epi32((a), (b))
+#define rl_set1(c) _mm512_set1_epi64(c)
+#define rl_add(a, b) _mm512_add_epi64((a), (b))
+#define rl_and(a, b) _mm512_and_si512((a), (b))
+#define rl_srli(a, n) _mm512_srli_epi64((a), (n))
+#define rl_srai32(a) _mm512_srai_epi64((a), 32)
+#define rl_min(a, b) _mm512_min_epi64((a), (b))
+#define rl_max(a, b) _mm512_max_epi64((a), (b))
+#define rl_eq_bits(a, b) ((unsigned)_mm512_cmpeq_epi64_mask((a), (b)))
+
+#ifndef RIDGE_SIMD_AVX512_FUNCS
+#define RIDGE_SIMD_AVX512_FUNCS
+/* the first n lanes, n in 0..16 */
+static inline __mmask16 ridge_avx512_tail(size_t n) { return (__mmask16)((1u << n) - 1); }
+/* the same tree as AVX2's: the 256-bit halves first, then within 256 bits */
+static inline float ridge_avx512_reduce_add(__m512 v)
+{
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 a = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_add_ss(a, _mm_movehdup_ps(a));
+    return _mm_cvtss_f32(a);
+}
+static inline float ridge_avx512_reduce_min(__m512 v)
+{
+    __m256 h = _mm256_min_ps(_mm512_castps512_ps256(v),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 a = _mm_min_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    a = _mm_min_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_min_ss(a, _mm_movehdup_ps(a));
+    return _mm_cvtss_f32(a);
+}
+static inline float ridge_avx512_reduce_max(__m512 v)
+{
+    __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 a = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_max_ss(a, _mm_movehdup_ps(a));
+    return _mm_cvtss_f32(a);
+}
+static inline double ridge_avx512_reduce_add_pd(__m512d v)
+{
+    __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
+    __m128d a = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(a, _mm_unpackhi_pd(a, a)));
+}
+static inline double ridge_avx512_reduce_min_pd(__m512d v)
+{
+    __m256d h = _mm256_min_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
+    __m128d a = _mm_min_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_min_sd(a, _mm_unpackhi_pd(a, a)));
+}
+static inline double ridge_avx512_reduce_max_pd(__m512d v)
+{
+    __m256d h = _mm256_max_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
+    __m128d a = _mm_max_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_max_sd(a, _mm_unpackhi_pd(a, a)));
+}
+#endif /* RIDGE_SIMD_AVX512_FUNCS */
