@@ -209,9 +209,10 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
 
 /* Measures one point: calibrates every probe, then runs the trials round-robin (probe 1,
  * probe 2, ..., probe 1, ...) and keeps each probe's best. Successive trials of a cache level
- * read different arrays (windows): on Zen the L1 read rate of an array depends on its virtual
- * address (the way predictor's linear-address tags), by up to 1.6x here, so one fixed
- * address could report a low roof every time. */
+ * read different arrays (windows): here the L1 read rate differed by up to 1.6x between
+ * processes (200 vs 125 GB/s) yet stayed put within one, which points at the array's address
+ * (Zen's L1 way predictor tags lines by linear address); one fixed array could then report a
+ * low roof every time. */
 static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
                           probe_spec *specs, int nspecs)
 {
