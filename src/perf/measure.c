@@ -40,7 +40,7 @@ typedef struct probe_job {
     ridge_probe_triad_fn triad;
     uint64_t work;       /* iterations (compute) or passes over the arrays (memory) */
     size_t n;            /* floats per thread (memory) */
-    float *a, *b, *c;    /* thread ith works on [ith * n, (ith + 1) * n) of each */
+    float *a, *b, *c;    /* thread ith works on n floats at (window * nth + ith) * n */
     atomic_int arrived, go;
     uint64_t t0;         /* set by the last thread to reach the barrier */
     struct probe_out {
