@@ -143,7 +143,7 @@ static void *work(void *arg)
     pthread_barrier_wait(&r->barrier);
     /* between clock reads: 4096 iterations, or passes over at least 1 MiB (reading the clock
      * after every 16 KiB pass would cost a third of the L1 rate) */
-    size_t passes = r->n * 4 >= (1 << 20) ? 1 : (1 << 20) / (r->n * 4);
+    size_t passes = r->compute || r->n * 4 >= (1 << 20) ? 1 : (1 << 20) / (r->n * 4);
     double t0 = now(), t, ops = 0;
     do {
         if (r->compute) ops += r->compute(4096) * 4096;
