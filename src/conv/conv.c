@@ -503,12 +503,22 @@ static tune_entry tune_cache[TUNE_CACHE];
 static int tune_count;
 static pthread_mutex_t tune_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int same_desc(const ridge_conv2d_desc *a, const ridge_conv2d_desc *b)
+{
+    return a->n == b->n && a->c_in == b->c_in && a->h == b->h && a->w == b->w &&
+           a->c_out == b->c_out && a->r == b->r && a->s == b->s && a->stride_h == b->stride_h &&
+           a->stride_w == b->stride_w && a->dil_h == b->dil_h && a->dil_w == b->dil_w &&
+           a->pad_top == b->pad_top && a->pad_bottom == b->pad_bottom &&
+           a->pad_left == b->pad_left && a->pad_right == b->pad_right &&
+           a->groups == b->groups && a->layout == b->layout;
+}
+
 static int tune_lookup(const ridge_conv2d_desc *d, ridge_isa isa, int threads, tune_entry *out)
 {
     int found = 0;
     pthread_mutex_lock(&tune_lock);
     for (int i = 0; i < tune_count && i < TUNE_CACHE && !found; i++)
-        if (!memcmp(&tune_cache[i].d, d, sizeof *d) && tune_cache[i].isa == isa &&
+        if (same_desc(&tune_cache[i].d, d) && tune_cache[i].isa == isa &&
             tune_cache[i].threads == threads)
             *out = tune_cache[i], found = 1;
     pthread_mutex_unlock(&tune_lock);
