@@ -123,7 +123,9 @@ typedef struct run {
     double (*compute)(uint64_t); /* or NULL for memory */
     double (*mem)(float *, float *, float *, size_t);
     float *a, *b, *c;
-    size_t n; /* floats per thread */
+    size_t n;       /* floats per thread */
+    int windows;    /* cache levels: trial t reads copy t % windows of the arrays */
+    size_t base;    /* this trial's copy, in floats */
     pthread_barrier_t barrier;
     double start[MAX_T], end[MAX_T], ops[MAX_T];
 } run;
@@ -137,12 +139,16 @@ static void *work(void *arg)
 {
     worker *w = arg;
     run *r = w->r;
-    size_t off = (size_t)w->ith * r->n;
+    size_t off = r->base + (size_t)w->ith * r->n;
     pthread_barrier_wait(&r->barrier);
+    /* between clock reads: 4096 iterations, or passes over at least 1 MiB (reading the clock
+     * after every 16 KiB pass would cost a third of the L1 rate) */
+    size_t passes = r->compute || r->n * 4 >= (1 << 20) ? 1 : (1 << 20) / (r->n * 4);
     double t0 = now(), t, ops = 0;
     do {
         if (r->compute) ops += r->compute(4096) * 4096;
-        else ops += r->mem(r->a + off, r->b + off, r->c + off, r->n);
+        else
+            for (size_t k = 0; k < passes; k++) ops += r->mem(r->a + off, r->b + off, r->c + off, r->n);
         t = now();
     } while (t - t0 < TRIAL_S);
     r->start[w->ith] = t0, r->end[w->ith] = t, r->ops[w->ith] = ops;
@@ -158,6 +164,7 @@ static double measure(run *r, int nth)
     for (int trial = 0; trial < TRIALS; trial++) {
         pthread_t th[MAX_T];
         worker w[MAX_T];
+        r->base = r->windows > 1 ? (size_t)(trial % r->windows) * (size_t)nth * r->n : 0;
         pthread_barrier_init(&r->barrier, NULL, (unsigned)nth);
         for (int i = 0; i < nth; i++) {
             w[i] = (worker){r, i};
@@ -235,11 +242,13 @@ static int attempt(ridge_ctx *ctx, float *a, float *b, float *c, ridge_roofline 
         for (int l = 0; l < RIDGE_LEVEL_COUNT; l++) {
             r.mem = rd;
             r.n = sizes[l];
+            r.windows = l == RIDGE_LEVEL_DRAM ? 1 : 4; /* a peak over array addresses too */
             rows[nrows].name = ridge_roofline_level_name(l);
             rows[nrows].ridge = p->read[l];
             rows[nrows++].mine = measure(&r, nth);
         }
         r.n = sizes[RIDGE_LEVEL_DRAM];
+        r.windows = 1;
         r.mem = avx512 ? copy_v16 : copy_v8;
         rows[nrows].name = "copy";
         rows[nrows].ridge = p->copy;
@@ -272,7 +281,7 @@ int main(void)
     }
     const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
     size_t nf = floats_of(fmax(4.0 * cpu->l3_usable, 64 << 20)) +
-                floats_of(cpu->l3_usable + 4 * cpu->l2) * (size_t)ridge_ctx_threads(ctx);
+                4 * floats_of(cpu->l3_usable / 2 + 2 * cpu->l2) * (size_t)ridge_ctx_threads(ctx);
     float *a = ridge_malloc(nf * 4), *b = ridge_malloc(nf * 4), *c = ridge_malloc(nf * 4);
     if (!a || !b || !c) {
         CHECKF(0, "cannot allocate 3 x %zu MiB", nf * 4 >> 20);

@@ -33,13 +33,14 @@ enum { K_COMPUTE, K_READ, K_COPY, K_TRIAD };
 typedef struct probe_job {
     int kind;
     int warm;            /* read the array once before the barrier (cache levels) */
+    size_t window;       /* cache levels: which copy of the per-thread arrays to read */
     ridge_probe_compute_fn compute;
     ridge_probe_read_fn read;
     ridge_probe_copy_fn copy;
     ridge_probe_triad_fn triad;
     uint64_t work;       /* iterations (compute) or passes over the arrays (memory) */
     size_t n;            /* floats per thread (memory) */
-    float *a, *b, *c;    /* thread ith works on [ith * n, (ith + 1) * n) of each */
+    float *a, *b, *c;    /* thread ith works on n floats at (window * nth + ith) * n */
     atomic_int arrived, go;
     uint64_t t0;         /* set by the last thread to reach the barrier */
     struct probe_out {
@@ -52,7 +53,7 @@ typedef struct probe_job {
 static void probe_task(void *arg, int ith, int nth)
 {
     probe_job *j = arg;
-    size_t off = (size_t)ith * j->n;
+    size_t off = (j->window * (size_t)nth + (size_t)ith) * j->n;
     /* a cache-level read first brings its array into the cache, untimed: the trials of other
      * probes in between (round-robin) have evicted it */
     ridge_probe_result warm = {0, 0};
@@ -121,6 +122,7 @@ typedef struct probe_spec {
     ridge_probe_compute_fn compute;
     size_t n;          /* floats per thread (memory probes) */
     int warm;          /* bring the array into the cache before each trial */
+    size_t windows;    /* cycle the trials over this many different arrays (cache levels) */
     int dram;          /* streams DRAM-sized arrays: p->dram_trials */
     uint64_t work;     /* calibrated work per trial */
     double *result;    /* best rate, 1e9 units per second */
@@ -130,6 +132,7 @@ static void load_spec(probe_job *j, const probe_spec *s)
 {
     j->kind = s->kind;
     j->warm = s->warm;
+    j->window = 0;
     j->compute = s->compute;
     j->n = s->n;
     j->work = s->work;
@@ -169,7 +172,7 @@ static void note(const plan *p, const char *fmt, ...)
 
 /* The probes for one thread count: the compute peaks the CPU has, then the memory levels. */
 static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, size_t dram_floats,
-                      ridge_roofline_point *pt, probe_spec *specs)
+                      size_t capacity, ridge_roofline_point *pt, probe_spec *specs)
 {
     int has_avx512 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX512);
     const ridge_probe_compute_fn compute[RIDGE_PEAK_COUNT] = {
@@ -182,23 +185,34 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
     int n = 0;
     for (int k = 0; k < RIDGE_PEAK_COUNT; k++)
         if (compute[k]) /* else the peak stays 0: n/a */
-            specs[n++] = (probe_spec){ridge_roofline_peak_name(k), K_COMPUTE, compute[k], 0, 0, 0,
-                                      0, &pt->peak[k]};
+            specs[n++] = (probe_spec){.name = ridge_roofline_peak_name(k), .kind = K_COMPUTE,
+                                      .compute = compute[k], .result = &pt->peak[k]};
     size_t l3_each = RIDGE_MAX(r->l3_usable / 2 / (size_t)nth, 2 * r->l2);
     const size_t level_floats[RIDGE_LEVEL_COUNT] = {
         floats_for(r->l1d / 2), floats_for(r->l2 / 2), floats_for(l3_each),
         floats_for(dram_floats / (size_t)nth * sizeof(float))};
-    for (int l = 0; l < RIDGE_LEVEL_COUNT; l++)
-        specs[n++] = (probe_spec){ridge_roofline_level_name(l), K_READ, NULL, level_floats[l],
-                                  l != RIDGE_LEVEL_DRAM, l == RIDGE_LEVEL_DRAM, 0, &pt->read[l]};
+    for (int l = 0; l < RIDGE_LEVEL_COUNT; l++) {
+        int dram = l == RIDGE_LEVEL_DRAM;
+        size_t windows = capacity / (level_floats[l] * (size_t)nth);
+        specs[n++] = (probe_spec){.name = ridge_roofline_level_name(l), .kind = K_READ,
+                                  .n = level_floats[l], .warm = !dram,
+                                  .windows = dram ? 1 : RIDGE_MAX(1, RIDGE_MIN(8, windows)),
+                                  .dram = dram, .result = &pt->read[l]};
+    }
     size_t dram = level_floats[RIDGE_LEVEL_DRAM];
-    specs[n++] = (probe_spec){"copy", K_COPY, NULL, dram, 0, 1, 0, &pt->copy};
-    specs[n++] = (probe_spec){"triad", K_TRIAD, NULL, dram, 0, 1, 0, &pt->triad};
+    specs[n++] = (probe_spec){.name = "copy", .kind = K_COPY, .n = dram, .windows = 1,
+                              .dram = 1, .result = &pt->copy};
+    specs[n++] = (probe_spec){.name = "triad", .kind = K_TRIAD, .n = dram, .windows = 1,
+                              .dram = 1, .result = &pt->triad};
     return n;
 }
 
 /* Measures one point: calibrates every probe, then runs the trials round-robin (probe 1,
- * probe 2, ..., probe 1, ...) and keeps each probe's best. */
+ * probe 2, ..., probe 1, ...) and keeps each probe's best. Successive trials of a cache level
+ * read different arrays (windows): here the L1 read rate differed by up to 1.6x between
+ * processes (200 vs 125 GB/s) yet stayed put within one, which points at the array's address
+ * (Zen's L1 way predictor tags lines by linear address); one fixed array could then report a
+ * low roof every time. */
 static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
                           probe_spec *specs, int nspecs)
 {
@@ -208,6 +222,7 @@ static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
             if (specs[i].dram && t >= p->dram_trials) continue;
             double ops;
             load_spec(j, &specs[i]);
+            j->window = specs[i].windows > 1 ? (size_t)t % specs[i].windows : 0;
             double sec = trial(ctx, j, nth, &ops);
             *specs[i].result = fmax(*specs[i].result, ops / sec * 1e-9);
         }
@@ -275,7 +290,7 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
         memset(pt, 0, sizeof *pt);
         pt->threads = counts[i];
         probe_spec specs[RIDGE_PEAK_COUNT + 6];
-        int nspecs = make_specs(cpu, &r, counts[i], dram_floats, pt, specs);
+        int nspecs = make_specs(cpu, &r, counts[i], dram_floats, nfloats, pt, specs);
         measure_point(ctx, j, counts[i], &p, specs, nspecs);
     }
 
