@@ -6,6 +6,11 @@
 
 #include "perf/probe.h"
 
+/* gcc 12 otherwise copies every accumulator through spare registers and the stack on each
+ * iteration (the instruction overwrites its accumulator); an empty asm that takes and
+ * returns the register keeps each chain in place. */
+#define PIN(x) __asm__("" : "+v"(x))
+
 #define CHAINS(X)                                                                             \
     X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 
@@ -13,7 +18,7 @@ ridge_probe_result ridge_probe_dot_i8__vnni(uint64_t iters)
 {
     const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
 #define DECL(j) __m512i acc##j = _mm512_set1_epi32(j);
-#define STEP(j) acc##j = _mm512_dpbusd_epi32(acc##j, a, b);
+#define STEP(j) acc##j = _mm512_dpbusd_epi32(acc##j, a, b); PIN(acc##j);
 #define SUM(j) s = _mm512_add_epi32(s, acc##j);
     CHAINS(DECL)
     for (uint64_t i = 0; i < iters; i++) {

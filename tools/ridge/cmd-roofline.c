@@ -19,9 +19,11 @@ static void help(void)
            "Measures the machine's roof at 1..N threads: the fp32 FMA peak of each ISA (scalar,\n"
            "AVX2, AVX-512), the int8 (VNNI) and bf16 dot-product peaks, the read bandwidth of\n"
            "L1, L2, L3 and DRAM, and STREAM copy and triad. Each is the best of several short\n"
-           "trials (about 10 s; --quick about 1 s). The profile is cached in\n"
+           "trials (2-3 s on 2 threads; --quick about 1 s). The profile is cached in\n"
            "$XDG_CACHE_HOME/ridge/ (else ~/.cache/ridge/), keyed by CPU and thread count, and\n"
-           "reused by `ridge bench`; --refresh measures again.\n\noptions:\n" CLI_COMMON_HELP
+           "reused by `ridge bench`; --refresh measures again. Every ISA the CPU has is\n"
+           "measured whatever --isa says; --threads sets the largest thread count.\n"
+           "Run it alone: anything else running lowers the numbers.\n\noptions:\n" CLI_COMMON_HELP
            "  --quick            fewer, shorter trials\n"
            "  --refresh          ignore the cached profile: measure and save a new one\n"
            "  --svg FILE         also write a log-log roofline chart to FILE\n"

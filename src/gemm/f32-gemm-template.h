@@ -1,0 +1,355 @@
+/* The SGEMM kernels, written once for any vector width. An ISA file defines the thin mapping
+ * below and includes this header; the AVX2 and AVX-512 kernels differ only in that mapping
+ * and in the tile size, so the AVX2 tests validate the logic of both.
+ *
+ * The ISA file defines, before including:
+ *   GEMM_MR          rows of the register tile
+ *   GEMM_NV          vectors per row of the tile (NR = GEMM_NV * VL columns)
+ *   GEMM_GV          vectors per row of the matrix-vector tile (1 x GV * VL)
+ *   GEMM_SUFFIX      the ISA suffix token of every symbol (__avx2)
+ *   GEMM_UKERNEL     the micro-kernel's name (ridge_f32_gemm_ukernel_6x16__avx2)
+ *   GEMM_TABLE       the name of the exported gemm_kernel table
+ *   GEMM_NAME        its ukernel name ("f32-gemm-6x16-avx2")
+ *   VL, vf, vmask    lanes per vector, the vector type, the lane-mask type
+ *   V_ZERO() V_SET1(x) V_LOAD(p) V_STORE(p, x) V_FMA(a, b, c) = a * b + c, V_MUL V_ADD
+ *   V_MAX(a, b)      max, returning b when either is NaN (x86 maxps with b second)
+ *   V_MASK(n)        lanes [0, n) on, 0 <= n <= VL
+ *   V_MASKLOAD(p, m) lanes off read as 0 and are not accessed; V_MASKSTORE(p, m, x)
+ *   V_HSUM(x)        horizontal sum to a float
+ *   V_ACT(act, x)    GELU-tanh, sigmoid, tanh on a vector (the vec family's inline math)
+ *
+ * Micro-kernel (BLIS): the tile of C, MR x NR, lives in MR * GEMM_NV accumulators for the
+ * whole k loop; per k step it loads GEMM_NV vectors of B, broadcasts MR elements of A and
+ * issues MR * GEMM_NV FMAs. A is packed (k-major MR-row panels, zero-padded) and B either
+ * packed (k-major NR-column panels, zero-padded, b_rs == NR) or read in place from a row-major
+ * matrix (b_rs == ldb, masked loads on the last partial panel), which is the no-packing path
+ * for small problems. After the k loop the epilogue (alpha, beta, bias, activation, residual)
+ * runs on the accumulators before the single store, with masked stores on edge tiles.
+ * Packing transposes 8 x 8 blocks with 256-bit instructions in both ISAs (every AVX-512 CPU
+ * has AVX2), so that part is also exercised by the AVX2 tests. */
+#include <immintrin.h>
+#include <stddef.h>
+
+#include "gemm/gemm-internal.h"
+
+#define GEMM_NR (GEMM_NV * VL)
+#define GEMM_CAT_(a, b) a##b
+#define GEMM_CAT(a, b) GEMM_CAT_(a, b)
+#define GEMM_FN(name) GEMM_CAT(name, GEMM_SUFFIX)
+#define GEMM_INLINE static inline __attribute__((always_inline))
+
+/* ---- epilogue ------------------------------------------------------------------------------ */
+
+GEMM_INLINE vf GEMM_FN(act)(ridge_epi_act act, vf x)
+{
+    if (act == RIDGE_EPI_RELU) return V_MAX(V_ZERO(), x);
+    return V_ACT(act, x);
+}
+
+/* Finishes and stores rows [0, mr) x columns [0, nr) of an R x GEMM_NV accumulator tile.
+ * `full` (a constant after inlining) means mr == R and nr == NR: no masks. */
+GEMM_INLINE void GEMM_FN(store_tile)(const int R, vf acc[][GEMM_NV], float *c, size_t ldc,
+                                     size_t mr, size_t nr, const gemm_tile_params *t,
+                                     const int full)
+{
+    vmask mk[GEMM_NV];
+    for (int v = 0; v < GEMM_NV; v++) {
+        long left = (long)nr - v * VL;
+        mk[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
+    }
+#define GEMM_LD(p, v) (full ? V_LOAD(p) : V_MASKLOAD(p, mk[v]))
+    const vf alpha = V_SET1(t->alpha), beta = V_SET1(t->beta);
+    const int scale = t->alpha != 1.0f, read_c = t->beta != 0.0f;
+    const int col_bias = t->last && t->bias_kind == RIDGE_BIAS_COL;
+    const int row_bias = t->last && t->bias_kind == RIDGE_BIAS_ROW;
+    const ridge_epi_act act = t->last ? t->act : RIDGE_EPI_NONE;
+    const float *res = t->last ? t->res : NULL;
+    vf bcol[GEMM_NV];
+    for (int v = 0; v < GEMM_NV; v++) bcol[v] = col_bias ? GEMM_LD(t->bias + v * VL, v) : V_ZERO();
+    for (int r = 0; r < R; r++) {
+        if (!full && (size_t)r >= mr) break;
+        float *cr = c + r * ldc;
+        const vf brow = V_SET1(row_bias ? t->bias[r] : 0.0f);
+        for (int v = 0; v < GEMM_NV; v++) {
+            if (!full && (size_t)v * VL >= nr) break;
+            vf x = acc[r][v];
+            if (scale) x = V_MUL(x, alpha);
+            if (read_c) x = V_FMA(beta, GEMM_LD(cr + v * VL, v), x);
+            if (col_bias) x = V_ADD(x, bcol[v]);
+            if (row_bias) x = V_ADD(x, brow);
+            if (act != RIDGE_EPI_NONE) x = GEMM_FN(act)(act, x);
+            if (res) x = V_ADD(x, GEMM_LD(res + r * t->ldr + v * VL, v));
+            if (full) V_STORE(cr + v * VL, x);
+            else V_MASKSTORE(cr + v * VL, mk[v], x);
+        }
+    }
+#undef GEMM_LD
+}
+
+/* ---- micro-kernel -------------------------------------------------------------------------- */
+
+/* acc (R x NR) = A panel (k-major, R_stride floats per k) x B (kc rows b_rs apart). With
+ * `masked`, B columns >= nr are neither read nor used. */
+GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GEMM_NV],
+                                    size_t kc, const float *ap, const float *b, size_t b_rs,
+                                    size_t nr, const int masked)
+{
+    vmask bm[GEMM_NV];
+    for (int v = 0; v < GEMM_NV; v++) {
+        long left = (long)nr - v * VL;
+        bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
+    }
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_ZERO();
+#pragma GCC unroll 2
+    for (size_t p = 0; p < kc; p++) {
+        vf bv[GEMM_NV];
+        for (int v = 0; v < GEMM_NV; v++)
+            bv[v] = masked ? V_MASKLOAD(b + v * VL, bm[v]) : V_LOAD(b + v * VL);
+        for (int r = 0; r < R; r++) {
+            const vf av = V_SET1(ap[r]);
+            for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_FMA(av, bv[v], acc[r][v]);
+        }
+        ap += R_stride;
+        b += b_rs;
+    }
+}
+
+/* The MR x NR tile C[0:mr, 0:nr] from a packed A panel and B (packed or in place). */
+/* An edge tile of exactly R < MR rows: only R rows of FMAs (B is read the same way). */
+#define GEMM_SHORT_TILE(R)                                                                     \
+    do {                                                                                       \
+        vf accr[R][GEMM_NV];                                                                   \
+        if (nr == GEMM_NR || b_padded)                                                         \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 0);                      \
+        else                                                                                   \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 1);                      \
+        GEMM_FN(store_tile)(R, accr, c, ldc, mr, nr, t, 0);                                    \
+    } while (0)
+
+static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs, int b_padded,
+                         float *c, size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t)
+{
+    /* C is loaded and stored after the k loop: start bringing its lines in now */
+    for (size_t r = 0; r < mr; r++) {
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + r * ldc + GEMM_NR - 1), _MM_HINT_T0);
+    }
+    /* Short edge tiles (m == 1 with a plan, the last rows of m): fewer FMAs than a full tile */
+    switch (mr) {
+    case 1: GEMM_SHORT_TILE(1); return;
+    case 2: GEMM_SHORT_TILE(2); return;
+    case 3: GEMM_SHORT_TILE(3); return;
+    case 4: GEMM_SHORT_TILE(4); return;
+    default: break;
+    }
+    vf acc[GEMM_MR][GEMM_NV];
+    if (nr == GEMM_NR || b_padded)
+        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 0);
+    else
+        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 1);
+    if (mr == GEMM_MR && nr == GEMM_NR) GEMM_FN(store_tile)(GEMM_MR, acc, c, ldc, mr, nr, t, 1);
+    else GEMM_FN(store_tile)(GEMM_MR, acc, c, ldc, mr, nr, t, 0);
+}
+#undef GEMM_SHORT_TILE
+
+/* ---- packing ------------------------------------------------------------------------------- */
+
+/* dst[q * ldd + r] = src[r * lds + q] for an 8 x 8 block (256-bit: AVX-512 CPUs have AVX2). */
+GEMM_INLINE void GEMM_FN(transpose8x8)(const float *src, size_t lds, float *dst, size_t ldd)
+{
+    __m256 r0 = _mm256_loadu_ps(src + 0 * lds), r1 = _mm256_loadu_ps(src + 1 * lds);
+    __m256 r2 = _mm256_loadu_ps(src + 2 * lds), r3 = _mm256_loadu_ps(src + 3 * lds);
+    __m256 r4 = _mm256_loadu_ps(src + 4 * lds), r5 = _mm256_loadu_ps(src + 5 * lds);
+    __m256 r6 = _mm256_loadu_ps(src + 6 * lds), r7 = _mm256_loadu_ps(src + 7 * lds);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst + 0 * ldd, _mm256_permute2f128_ps(s0, s4, 0x20));
+    _mm256_storeu_ps(dst + 1 * ldd, _mm256_permute2f128_ps(s1, s5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(s2, s6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ldd, _mm256_permute2f128_ps(s3, s7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ldd, _mm256_permute2f128_ps(s0, s4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(s1, s5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(s2, s6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
+/* A (mc x kc, element (i, p) at a[i * rs + p * cs]) into MR-row panels, each kc x MR k-major,
+ * the rows past mc zero. */
+static void GEMM_FN(pack_a)(size_t mc, size_t kc, const float *a, size_t rs, size_t cs,
+                            float *ap)
+{
+    for (size_t i = 0; i < mc; i += GEMM_MR, ap += GEMM_MR * kc) {
+        size_t mr = RIDGE_MIN((size_t)GEMM_MR, mc - i);
+        const float *ai = a + i * rs;
+        if (mr == GEMM_MR && cs == 1) {
+            /* rows contiguous in p: 8 x 8 transposes of groups of up to 8 rows, each k's
+             * group written as 8 floats at ap[p * MR + r0]. A partial group (g < 8 rows)
+             * spills 8 - g floats into the next k's first rows: so partial groups go first
+             * and full ones overwrite the spill, and k runs upwards (the last spill lands in
+             * the next panel or the buffer's slack of MR * kc floats, rewritten later). */
+            size_t p = 0;
+            for (; p + 8 <= kc; p += 8) {
+                const int g0 = GEMM_MR % 8; /* rows in the partial group, at the end */
+                if (g0) {
+                    float blk[8][8] = {{0}};
+                    for (int r = 0; r < g0; r++)
+                        _mm256_storeu_ps(blk[r], _mm256_loadu_ps(ai + (GEMM_MR - g0 + r) * rs + p));
+                    GEMM_FN(transpose8x8)(&blk[0][0], 8, ap + p * GEMM_MR + GEMM_MR - g0, GEMM_MR);
+                }
+                for (int r0 = 0; r0 + 8 <= GEMM_MR; r0 += 8)
+                    GEMM_FN(transpose8x8)(ai + r0 * rs + p, rs, ap + p * GEMM_MR + r0, GEMM_MR);
+            }
+            for (; p < kc; p++)
+                for (int r = 0; r < GEMM_MR; r++) ap[p * GEMM_MR + r] = ai[r * rs + p];
+        } else if (mr == GEMM_MR && rs == 1) {
+            for (size_t p = 0; p < kc; p++)
+                for (int r = 0; r < GEMM_MR; r++) ap[p * GEMM_MR + r] = ai[p * cs + r];
+        } else {
+            for (size_t p = 0; p < kc; p++)
+                for (size_t r = 0; r < GEMM_MR; r++)
+                    ap[p * GEMM_MR + r] = r < mr ? ai[r * rs + p * cs] : 0.0f;
+        }
+    }
+}
+
+/* B (kc x nc, element (p, j) at b[p * rs + j * cs]) into NR-column panels, each kc x NR
+ * k-major, the columns past nc zero. */
+static void GEMM_FN(pack_b)(size_t kc, size_t nc, const float *b, size_t rs, size_t cs,
+                            float *bp)
+{
+    for (size_t j = 0; j < nc; j += GEMM_NR, bp += GEMM_NR * kc) {
+        size_t nr = RIDGE_MIN((size_t)GEMM_NR, nc - j);
+        const float *bj = b + j * cs;
+        if (nr == GEMM_NR && cs == 1) {
+            for (size_t p = 0; p < kc; p++)
+                for (int v = 0; v < GEMM_NV; v++)
+                    V_STORE(bp + p * GEMM_NR + v * VL, V_LOAD(bj + p * rs + v * VL));
+        } else if (nr == GEMM_NR && rs == 1) {
+            /* B^T rows are contiguous in p: 8 x 8 transposes */
+            size_t p = 0;
+            for (; p + 8 <= kc; p += 8)
+                for (int jj = 0; jj < GEMM_NR; jj += 8)
+                    GEMM_FN(transpose8x8)(bj + jj * cs + p, cs, bp + p * GEMM_NR + jj, GEMM_NR);
+            for (; p < kc; p++)
+                for (int jj = 0; jj < GEMM_NR; jj++) bp[p * GEMM_NR + jj] = bj[jj * cs + p];
+        } else {
+            for (size_t p = 0; p < kc; p++)
+                for (size_t jj = 0; jj < GEMM_NR; jj++)
+                    bp[p * GEMM_NR + jj] = jj < nr ? bj[p * rs + jj * cs] : 0.0f;
+        }
+    }
+}
+
+/* ---- matrix-vector ------------------------------------------------------------------------- */
+
+/* y[j0:j1] for m == 1 and B in place with unit column stride: y = a (1 x k, a[p * a_cs]) x B
+ * (k rows ldb apart), one pass over the rows of B with GEMM_GV independent accumulators, so
+ * the weights stream once. Columns in tiles of GV * VL (the last masked). */
+static void GEMM_FN(gemv_n)(size_t k, const float *a, size_t a_cs, const float *b, size_t ldb,
+                            float *y, size_t j0, size_t j1, const gemm_tile_params *t)
+{
+    const size_t W = GEMM_GV * VL;
+    for (size_t j = j0; j < j1; j += W) {
+        size_t nw = RIDGE_MIN(W, j1 - j);
+        vf acc[1][GEMM_GV];
+        vmask bm[GEMM_GV];
+        for (int v = 0; v < GEMM_GV; v++) {
+            long left = (long)nw - v * VL;
+            bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
+            acc[0][v] = V_ZERO();
+        }
+        const float *bj = b + j;
+        if (nw == W) {
+            for (size_t p = 0; p < k; p++) {
+                const vf av = V_SET1(a[p * a_cs]);
+                for (int v = 0; v < GEMM_GV; v++)
+                    acc[0][v] = V_FMA(av, V_LOAD(bj + p * ldb + v * VL), acc[0][v]);
+            }
+        } else {
+            for (size_t p = 0; p < k; p++) {
+                const vf av = V_SET1(a[p * a_cs]);
+                for (int v = 0; v < GEMM_GV; v++)
+                    acc[0][v] = V_FMA(av, V_MASKLOAD(bj + p * ldb + v * VL, bm[v]), acc[0][v]);
+            }
+        }
+        /* the epilogue works in NR-wide pieces */
+        for (int v = 0; v < GEMM_GV; v += GEMM_NV) {
+            size_t off = (size_t)v * VL;
+            if (off >= nw) break;
+            vf piece[1][GEMM_NV];
+            for (int u = 0; u < GEMM_NV; u++) piece[0][u] = acc[0][v + u];
+            gemm_tile_params tt = *t;
+            if (tt.bias_kind == RIDGE_BIAS_COL) tt.bias += j + off;
+            if (tt.res) tt.res += j + off;
+            GEMM_FN(store_tile)(1, piece, y + j + off, 0, 1, nw - off, &tt, 0);
+        }
+    }
+}
+
+/* y[j0:j1] for m == 1 and B^T in place: y[j] = dot(a (k contiguous), row j of B^T (ldb
+ * apart)). Four rows at a time, two accumulators each; the k tail masked. */
+static void GEMM_FN(gemv_t)(size_t k, const float *a, const float *b, size_t ldb, float *y,
+                            size_t j0, size_t j1, const gemm_tile_params *t)
+{
+    const vmask tail = V_MASK((int)(k % VL));
+    const size_t kv = k - k % VL;
+    float out[4];
+    for (size_t j = j0; j < j1; j += 4) {
+        size_t nj = RIDGE_MIN((size_t)4, j1 - j);
+        vf s0[4], s1[4];
+        const float *row[4];
+        for (int q = 0; q < 4; q++) {
+            s0[q] = s1[q] = V_ZERO();
+            row[q] = b + (j + ((size_t)q < nj ? (size_t)q : 0)) * ldb;
+        }
+        size_t p = 0;
+        for (; p + 2 * VL <= kv; p += 2 * VL) {
+            const vf a0 = V_LOAD(a + p), a1 = V_LOAD(a + p + VL);
+            for (int q = 0; q < 4; q++) {
+                s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
+                s1[q] = V_FMA(a1, V_LOAD(row[q] + p + VL), s1[q]);
+            }
+        }
+        if (p < kv) {
+            const vf a0 = V_LOAD(a + p);
+            for (int q = 0; q < 4; q++) s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
+            p += VL;
+        }
+        if (p < k) {
+            const vf a0 = V_MASKLOAD(a + p, tail);
+            for (int q = 0; q < 4; q++) s1[q] = V_FMA(a0, V_MASKLOAD(row[q] + p, tail), s1[q]);
+        }
+        for (int q = 0; q < 4; q++) out[q] = V_HSUM(V_ADD(s0[q], s1[q]));
+        for (size_t q = 0; q < nj; q++) {
+            /* the scalar epilogue on 4 values; gemm_finish_scalar's contract in a tile frame */
+            float v = t->alpha * out[q];
+            float *yq = y + j + q;
+            if (t->beta != 0.0f) v += t->beta * *yq;
+            if (t->last) {
+                if (t->bias_kind == RIDGE_BIAS_COL) v += t->bias[j + q];
+                else if (t->bias_kind == RIDGE_BIAS_ROW) v += t->bias[0];
+                v = gemm_act_scalar(t->act, v);
+                if (t->res) v += t->res[j + q];
+            }
+            *yq = v;
+        }
+    }
+}
+
+const gemm_kernel GEMM_TABLE = {
+    .name = GEMM_NAME,
+    .mr = GEMM_MR,
+    .nr = GEMM_NR,
+    .ukernel = GEMM_UKERNEL,
+    .pack_a = GEMM_FN(pack_a),
+    .pack_b = GEMM_FN(pack_b),
+    .gemv_n = GEMM_FN(gemv_n),
+    .gemv_t = GEMM_FN(gemv_t),
+};

@@ -1,0 +1,101 @@
+/* Internal to the gemm family: the problem description every path shares, the scalar
+ * epilogue, and the reference. */
+#ifndef RIDGE_GEMM_INTERNAL_H
+#define RIDGE_GEMM_INTERNAL_H
+
+#include <math.h>
+#include <stddef.h>
+
+#include "core/internal.h"
+#include "ridge/gemm.h"
+
+/* One product C = epi(alpha op(A) op(B) + beta C), validated. Transposes are folded into
+ * strides (BLIS style): element (i, p) of op(A) is a[i * a_rs + p * a_cs], element (p, j) of
+ * op(B) is b[p * b_rs + j * b_cs]. k == 0 means "no product" (alpha == 0 is mapped to it). */
+typedef struct gemm_problem {
+    size_t m, n, k;
+    float alpha, beta;
+    const float *a;
+    size_t a_rs, a_cs;
+    const float *b;
+    size_t b_rs, b_cs;
+    float *c;
+    size_t ldc;
+    ridge_epilogue epi; /* bias_kind NONE, act NONE, residual NULL: nothing */
+} gemm_problem;
+
+/* The activations in float, the definitions every vector variant must match. ReLU keeps NaN
+ * and -0 (as max(0, x) with x second does in SIMD). */
+static inline float gemm_act_scalar(ridge_epi_act act, float x)
+{
+    switch (act) {
+    case RIDGE_EPI_NONE: return x;
+    case RIDGE_EPI_RELU: return x < 0.0f ? 0.0f : x;
+    case RIDGE_EPI_GELU_TANH:
+        return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    case RIDGE_EPI_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case RIDGE_EPI_TANH: return tanhf(x);
+    }
+    return x;
+}
+
+/* The finishing step for one element (i, j) whose raw product sum is `acc`:
+ * alpha * acc + beta * C (C not read when beta == 0), bias, activation, residual. */
+static inline float gemm_finish_scalar(const gemm_problem *p, size_t i, size_t j, float acc)
+{
+    float *c = &p->c[i * p->ldc + j];
+    float v = p->k ? p->alpha * acc : 0.0f;
+    if (p->beta != 0.0f) v += p->beta * *c;
+    if (p->epi.bias_kind == RIDGE_BIAS_COL) v += p->epi.bias[j];
+    else if (p->epi.bias_kind == RIDGE_BIAS_ROW) v += p->epi.bias[i];
+    v = gemm_act_scalar(p->epi.act, v);
+    if (p->epi.residual) v += p->epi.residual[i * p->epi.ldr + j];
+    return v;
+}
+
+/* What a micro-kernel needs besides the operands: the scalars and the epilogue, with the
+ * bias and residual pointers already offset to the tile's origin (row i0, column j0). */
+typedef struct gemm_tile_params {
+    float alpha;
+    float beta;             /* for this k block: the caller's on the first, 1 after; 0: C unread */
+    int last;               /* the last k block: apply bias, activation and residual */
+    ridge_bias_kind bias_kind;
+    const float *bias;      /* COL: bias + j0; ROW: bias + i0 */
+    ridge_epi_act act;
+    const float *res;       /* residual + i0 * ldr + j0, or NULL */
+    size_t ldr;
+} gemm_tile_params;
+
+/* One ISA's kernels (f32-gemm-template.h instantiated by an ISA file). */
+typedef struct gemm_kernel {
+    const char *name; /* "f32-gemm-6x16-avx2" */
+    int mr, nr;
+    /* C[0:mr, 0:nr] (mr <= MR, nr <= NR) from a packed A panel (kc x MR, k-major) and B rows
+     * b_rs apart: a packed panel (b_rs == NR, b_padded: zero columns up to NR) or B in place
+     * (b_padded 0: columns >= nr are not read). */
+    void (*ukernel)(size_t kc, const float *ap, const float *b, size_t b_rs, int b_padded,
+                    float *c, size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t);
+    /* A (mc x kc at a[i * rs + p * cs]) into MR-row panels; B (kc x nc) into NR-column panels. */
+    void (*pack_a)(size_t mc, size_t kc, const float *a, size_t rs, size_t cs, float *ap);
+    void (*pack_b)(size_t kc, size_t nc, const float *b, size_t rs, size_t cs, float *bp);
+    /* m == 1: y[j0:j1] = epilogue(a x B), B in place with unit column stride (gemv_n) or as
+     * B^T rows ldb apart with a contiguous (gemv_t); t's bias and res point at column 0. */
+    void (*gemv_n)(size_t k, const float *a, size_t a_cs, const float *b, size_t ldb,
+                   float *y, size_t j0, size_t j1, const gemm_tile_params *t);
+    void (*gemv_t)(size_t k, const float *a, const float *b, size_t ldb, float *y, size_t j0,
+                   size_t j1, const gemm_tile_params *t);
+} gemm_kernel;
+
+extern const gemm_kernel ridge_gemm_kernel_avx2;   /* f32-gemm-6x16-avx2.c */
+extern const gemm_kernel ridge_gemm_kernel_avx512; /* f32-gemm-14x32-avx512.c */
+
+/* Tests only: force the cache blocks (0: derive from the CPU as usual); while set, every
+ * product is also split among all threads however small. KC changes the rounding, so this is
+ * never set outside tests. */
+void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc);
+
+/* gemm-ref.c: the plain scalar reference over rows [i0, i1) and columns [j0, j1) of C,
+ * accumulating in float in k order. */
+void ridge_f32_gemm__ref(const gemm_problem *p, size_t i0, size_t i1, size_t j0, size_t j1);
+
+#endif /* RIDGE_GEMM_INTERNAL_H */

@@ -1,0 +1,671 @@
+/* The public SGEMM entry points: argument validation, the mapping of transposes to strides,
+ * and dispatch to the path that suits the shape and the context's ISA. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gemm/gemm-internal.h"
+
+/* ---- validation ------------------------------------------------------------------------------ */
+
+/* Sizes above this are a negative int converted to size_t, or absurd. */
+#define GEMM_SIZE_MAX (SIZE_MAX / 2)
+
+static ridge_status check_size(const char *fn, const char *what, size_t v)
+{
+    if (v > GEMM_SIZE_MAX)
+        return ridge_error(RIDGE_EINVAL, "%s: %s (%zu) is negative or too large", fn, what, v);
+    return RIDGE_OK;
+}
+
+/* A stored rows x cols matrix with leading dimension ld: checks ld >= max(1, cols), that its
+ * extent (rows - 1) * ld + cols (in floats, returned) fits in bytes, and that ptr is set when
+ * `used`. */
+static ridge_status check_matrix(const char *fn, const char *name, const void *ptr, int used,
+                                 size_t rows, size_t cols, const char *cols_name, size_t ld,
+                                 const char *ld_name, size_t *extent)
+{
+    *extent = 0;
+    ridge_status st = check_size(fn, ld_name, ld);
+    if (st) return st;
+    if (ld < cols || ld == 0)
+        return ridge_error(RIDGE_EINVAL, "%s: %s (%zu) < %s (%zu) (must be >= max(1, %s))", fn,
+                           ld_name, ld, cols_name, cols, cols_name);
+    if (rows && cols) {
+        size_t span;
+        if (__builtin_mul_overflow(rows - 1, ld, &span) ||
+            __builtin_add_overflow(span, cols, extent) || *extent > GEMM_SIZE_MAX / sizeof(float))
+            return ridge_error(RIDGE_EINVAL, "%s: %s spans more than the address space (%zu rows, %s %zu)",
+                               fn, name, rows, ld_name, ld);
+    }
+    if (used && !ptr) return ridge_error(RIDGE_EINVAL, "%s: %s is NULL", fn, name);
+    return RIDGE_OK;
+}
+
+/* `batch` matrices `stride` floats apart, each spanning `extent`. */
+static ridge_status check_batch(const char *fn, const char *name, size_t batch, size_t stride,
+                                size_t extent)
+{
+    ridge_status st = check_size(fn, "batch stride", stride);
+    if (st || batch <= 1 || extent == 0) return st;
+    size_t span, total;
+    if (__builtin_mul_overflow(batch - 1, stride, &span) ||
+        __builtin_add_overflow(span, extent, &total) || total > GEMM_SIZE_MAX / sizeof(float))
+        return ridge_error(RIDGE_EINVAL, "%s: the %zu %s matrices span more than the address space",
+                           fn, batch, name);
+    return RIDGE_OK;
+}
+
+static ridge_status check_trans(const char *fn, const char *name, ridge_trans t)
+{
+    if (t != RIDGE_NO_TRANS && t != RIDGE_TRANS)
+        return ridge_error(RIDGE_EINVAL, "%s: %s (%d) is neither RIDGE_NO_TRANS nor RIDGE_TRANS",
+                           fn, name, (int)t);
+    return RIDGE_OK;
+}
+
+static ridge_status check_epilogue(const char *fn, const ridge_epilogue *e, size_t batch,
+                                   size_t m, size_t n)
+{
+    if (e->bias_kind != RIDGE_BIAS_NONE && e->bias_kind != RIDGE_BIAS_COL &&
+        e->bias_kind != RIDGE_BIAS_ROW)
+        return ridge_error(RIDGE_EINVAL, "%s: epilogue bias_kind (%d) is unknown", fn,
+                           (int)e->bias_kind);
+    if (e->bias_kind != RIDGE_BIAS_NONE && !e->bias && m && n)
+        return ridge_error(RIDGE_EINVAL, "%s: epilogue bias is NULL but bias_kind is %s", fn,
+                           e->bias_kind == RIDGE_BIAS_COL ? "COL" : "ROW");
+    if (e->bias_kind == RIDGE_BIAS_NONE && e->bias)
+        return ridge_error(RIDGE_EINVAL, "%s: epilogue bias is set but bias_kind is NONE", fn);
+    if ((unsigned)e->act > RIDGE_EPI_TANH)
+        return ridge_error(RIDGE_EINVAL, "%s: epilogue act (%d) is unknown", fn, (int)e->act);
+    if (e->residual) {
+        size_t ext;
+        ridge_status st = check_matrix(fn, "residual", e->residual, 1, m, n, "n", e->ldr,
+                                       "ldr", &ext);
+        if (!st) st = check_batch(fn, "residual", batch, e->residual_stride, ext);
+        if (st) return st;
+    }
+    return RIDGE_OK;
+}
+
+/* ---- blocking -------------------------------------------------------------------------------- */
+
+static size_t test_kc, test_mc, test_nc;
+
+void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc)
+{
+    test_kc = kc, test_mc = mc, test_nc = nc;
+}
+
+static const gemm_kernel *select_kernel(ridge_isa isa)
+{
+    switch (isa) {
+    case RIDGE_ISA_AVX512: return &ridge_gemm_kernel_avx512;
+    case RIDGE_ISA_AVX2: return &ridge_gemm_kernel_avx2;
+    default: return NULL;
+    }
+}
+
+/* KC: a B micro-panel (KC x NR) fills 3/4 of L1 (the A micro-panel streams through the rest),
+ * at least 256 so the C tile's load and store are amortized over enough FMAs. 384 on Zen 3
+ * (interleaved runs at 1024^3: 86-88 GFLOP/s against 80-84 with KC 256). It fixes the
+ * summation blocks, so it depends on the kernel and the L1 only (never on the thread count:
+ * results do not depend on it). */
+static size_t blocking_kc(const gemm_kernel *K, const ridge_cpu *cpu)
+{
+    if (test_kc) return test_kc;
+    size_t l1 = cpu->l1d ? cpu->l1d : 32768;
+    size_t kc = l1 * 3 / 4 / ((size_t)K->nr * sizeof(float));
+    kc = RIDGE_MAX(kc, 256u);
+    kc = RIDGE_MIN(kc, 1024u);
+    return kc & ~(size_t)7;
+}
+
+/* MC: the packed A block (MC x KC) takes 3/10 of the private L2, leaving room for the B
+ * panels streaming through it and for C (102 rows on Zen 3; smaller blocks measured better
+ * than half of L2). */
+static size_t blocking_mc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc)
+{
+    size_t mr = (size_t)K->mr;
+    size_t l2 = cpu->l2 ? cpu->l2 : 262144;
+    size_t mc = test_mc ? test_mc : l2 * 3 / 10 / (kc * sizeof(float));
+    return RIDGE_MAX(mc / mr, 1) * mr;
+}
+
+/* NC: the packed B block (KC x NC) takes half of this thread's share of the usable L3. */
+static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc, int threads)
+{
+    size_t nr = (size_t)K->nr;
+    size_t l3 = cpu->l3_usable ? cpu->l3_usable : 4u << 20;
+    size_t nc = test_nc ? test_nc : RIDGE_MIN(l3 / 2 / (size_t)threads / (kc * sizeof(float)), 8192u);
+    return RIDGE_MAX(nc / nr, 1) * nr;
+}
+
+/* Up to this many rows of A, a row-major B is read in place instead of packed. */
+#define GEMM_INPLACE_B_MAX_M 64
+
+/* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
+
+typedef struct gemm_driver {
+    const gemm_problem *p;
+    const gemm_kernel *K;
+    size_t kc, mc, nc;
+    int pack_b;          /* 0: B is read in place (unit column stride) */
+    const float *bplan;  /* prepacked B (k blocks of kc rows, each npad columns), or NULL */
+    size_t plan_npad;
+    float *scratch;      /* per thread: A block, then B block */
+    size_t per_thread;   /* floats */
+} gemm_driver;
+
+static void tile_params(const gemm_problem *p, size_t i, size_t j, gemm_tile_params *t)
+{
+    t->bias = p->epi.bias_kind == RIDGE_BIAS_COL   ? p->epi.bias + j
+              : p->epi.bias_kind == RIDGE_BIAS_ROW ? p->epi.bias + i
+                                                   : NULL;
+    t->res = p->epi.residual ? p->epi.residual + i * p->epi.ldr + j : NULL;
+}
+
+/* C[i0:i1, j0:j1], one thread's contiguous block (micro-tile aligned). Loop order (BLIS):
+ * jc over NC columns (B block in L3), pc over KC (pack B), ic over MC rows (pack A, in L2),
+ * jr over NR (B micro-panel in L1), ir over MR (the micro-kernel). */
+static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
+{
+    const gemm_driver *d = arg;
+    const gemm_problem *p = d->p;
+    const gemm_kernel *K = d->K;
+    const size_t MR = (size_t)K->mr, NR = (size_t)K->nr;
+    float *ap = d->scratch + (size_t)ith * d->per_thread;
+    float *bp = ap + (d->mc + MR) * d->kc;
+    gemm_tile_params t = {.alpha = p->alpha, .bias_kind = p->epi.bias_kind, .act = p->epi.act,
+                          .ldr = p->epi.ldr};
+    for (size_t jc = j0; jc < j1; jc += d->nc) {
+        size_t nc = RIDGE_MIN(d->nc, j1 - jc);
+        for (size_t pc = 0; pc < p->k; pc += d->kc) {
+            size_t kc = RIDGE_MIN(d->kc, p->k - pc);
+            const float *bblk;
+            size_t b_rs, b_step; /* rows apart; floats between two NR panels per column */
+            int padded = 1;
+            if (d->bplan) {
+                bblk = d->bplan + pc * d->plan_npad + jc * kc;
+                b_rs = NR, b_step = kc;
+            } else if (d->pack_b) {
+                K->pack_b(kc, nc, p->b + pc * p->b_rs + jc * p->b_cs, p->b_rs, p->b_cs, bp);
+                bblk = bp;
+                b_rs = NR, b_step = kc;
+            } else {
+                bblk = p->b + pc * p->b_rs + jc;
+                b_rs = p->b_rs, b_step = 1, padded = 0;
+            }
+            t.beta = pc == 0 ? p->beta : 1.0f;
+            t.last = pc + kc >= p->k;
+            for (size_t ic = i0; ic < i1; ic += d->mc) {
+                size_t mc = RIDGE_MIN(d->mc, i1 - ic);
+                K->pack_a(mc, kc, p->a + ic * p->a_rs + pc * p->a_cs, p->a_rs, p->a_cs, ap);
+                for (size_t jr = 0; jr < nc; jr += NR) {
+                    size_t nr = RIDGE_MIN(NR, nc - jr);
+                    const float *bpanel = bblk + jr * b_step;
+                    for (size_t ir = 0; ir < mc; ir += MR) {
+                        size_t i = ic + ir, j = jc + jr;
+                        tile_params(p, i, j, &t);
+                        K->ukernel(kc, ap + ir * kc, bpanel, b_rs, padded, p->c + i * p->ldc + j,
+                                   p->ldc, RIDGE_MIN(MR, mc - ir), nr, &t);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- splitting among threads ------------------------------------------------------------------ */
+
+/* Below this many FLOPs per thread, waking another thread costs more than it saves. */
+#define GEMM_MIN_FLOP_PER_THREAD 2e6
+
+static int useful_threads(const ridge_ctx *ctx, size_t m, size_t n, size_t k)
+{
+    double flop = 2.0 * (double)m * (double)n * (double)(k ? k : 1);
+    int t = ridge_ctx_threads(ctx);
+    double most = test_kc ? t : flop / GEMM_MIN_FLOP_PER_THREAD; /* tests: split everything */
+    return most < 1 ? 1 : most < t ? (int)most : t;
+}
+
+typedef struct split2d {
+    size_t m, n, g0, g1;
+    int p0, p1;
+    ridge_range2d_fn fn;
+    void *arg;
+} split2d;
+
+static void split2d_task(void *arg, int ith, int nth)
+{
+    const split2d *s = arg;
+    size_t b0, e0, b1, e1;
+    ridge_partition(s->m, s->g0, ith / s->p1, s->p0, &b0, &e0);
+    ridge_partition(s->n, s->g1, ith % s->p1, s->p1, &b1, &e1);
+    if (b0 < e0 && b1 < e1) s->fn(s->arg, b0, e0, b1, e1, ith);
+}
+
+/* Runs fn on nth contiguous blocks of the m x n output, a p0 x p1 grid on multiples of g0 x
+ * g1 (micro-tiles). The grid maximizes the smaller block's area over perimeter, i.e. the
+ * FLOPs per element packed: each thread packs the A rows and B columns of its own block. */
+static void gemm_split_2d(ridge_ctx *ctx, int nth, size_t m, size_t n, size_t g0, size_t g1,
+                          ridge_range2d_fn fn, void *arg)
+{
+    size_t u0 = (m + g0 - 1) / g0, u1 = (n + g1 - 1) / g1;
+    split2d s = {m, n, g0, g1, 1, 1, fn, arg};
+    double best = -1;
+    for (int p0 = 1; p0 <= nth; p0++) {
+        if (nth % p0 || (size_t)p0 > u0 || (size_t)(nth / p0) > u1) continue;
+        double bm = (double)((u0 + p0 - 1) / p0 * g0), bn = (double)((u1 + nth / p0 - 1) / (nth / p0) * g1);
+        double score = bm * bn / (bm + bn);
+        if (score > best) best = score, s.p0 = p0, s.p1 = nth / p0;
+    }
+    if (best < 0) { /* nth does not factor onto the tiles: fall back to the longer side */
+        if (u0 >= u1) s.p0 = (int)RIDGE_MIN(u0, (size_t)nth), s.p1 = 1;
+        else s.p1 = (int)RIDGE_MIN(u1, (size_t)nth), s.p0 = 1;
+    }
+    if (s.p0 * s.p1 == 1) fn(arg, 0, m, 0, n, 0);
+    else ridge_parallel_run(ctx, s.p0 * s.p1, split2d_task, &s);
+}
+
+/* ---- the matrix-vector path (m == 1) --------------------------------------------------------- */
+
+typedef struct gemv_job {
+    const gemm_problem *p;
+    const gemm_kernel *K;
+    const float *a; /* contiguous copy of op(A) for gemv_t */
+    gemm_tile_params t;
+} gemv_job;
+
+/* Columns [j0, j1) of the single row (i0, i1 are 0, 1). */
+static void gemv_range(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
+{
+    const gemv_job *g = arg;
+    const gemm_problem *p = g->p;
+    if (p->b_cs == 1) g->K->gemv_n(p->k, p->a, p->a_cs, p->b, p->b_rs, p->c, j0, j1, &g->t);
+    else g->K->gemv_t(p->k, g->a, p->b, p->b_cs, p->c, j0, j1, &g->t);
+}
+
+/* ---- dispatch -------------------------------------------------------------------------------- */
+
+typedef struct ref_job {
+    const gemm_problem *p;
+} ref_job;
+
+static void ref_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
+{
+    const ref_job *j = arg;
+    ridge_f32_gemm__ref(j->p, i0, i1, j0, j1);
+}
+
+/* B from a plan: its panels, KC and padded width; bplan NULL when there is no plan. */
+typedef struct plan_b {
+    const float *bplan;
+    size_t kc, npad;
+} plan_b;
+
+enum { PATH_REF, PATH_GEMV, PATH_LOOPS };
+
+/* The path is chosen by shape and ISA only, so the bits never depend on the thread count: the
+ * reference for ISA ref (and for "no product", a memory pass), the matrix-vector kernels for
+ * m == 1, else the five loops. */
+static int choose_path(const gemm_problem *p, const gemm_kernel *K, const plan_b *pb)
+{
+    if (!K || p->k == 0) return PATH_REF;
+    if (p->m == 1 && !pb->bplan) return PATH_GEMV;
+    return PATH_LOOPS;
+}
+
+/* The blocks, the B strategy and the scratch per thread (floats) for the five loops. */
+static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel *K,
+                        const ridge_cpu *cpu, int threads, const plan_b *pb)
+{
+    *d = (gemm_driver){.p = p, .K = K, .bplan = pb->bplan, .plan_npad = pb->npad};
+    d->kc = pb->bplan ? pb->kc : blocking_kc(K, cpu);
+    d->mc = blocking_mc(K, cpu, d->kc);
+    d->nc = blocking_nc(K, cpu, d->kc, threads);
+    /* B in place when it is row-major and A has few rows (packing B would be amortized over
+     * too few of them; interleaved A/B runs on Zen 3 favoured it up to m ~ 64), unless its
+     * rows are a multiple of 4 KiB apart (the panel's lines would all fall in one L1 set). */
+    d->pack_b = !pb->bplan && !(p->b_cs == 1 && p->m <= GEMM_INPLACE_B_MAX_M && p->b_rs % 1024 != 0);
+    size_t mc_alloc = d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
+    d->per_thread = mc_alloc * d->kc + (d->pack_b ? nc_alloc * d->kc : 0);
+    d->per_thread = (d->per_thread + 15) & ~(size_t)15; /* 64-byte aligned blocks */
+}
+
+/* Scratch floats per thread that run_product needs. */
+static size_t product_scratch(const gemm_problem *p, const gemm_kernel *K, const ridge_cpu *cpu,
+                              int threads, const plan_b *pb)
+{
+    switch (choose_path(p, K, pb)) {
+    case PATH_GEMV: return (p->b_cs != 1 && p->a_cs != 1) ? (p->k + 15) & ~(size_t)15 : 0;
+    case PATH_LOOPS: {
+        gemm_driver d;
+        driver_init(&d, p, K, cpu, threads, pb);
+        return d.per_thread;
+    }
+    }
+    return 0;
+}
+
+/* Computes one validated product on `threads` threads of ctx, or, with threads == 1, on the
+ * calling thread alone without touching the pool (then it may run inside a pool task).
+ * `scratch` holds threads * product_scratch() floats (NULL: taken from the context). */
+static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem *p,
+                                const gemm_kernel *K, const plan_b *pb, float *scratch)
+{
+    if (p->m == 0 || p->n == 0) return RIDGE_OK;
+    const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
+    int path = choose_path(p, K, pb);
+    size_t need = product_scratch(p, K, cpu, threads, pb) * (size_t)threads * sizeof(float);
+    if (!scratch && need && ridge_ctx_scratch(ctx, need, (void **)&scratch))
+        return ridge_error(RIDGE_ENOMEM, "sgemm: out of memory for %zu bytes of packing buffers",
+                           need);
+    if (path == PATH_REF) {
+        ref_job j = {p};
+        if (threads == 1) ref_block(&j, 0, p->m, 0, p->n, 0);
+        else gemm_split_2d(ctx, threads, p->m, p->n, 8, 64, ref_block, &j);
+        return RIDGE_OK;
+    }
+    if (path == PATH_GEMV) {
+        gemv_job g = {p, K, p->a, {.alpha = p->alpha, .beta = p->beta, .last = 1,
+                                   .bias_kind = p->epi.bias_kind, .bias = p->epi.bias,
+                                   .act = p->epi.act, .res = p->epi.residual, .ldr = p->epi.ldr}};
+        if (p->b_cs != 1 && p->a_cs != 1) { /* gemv_t wants a contiguous */
+            for (size_t i = 0; i < p->k; i++) scratch[i] = p->a[i * p->a_cs];
+            g.a = scratch;
+        }
+        if (threads == 1) gemv_range(&g, 0, 1, 0, p->n, 0);
+        else gemm_split_2d(ctx, threads, 1, p->n, 1, p->b_cs == 1 ? 64 : 16, gemv_range, &g);
+        return RIDGE_OK;
+    }
+    gemm_problem q = *p;
+    gemm_driver d;
+    driver_init(&d, &q, K, cpu, threads, pb);
+    d.scratch = scratch;
+    /* A residual in C is read in the last k block, after the first overwrote C: keep a copy. */
+    float *res_copy = NULL;
+    if (q.epi.residual == q.c && q.k > d.kc) {
+        res_copy = ridge_malloc(q.m * q.n * sizeof(float));
+        if (!res_copy) return ridge_error(RIDGE_ENOMEM, "sgemm: out of memory for the residual");
+        for (size_t i = 0; i < q.m; i++)
+            memcpy(res_copy + i * q.n, q.c + i * q.ldc, q.n * sizeof(float));
+        q.epi.residual = res_copy;
+        q.epi.ldr = q.n;
+    }
+    if (threads == 1) driver_block(&d, 0, q.m, 0, q.n, 0);
+    else gemm_split_2d(ctx, threads, q.m, q.n, (size_t)K->mr, (size_t)K->nr, driver_block, &d);
+    ridge_free(res_copy);
+    return RIDGE_OK;
+}
+
+/* A batch of same-shape products (i-th: a + i sa, b + i sb, c + i sc, residual + i sr). */
+typedef struct batch_job {
+    ridge_ctx *ctx;
+    gemm_problem p; /* item 0 */
+    size_t batch, sa, sb, sc, sr;
+    const gemm_kernel *K;
+    float *scratch;
+    size_t per_item; /* scratch floats per thread */
+    _Atomic int status;
+} batch_job;
+
+static void batch_item(const batch_job *j, size_t i, gemm_problem *p)
+{
+    *p = j->p;
+    if (p->k) p->a += i * j->sa, p->b += i * j->sb;
+    p->c += i * j->sc;
+    if (p->epi.residual) p->epi.residual += i * j->sr;
+}
+
+/* Small products: each thread runs whole items of its contiguous share of the batch. */
+static void batch_task(void *arg, int ith, int nth)
+{
+    batch_job *j = arg;
+    size_t b, e;
+    ridge_partition(j->batch, 1, ith, nth, &b, &e);
+    static const plan_b none = {0};
+    for (size_t i = b; i < e; i++) {
+        gemm_problem p;
+        batch_item(j, i, &p);
+        float *scratch = j->per_item ? j->scratch + (size_t)ith * j->per_item : NULL;
+        ridge_status st = run_product(j->ctx, 1, &p, j->K, &none, scratch);
+        if (st) atomic_store(&j->status, (int)st);
+    }
+}
+
+/* Computes `batch` products: one after the other on all useful threads when each is large
+ * enough to split, else whole products in parallel (attention's many small heads). */
+static ridge_status run_batch(ridge_ctx *ctx, batch_job *j)
+{
+    static const plan_b none = {0};
+    const gemm_problem *p = &j->p;
+    int per = useful_threads(ctx, p->m, p->n, p->k), all = ridge_ctx_threads(ctx);
+    if (j->batch > 1 && per < all && p->m && p->n) {
+        int nth = j->batch < (size_t)all ? (int)j->batch : all;
+        j->ctx = ctx;
+        j->per_item = product_scratch(p, j->K, ridge_ctx_cpu(ctx), 1, &none);
+        size_t need = j->per_item * (size_t)nth * sizeof(float);
+        if (need && ridge_ctx_scratch(ctx, need, (void **)&j->scratch))
+            return ridge_error(RIDGE_ENOMEM, "sgemm: out of memory for %zu bytes of packing buffers",
+                               need);
+        atomic_init(&j->status, RIDGE_OK);
+        ridge_parallel_run(ctx, nth, batch_task, j);
+        return (ridge_status)atomic_load(&j->status);
+    }
+    for (size_t i = 0; i < j->batch; i++) {
+        gemm_problem q;
+        batch_item(j, i, &q);
+        ridge_status st = run_product(ctx, per, &q, j->K, &none, NULL);
+        if (st) return st;
+    }
+    return RIDGE_OK;
+}
+
+/* Fills the transpose-independent part of a problem. */
+static void set_a(gemm_problem *p, ridge_trans t, const float *a, size_t lda)
+{
+    p->a = a;
+    p->a_rs = t == RIDGE_NO_TRANS ? lda : 1;
+    p->a_cs = t == RIDGE_NO_TRANS ? 1 : lda;
+}
+
+static void set_b(gemm_problem *p, ridge_trans t, const float *b, size_t ldb)
+{
+    p->b = b;
+    p->b_rs = t == RIDGE_NO_TRANS ? ldb : 1;
+    p->b_cs = t == RIDGE_NO_TRANS ? 1 : ldb;
+}
+
+/* Validates everything but B, shared by the plain calls and the plan. */
+static ridge_status check_common(const char *fn, ridge_ctx *ctx, ridge_trans trans_a,
+                                 size_t batch, size_t m, size_t n, size_t k, float alpha,
+                                 const float *a, size_t lda, size_t stride_a, float *c,
+                                 size_t ldc, size_t stride_c, const ridge_epilogue *epi)
+{
+    if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", fn);
+    ridge_status st;
+    if ((st = check_trans(fn, "trans_a", trans_a)) || (st = check_size(fn, "batch", batch)) ||
+        (st = check_size(fn, "m", m)) || (st = check_size(fn, "n", n)) ||
+        (st = check_size(fn, "k", k)))
+        return st;
+    int product = m && n && k && alpha != 0.0f && batch;
+    size_t ext;
+    if (trans_a == RIDGE_NO_TRANS) st = check_matrix(fn, "a", a, product, m, k, "k", lda, "lda", &ext);
+    else st = check_matrix(fn, "a", a, product, k, m, "m", lda, "lda", &ext);
+    if (!st) st = check_batch(fn, "a", batch, stride_a, ext);
+    if (!st) st = check_matrix(fn, "c", c, m && n && batch, m, n, "n", ldc, "ldc", &ext);
+    if (!st) st = check_batch(fn, "c", batch, stride_c, ext);
+    if (!st && epi) st = check_epilogue(fn, epi, batch, m, n);
+    if (!st && epi && epi->residual == c && c && (epi->ldr != ldc || epi->residual_stride != stride_c))
+        return ridge_error(RIDGE_EINVAL, "%s: residual is c but ldr (%zu) != ldc (%zu) or its "
+                           "stride differs: in place, it must be the same matrix", fn, epi->ldr, ldc);
+    return st;
+}
+
+static ridge_status check_b(const char *fn, ridge_trans trans_b, size_t batch, size_t m,
+                            size_t n, size_t k, float alpha, const float *b, size_t ldb,
+                            size_t stride_b)
+{
+    ridge_status st = check_trans(fn, "trans_b", trans_b);
+    if (st) return st;
+    int product = m && n && k && alpha != 0.0f && batch;
+    size_t ext;
+    if (trans_b == RIDGE_NO_TRANS) st = check_matrix(fn, "b", b, product, k, n, "n", ldb, "ldb", &ext);
+    else st = check_matrix(fn, "b", b, product, n, k, "k", ldb, "ldb", &ext);
+    if (!st) st = check_batch(fn, "b", batch, stride_b, ext);
+    return st;
+}
+
+static ridge_status sgemm_common(const char *fn, ridge_ctx *ctx, ridge_trans trans_a,
+                                 ridge_trans trans_b, size_t batch, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, size_t stride_a,
+                                 const float *b, size_t ldb, size_t stride_b, float beta,
+                                 float *c, size_t ldc, size_t stride_c, const ridge_epilogue *epi)
+{
+    ridge_status st = check_common(fn, ctx, trans_a, batch, m, n, k, alpha, a, lda, stride_a,
+                                   c, ldc, stride_c, epi);
+    if (!st) st = check_b(fn, trans_b, batch, m, n, k, alpha, b, ldb, stride_b);
+    if (st) return st;
+    batch_job j = {.p = {.m = m, .n = n, .k = alpha != 0.0f ? k : 0, .alpha = alpha,
+                         .beta = beta, .c = c, .ldc = ldc},
+                   .batch = batch, .sa = stride_a, .sb = stride_b, .sc = stride_c,
+                   .K = select_kernel(ridge_ctx_isa(ctx))};
+    if (epi) j.p.epi = *epi, j.sr = epi->residual_stride;
+    set_a(&j.p, trans_a, j.p.k ? a : NULL, lda);
+    set_b(&j.p, trans_b, j.p.k ? b : NULL, ldb);
+    return run_batch(ctx, &j);
+}
+
+ridge_status ridge_sgemm(ridge_ctx *ctx, ridge_trans trans_a, ridge_trans trans_b, size_t m,
+                         size_t n, size_t k, float alpha, const float *a, size_t lda,
+                         const float *b, size_t ldb, float beta, float *c, size_t ldc)
+{
+    return sgemm_common("sgemm", ctx, trans_a, trans_b, 1, m, n, k, alpha, a, lda, 0, b, ldb,
+                        0, beta, c, ldc, 0, NULL);
+}
+
+ridge_status ridge_sgemm_ex(ridge_ctx *ctx, ridge_trans trans_a, ridge_trans trans_b, size_t m,
+                            size_t n, size_t k, float alpha, const float *a, size_t lda,
+                            const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                            const ridge_epilogue *epi)
+{
+    return sgemm_common("sgemm_ex", ctx, trans_a, trans_b, 1, m, n, k, alpha, a, lda, 0, b,
+                        ldb, 0, beta, c, ldc, 0, epi);
+}
+
+ridge_status ridge_sgemm_batched(ridge_ctx *ctx, ridge_trans trans_a, ridge_trans trans_b,
+                                 size_t batch, size_t m, size_t n, size_t k, float alpha,
+                                 const float *a, size_t lda, size_t stride_a, const float *b,
+                                 size_t ldb, size_t stride_b, float beta, float *c, size_t ldc,
+                                 size_t stride_c, const ridge_epilogue *epi)
+{
+    return sgemm_common("sgemm_batched", ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda,
+                        stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, epi);
+}
+
+/* ---- prepacked B ----------------------------------------------------------------------------- */
+
+struct ridge_sgemm_plan {
+    ridge_trans trans_b;
+    size_t n, k;
+    const gemm_kernel *K; /* NULL: ISA ref, packed is op(B) row-major */
+    size_t kc, npad;      /* k blocks of kc rows, each npad (n rounded up to NR) columns */
+    float *packed;
+};
+
+static void plan_pack(ridge_sgemm_plan *plan, const float *b, size_t ldb)
+{
+    size_t rs = plan->trans_b == RIDGE_NO_TRANS ? ldb : 1;
+    size_t cs = plan->trans_b == RIDGE_NO_TRANS ? 1 : ldb;
+    if (!plan->K) {
+        for (size_t p = 0; p < plan->k; p++)
+            for (size_t j = 0; j < plan->n; j++) plan->packed[p * plan->n + j] = b[p * rs + j * cs];
+        return;
+    }
+    for (size_t pc = 0; pc < plan->k; pc += plan->kc)
+        plan->K->pack_b(RIDGE_MIN(plan->kc, plan->k - pc), plan->n, b + pc * rs, rs, cs,
+                        plan->packed + pc * plan->npad);
+}
+
+ridge_status ridge_sgemm_plan_create(ridge_ctx *ctx, ridge_trans trans_b, size_t n, size_t k,
+                                     const float *b, size_t ldb, ridge_sgemm_plan **out)
+{
+    const char *fn = "sgemm_plan_create";
+    if (!out) return ridge_error(RIDGE_EINVAL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", fn);
+    ridge_status st;
+    if ((st = check_size(fn, "n", n)) || (st = check_size(fn, "k", k)) ||
+        (st = check_b(fn, trans_b, 1, 1, n, k, 1.0f, b, ldb, 0)))
+        return st;
+    ridge_sgemm_plan *plan = ridge_calloc(1, sizeof *plan);
+    if (!plan) return ridge_error(RIDGE_ENOMEM, "%s: out of memory", fn);
+    plan->trans_b = trans_b;
+    plan->n = n;
+    plan->k = k;
+    plan->K = select_kernel(ridge_ctx_isa(ctx));
+    plan->npad = n;
+    if (plan->K) {
+        plan->kc = blocking_kc(plan->K, ridge_ctx_cpu(ctx));
+        plan->npad = (n + (size_t)plan->K->nr - 1) / (size_t)plan->K->nr * (size_t)plan->K->nr;
+    }
+    if (n && k) {
+        size_t bytes;
+        if (ridge_size_mul(plan->npad, k, "plan", &bytes) ||
+            ridge_size_mul(bytes, sizeof(float), "plan", &bytes) ||
+            !(plan->packed = ridge_malloc(bytes))) {
+            ridge_free(plan);
+            return ridge_error(RIDGE_ENOMEM, "%s: out of memory for %zu x %zu floats", fn, k, n);
+        }
+        plan_pack(plan, b, ldb);
+    }
+    *out = plan;
+    return RIDGE_OK;
+}
+
+ridge_status ridge_sgemm_plan_update(ridge_ctx *ctx, ridge_sgemm_plan *plan, const float *b,
+                                     size_t ldb)
+{
+    const char *fn = "sgemm_plan_update";
+    if (!ctx || !plan)
+        return ridge_error(RIDGE_EINVAL, "%s: %s is NULL", fn, ctx ? "plan" : "ctx");
+    ridge_status st = check_b(fn, plan->trans_b, 1, 1, plan->n, plan->k, 1.0f, b, ldb, 0);
+    if (st) return st;
+    if (plan->packed) plan_pack(plan, b, ldb);
+    return RIDGE_OK;
+}
+
+void ridge_sgemm_plan_destroy(ridge_sgemm_plan *plan)
+{
+    if (!plan) return;
+    ridge_free(plan->packed);
+    ridge_free(plan);
+}
+
+ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *plan,
+                                      ridge_trans trans_a, size_t m, float alpha,
+                                      const float *a, size_t lda, float beta, float *c,
+                                      size_t ldc, const ridge_epilogue *epi)
+{
+    const char *fn = "sgemm_plan_execute";
+    if (!plan) return ridge_error(RIDGE_EINVAL, "%s: plan is NULL", fn);
+    ridge_status st = check_common(fn, ctx, trans_a, 1, m, plan->n, plan->k, alpha, a, lda, 0,
+                                   c, ldc, 0, epi);
+    if (st) return st;
+    gemm_problem p = {.m = m, .n = plan->n, .k = alpha != 0.0f ? plan->k : 0, .alpha = alpha,
+                      .beta = beta, .c = c, .ldc = ldc};
+    if (epi) p.epi = *epi;
+    set_a(&p, trans_a, p.k ? a : NULL, lda);
+    set_b(&p, RIDGE_NO_TRANS, p.k ? plan->packed : NULL, plan->n);
+    plan_b pb = {plan->K && p.k ? plan->packed : NULL, plan->kc, plan->npad};
+    return run_product(ctx, useful_threads(ctx, m, plan->n, p.k), &p, plan->K, &pb, NULL);
+}
+
+/* ---- introspection --------------------------------------------------------------------------- */
+
+const char *ridge_gemm_describe(const ridge_ctx *ctx)
+{
+    const gemm_kernel *K = ctx ? select_kernel(ridge_ctx_isa(ctx)) : NULL;
+    return K ? K->name : "f32-gemm-ref";
+}

@@ -1,0 +1,5 @@
+ridge_add_test(test-io LABELS fast)
+target_link_libraries(test-io PRIVATE ridge_io)
+if(ZLIB_FOUND)
+  target_compile_definitions(test-io PRIVATE RIDGE_HAVE_ZLIB=1)
+endif()

@@ -1,0 +1,139 @@
+/* ridge eval <model> --model FILE: a checkpoint's loss and accuracy on a dataset split, with
+ * the confusion matrix. Models are listed in EVAL_MODELS, as in cmd-train.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mlp-cli.h"
+#include "qmlp-cli.h"
+
+const char cmd_eval_summary[] = "evaluate a checkpoint (ridge eval mlp --model FILE)";
+
+static int eval_mlp(int argc, char **argv);
+int eval_cnn(int argc, char **argv); /* train-cnn.c */
+
+#define EVAL_MODELS(MODEL)                                                                    \
+    MODEL(mlp, "an MLP checkpoint from `ridge train mlp --save`")                              \
+    MODEL(cnn, "a CNN checkpoint from `ridge train cnn --save`")                               \
+    MODEL(qmlp, "an int8 MLP checkpoint from `ridge quantize`")
+#define eval_qmlp qmlp_cli_eval
+
+typedef struct eval_model {
+    const char *name, *summary;
+    int (*run)(int argc, char **argv);
+} eval_model;
+
+static const eval_model models[] = {
+#define ENTRY(name, summary) {#name, summary, eval_##name},
+    EVAL_MODELS(ENTRY)
+#undef ENTRY
+};
+
+static void help(void)
+{
+    printf("usage: ridge eval mlp --model FILE [options]\n\n"
+           "Evaluates a checkpoint on a split of an MNIST-format dataset: the mean loss, the\n"
+           "accuracy and the confusion matrix (rows: true label, columns: prediction).\n\n"
+           "options:\n"
+           "  --model FILE       the checkpoint (required)\n"
+           "  --data DIR         MNIST-format directory (default %s)\n"
+           "  --split NAME       t10k (the test split, default) or train\n"
+           "  --limit N          only the first N images\n" CLI_COMMON_HELP,
+           MLP_DEFAULT_DATA);
+}
+
+static int eval_mlp(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
+    long limit = 0;
+    for (int i = 1; i < argc;) {
+        int r = cli_common_parse(&c, argc, argv, &i);
+        if (r < 0) return CLI_USAGE;
+        if (r > 0) continue;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad;
+        if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
+        else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
+        else if (!strcmp(a, "--split")) bad = mlp_str_arg(a, v, &split);
+        else if (!strcmp(a, "--limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &limit);
+        else return cli_unknown("eval mlp", a);
+        if (bad) return CLI_USAGE;
+        i += 2;
+    }
+    if (c.help) {
+        help();
+        return CLI_OK;
+    }
+    if (!model) {
+        fprintf(stderr, "ridge eval mlp: --model FILE is required\n");
+        return CLI_USAGE;
+    }
+    ridge_ctx *ctx = cli_make_ctx(&c);
+    if (!ctx) return CLI_FAIL;
+    int rc = CLI_FAIL;
+    ridge_mnist d = {0};
+    ridge_mlp *m = NULL;
+    uint64_t *conf = NULL;
+    if (ridge_mlp_load(model, &m) || ridge_mnist_load(data, split, &d)) {
+        fprintf(stderr, "ridge eval mlp: %s\n", ridge_last_error());
+        goto done;
+    }
+    if (mlp_check_data(m, model, d.rows * d.cols, d.classes)) goto done;
+    if (limit > 0 && (size_t)limit < d.n) d.n = (size_t)limit;
+    const size_t C = m->cfg.sizes[m->cfg.nlayers];
+    conf = calloc(C * C, sizeof *conf);
+    double loss;
+    size_t right;
+    if (!conf || ridge_mlp_evaluate(ctx, m, d.images, d.labels, d.n, &loss, &right, conf)) {
+        fprintf(stderr, "ridge eval mlp: %s\n", conf ? ridge_last_error() : "out of memory");
+        goto done;
+    }
+    char layers[256];
+    mlp_format_layers(&m->cfg, layers, sizeof layers);
+    double acc = 100.0 * (double)right / (double)d.n;
+    if (c.json) {
+        printf("{\"model\": \"%s\", \"layers\": \"%s\", \"epochs\": %u, \"split\": \"%s\", "
+               "\"images\": %zu, \"loss\": %.6f, \"accuracy\": %.4f, \"confusion\": [",
+               model, layers, m->epoch, split, d.n, loss, acc);
+        for (size_t i = 0; i < C; i++) {
+            printf("%s[", i ? ", " : "");
+            for (size_t j = 0; j < C; j++)
+                printf("%s%llu", j ? ", " : "", (unsigned long long)conf[i * C + j]);
+            printf("]");
+        }
+        printf("]}\n");
+    } else {
+        printf("%s: mlp %s, %u epochs\n%s split of %s: %zu images\nloss %.4f  accuracy %.2f%% "
+               "(%zu/%zu)\n\nconfusion (rows: true label, columns: predicted)\n     ",
+               model, layers, m->epoch, split, data, d.n, loss, acc, right, d.n);
+        for (size_t j = 0; j < C; j++) printf(" %5zu", j);
+        printf("\n");
+        for (size_t i = 0; i < C; i++) {
+            printf("%5zu", i);
+            for (size_t j = 0; j < C; j++) printf(" %5llu", (unsigned long long)conf[i * C + j]);
+            printf("\n");
+        }
+    }
+    rc = CLI_OK;
+done:
+    free(conf);
+    ridge_mlp_destroy(m);
+    ridge_mnist_free(&d);
+    ridge_ctx_destroy(ctx);
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        if (argc >= 2) help();
+        else fprintf(stderr, "usage: ridge eval <model> --model FILE (models: mlp, cnn, qmlp)\n");
+        return argc < 2 ? CLI_USAGE : CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
+        if (!strcmp(argv[1], models[i].name)) return models[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp, cnn, qmlp)\n", argv[1]);
+    return CLI_USAGE;
+}
