@@ -251,8 +251,6 @@ static const char *const fn_names[FN_COUNT] = {"exp", "tanh", "log", "sigmoid"};
 static const char *const fn_base[FN_COUNT] = {"expf", "tanhf", "logf", "expf"};
 
 enum { P_RIDGE, P_LIBM, P_MVEC8, P_SLEEF8, P_MVEC16, P_SLEEF16, P_COUNT };
-static const char *const peer_names[P_COUNT] = {"ridge", "libm", "libmvec8", "sleef8",
-                                                "libmvec16", "sleef16"};
 
 typedef struct peers {
     void *mvec, *sleef;
@@ -527,7 +525,6 @@ int ridge_bench_vec(const ridge_bench_opts *o, int argc, char **argv)
     }
     bench_table_end(&t);
     peers_close(&p);
-    (void)peer_names;
 
 done:
     ridge_free(b.x), ridge_free(b.y), ridge_free(b.z), ridge_free(b.o), ridge_free(b.xp);
