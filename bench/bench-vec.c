@@ -176,17 +176,17 @@ static int check_op(vb *b, op k, size_t n, float *tmp)
          * everything else must equal the plain loop's answer */
         double tol = 0, want = b->result;
         if (k == OP_SUM_F32 || k == OP_DOT_F32 || k == OP_SUM_F64 || k == OP_MEAN_F64) {
-            long double ex = 0, abs = 0;
+            long double ex = 0, sabs = 0;
             for (size_t i = 0; i < n; i++) {
                 long double v = k == OP_SUM_F32   ? (long double)b->x[i]
                                 : k == OP_DOT_F32 ? (long double)b->x[i] * b->y[i]
                                                   : (long double)b->xd[i];
-                ex += v, abs += fabsl(v);
+                ex += v, sabs += fabsl(v);
             }
             double u = k == OP_SUM_F32 || k == OP_DOT_F32 ? 0x1p-24 : 0x1p-53;
             double scale = k == OP_MEAN_F64 ? 1.0 / (double)n : 1.0;
             want = (double)(ex * scale);
-            tol = (0.5 * u * fabs((double)ex) + 39 * u * (double)abs + 1e-3 * u) * scale;
+            tol = (0.5 * u * fabs((double)ex) + 39 * u * (double)sabs + 1e-3 * u) * scale;
         }
         if (fabs(r0 - want) > tol) {
             fprintf(stderr, "bench vec: %s n=%zu: ridge %.9g, expected %.9g\n", ops[k].name, n,
