@@ -1,3 +1,8 @@
+# llm.c's GPT-2 files: plain C, part of libridge itself.
+ridge_add_sources(portable
+  src/io/llmc.c
+  src/io/llmc-loader.c)
+
 # src/io: file formats that need zlib (gzip'd IDX). They form their own library, ridge_io,
 # so that libridge itself depends only on libc, libm and pthreads. Without zlib, ridge_io
 # still builds and reads plain IDX files; gzip'd ones fail with RIDGE_EUNSUPPORTED.

@@ -6,6 +6,10 @@ ridge_add_sources(portable
   src/nn/optim.c
   src/nn/optim-ref.c
   src/nn/util.c)
+ridge_add_sources(portable
+  src/nn/conv-layer.c
+  src/nn/pool.c
+  src/nn/batchnorm.c)
 # One optimizer template compiled per ISA; -fno-math-errno lets sqrtf vectorize.
 ridge_add_sources(avx2 src/nn/optim-avx2.c)
 ridge_add_sources(avx512 src/nn/optim-avx512.c)

@@ -5,12 +5,18 @@
 
 #include "cli.h"
 #include "mlp-cli.h"
+#include "qmlp-cli.h"
 
 const char cmd_eval_summary[] = "evaluate a checkpoint (ridge eval mlp --model FILE)";
 
 static int eval_mlp(int argc, char **argv);
+int eval_cnn(int argc, char **argv); /* train-cnn.c */
 
-#define EVAL_MODELS(MODEL) MODEL(mlp, "an MLP checkpoint from `ridge train mlp --save`")
+#define EVAL_MODELS(MODEL)                                                                    \
+    MODEL(mlp, "an MLP checkpoint from `ridge train mlp --save`")                              \
+    MODEL(cnn, "a CNN checkpoint from `ridge train cnn --save`")                               \
+    MODEL(qmlp, "an int8 MLP checkpoint from `ridge quantize`")
+#define eval_qmlp qmlp_cli_eval
 
 typedef struct eval_model {
     const char *name, *summary;
@@ -123,11 +129,11 @@ int cmd_eval(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         if (argc >= 2) help();
-        else fprintf(stderr, "usage: ridge eval <model> --model FILE (models: mlp)\n");
+        else fprintf(stderr, "usage: ridge eval <model> --model FILE (models: mlp, cnn, qmlp)\n");
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         if (!strcmp(argv[1], models[i].name)) return models[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp)\n", argv[1]);
+    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp, cnn, qmlp)\n", argv[1]);
     return CLI_USAGE;
 }
