@@ -260,12 +260,34 @@ int ridge_bench_dense(const ridge_bench_opts *o, int argc, char **argv)
     static const bench_col cols[] = {
         {"case", BENCH_STR},         {"batch", BENCH_INT},       {"threads", BENCH_INT},
         {"ridge_us", BENCH_F2},      {"ridge_best_us", BENCH_F2}, {"weights_GB/s", BENCH_F1},
-        {"GFLOP/s", BENCH_F1},       {"vs_none", BENCH_F2},      {"openblas_us", BENCH_F2},
+        {"GFLOP/s", BENCH_F1},       {"x_L2_roof", BENCH_F2},    {"vs_none", BENCH_F2},      {"openblas_us", BENCH_F2},
         {"openblas/ridge", BENCH_F2}, {"onednn_us", BENCH_F2},    {"onednn/ridge", BENCH_F2},
     };
     bench_table t;
     bench_table_begin(&t, o, "dense 784x128", cols, sizeof cols / sizeof cols[0]);
     const int maxt = o->threads > 0 ? o->threads : ridge_cpu_get()->logical_cpus;
+    /* the batch-1 roof: one core reading the 401 KB of weights at its measured L2 bandwidth */
+    double roof_s = NAN;
+    {
+        ridge_ctx_options co;
+        ridge_ctx_options_init(&co);
+        co.threads = 1;
+        ridge_ctx *c1;
+        ridge_roofline roof;
+        ridge_roofline_point pt;
+        if (ridge_ctx_create(&co, &c1) == RIDGE_OK) {
+            if (ridge_roofline_for_ctx(c1, o->quick ? RIDGE_ROOFLINE_QUICK : 0, &roof) ||
+                ridge_roofline_at(&roof, 1, &pt))
+                bench_note(o, "bench dense: no roofline: %s", ridge_last_error());
+            else {
+                double bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_L2);
+                roof_s = IC * OC * 4.0 / (bw * 1e9);
+                bench_note(o, "bench dense: L2 read %.1f GB/s (1 thread): reading the weights "
+                           "takes %.2f us", bw, roof_s * 1e6);
+            }
+            ridge_ctx_destroy(c1);
+        }
+    }
     int rc = 0;
     double none_b1 = NAN;
     for (size_t ci = 0; ci < NCASES && !rc; ci++) {
@@ -308,6 +330,7 @@ int ridge_bench_dense(const ridge_bench_opts *o, int argc, char **argv)
                 {NULL, best * 1e6},
                 {NULL, c->B == 1 ? IC * OC * 4.0 / med[I_RIDGE] * 1e-9 : NAN},
                 {NULL, flops / med[I_RIDGE] * 1e-9},
+                {NULL, c->B == 1 ? med[I_RIDGE] / roof_s : NAN},
                 {NULL, c->B == 1 ? med[I_RIDGE] / none_b1 : NAN},
                 {NULL, med[I_OPENBLAS] * 1e6},
                 {NULL, med[I_OPENBLAS] / med[I_RIDGE]},

@@ -78,7 +78,46 @@ static double dense_loss(void *p)
     return dense_ref(NULL, c->x, c->w, c->b, c->B, c->IC, c->OC, c->act, c->g);
 }
 
-static void test_dense(ridge_ctx *ctx, const char *isa)
+/* The analytic gradients of L = sum(g .* y) in double, for the pass without finite
+ * differences: worst relative error of dx, dw, db against them. */
+static double dense_grad_err(const dense_case *c, const float *dx, const float *dw,
+                             const float *db)
+{
+    const size_t B = c->B, IC = c->IC, OC = c->OC;
+    double worst = 0, *dz = malloc(B * OC * sizeof *dz);
+    for (size_t r = 0; r < B; r++)
+        for (size_t j = 0; j < OC; j++) {
+            double z = c->b ? c->b[j] : 0;
+            for (size_t i = 0; i < IC; i++) z += c->x[r * IC + i] * c->w[j * IC + i];
+            double y = act_d(c->act, z), d = 1;
+            if (c->act == RIDGE_EPI_RELU) d = z > 0;
+            if (c->act == RIDGE_EPI_TANH) d = 1 - y * y;
+            if (c->act == RIDGE_EPI_SIGMOID) d = y * (1 - y);
+            dz[r * OC + j] = c->g[r * OC + j] * d;
+        }
+    for (size_t r = 0; r < B; r++)
+        for (size_t i = 0; i < IC; i++) {
+            double v = 0;
+            for (size_t j = 0; j < OC; j++) v += dz[r * OC + j] * c->w[j * IC + i];
+            worst = fmax(worst, fabs(dx[r * IC + i] - v) / (fabs(v) + 1e-3));
+        }
+    for (size_t j = 0; j < OC; j++) {
+        double vb = 0;
+        for (size_t r = 0; r < B; r++) vb += dz[r * OC + j];
+        if (c->b) worst = fmax(worst, fabs(db[j] - vb) / (fabs(vb) + 1e-3));
+        for (size_t i = 0; i < IC; i++) {
+            double v = 0;
+            for (size_t r = 0; r < B; r++) v += dz[r * OC + j] * c->x[r * IC + i];
+            worst = fmax(worst, fabs(dw[j * IC + i] - v) / (fabs(v) + 1e-3));
+        }
+    }
+    free(dz);
+    return worst;
+}
+
+/* fd: check the backward against finite differences (the 1-thread pass); otherwise against
+ * the analytic double gradients (cheaper; the 2-thread pass). */
+static void test_dense(ridge_ctx *ctx, const char *isa, int fd)
 {
     const size_t shapes[][3] = {{1, 1, 1},  {1, 784, 128}, {2, 5, 3},   {7, 17, 10},
                                 {33, 31, 5}, {64, 64, 10},  {3, 100, 65}};
@@ -109,7 +148,11 @@ static void test_dense(ridge_ctx *ctx, const char *isa)
                 CHECK_OK(ridge_dense_backward(ctx, dx, dw, bias ? db : NULL, dy, x, w, y, B, IC,
                                               OC, act));
                 /* finite differences over every input for small shapes, a sample for large */
-                if (B * IC * OC <= 20000) {
+                if (!fd) {
+                    double err = dense_grad_err(&c, dx, dw, db);
+                    CHECKF(err < 1e-3, "%s dense backward %zux%zux%zu %s: err %.3g", isa, B, IC,
+                           OC, ridge_nn_act_name(act), err);
+                } else if (B * IC * OC <= 20000) {
                     char what[128];
                     snprintf(what, sizeof what, "%s dense dx %zux%zux%zu %s", isa, B, IC, OC,
                              ridge_nn_act_name(act));
@@ -280,6 +323,38 @@ static void test_optim(ridge_ctx *ctx)
     free(p), free(g), free(st), free(pr), free(m), free(v);
 }
 
+/* Every ISA's optimizer kernel gives the reference's bits (one template, IEEE-exact ops). */
+static void test_optim_isas(void)
+{
+    const size_t n = 100003;
+    float *p0 = malloc(n * 4), *g = malloc(n * 4), *pr = malloc(n * 4), *px = malloc(n * 4);
+    float *sr = malloc(2 * n * 4), *sx = malloc(2 * n * 4);
+    fill(p0, n, -1, 1);
+    fill(g, n, -1, 1);
+    const ridge_isa isas[] = {RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
+    ridge_ctx *ref = test_ctx(2, RIDGE_ISA_REF);
+    for (int i = 0; i < 2; i++) {
+        ridge_ctx *ctx = test_ctx(2, isas[i]);
+        if (!ctx) continue;
+        for (int kind = 0; kind < 2; kind++) {
+            ridge_optim_config c;
+            ridge_optim_config_init(&c);
+            c.kind = kind;
+            memcpy(pr, p0, n * 4), memcpy(px, p0, n * 4);
+            memset(sr, 0, 2 * n * 4), memset(sx, 0, 2 * n * 4);
+            for (uint64_t t = 0; t < 3; t++) {
+                CHECK_OK(ridge_optim_step(ref, &c, pr, g, sr, n, t));
+                CHECK_OK(ridge_optim_step(ctx, &c, px, g, sx, n, t));
+            }
+            CHECKF(!memcmp(pr, px, n * 4) && !memcmp(sr, sx, 2 * n * 4), "%s %s differs from ref",
+                   ridge_isa_name(isas[i]), ridge_optim_name(c.kind));
+        }
+        ridge_ctx_destroy(ctx);
+    }
+    ridge_ctx_destroy(ref);
+    free(p0), free(g), free(pr), free(px), free(sr), free(sx);
+}
+
 static void test_util(void)
 {
     CHECK(ridge_crc32(0, "123456789", 9) == 0xCBF43926u);
@@ -320,13 +395,14 @@ int main(void)
         for (int threads = 1; threads <= 2; threads++) {
             ridge_ctx *ctx = test_ctx(threads, isas[i]);
             if (!ctx) break;
-            test_dense(ctx, ridge_isa_name(isas[i]));
+            test_dense(ctx, ridge_isa_name(isas[i]), threads == 1);
             ridge_ctx_destroy(ctx);
         }
     ridge_ctx *c1 = test_ctx(1, RIDGE_ISA_AUTO), *c2 = test_ctx(2, RIDGE_ISA_AUTO);
     test_xent(c2);
     test_dropout(c1, c2);
     test_optim(c2);
+    test_optim_isas();
     test_util();
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);

@@ -101,7 +101,7 @@ typedef struct ridge_roofline_verdict {
 
 /* Flags for ridge_roofline_measure and ridge_roofline_for_ctx. */
 enum {
-    RIDGE_ROOFLINE_QUICK = 1,   /* fewer, shorter trials (< 5 s; default run < 30 s) */
+    RIDGE_ROOFLINE_QUICK = 1,   /* fewer, shorter trials (about 1 s on 2 threads) */
     RIDGE_ROOFLINE_REFRESH = 2, /* for_ctx: ignore the cache, measure, and save */
     RIDGE_ROOFLINE_VERBOSE = 4, /* print progress lines to stderr */
 };
@@ -109,7 +109,7 @@ enum {
 /* ---- getting a profile --------------------------------------------------------------------- */
 
 /* Measures the roof with ctx's pool at thread counts 1..8, then 16, 32, ... and
- * ridge_ctx_threads(ctx); every probe is the best of several trials (about 8 s on 2 threads;
+ * ridge_ctx_threads(ctx); every probe is the best of many short trials (2-3 s on 2 threads,
  * RIDGE_ROOFLINE_QUICK about 1 s). Peaks the CPU lacks are 0. Allocates 3 arrays of 4 x the
  * usable L3 (at least 64 MiB each). Run it alone: other work on the machine lowers it. */
 ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *out);

@@ -24,7 +24,9 @@
  * packed (k-major NR-column panels, zero-padded, b_rs == NR) or read in place from a row-major
  * matrix (b_rs == ldb, masked loads on the last partial panel), which is the no-packing path
  * for small problems. After the k loop the epilogue (alpha, beta, bias, activation, residual)
- * runs on the accumulators before the single store, with masked stores on edge tiles. */
+ * runs on the accumulators before the single store, with masked stores on edge tiles.
+ * Packing transposes 8 x 8 blocks with 256-bit instructions in both ISAs (every AVX-512 CPU
+ * has AVX2), so that part is also exercised by the AVX2 tests. */
 #include <immintrin.h>
 #include <stddef.h>
 
@@ -114,25 +116,34 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
 }
 
 /* The MR x NR tile C[0:mr, 0:nr] from a packed A panel and B (packed or in place). */
+/* An edge tile of exactly R < MR rows: only R rows of FMAs (B is read the same way). */
+#define GEMM_SHORT_TILE(R)                                                                     \
+    do {                                                                                       \
+        vf accr[R][GEMM_NV];                                                                   \
+        if (nr == GEMM_NR || b_padded)                                                         \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 0);                      \
+        else                                                                                   \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 1);                      \
+        GEMM_FN(store_tile)(R, accr, c, ldc, mr, nr, t, 0);                                    \
+    } while (0)
+
 static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs, int b_padded,
                          float *c, size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t)
 {
-    vf acc[GEMM_MR][GEMM_NV];
     /* C is loaded and stored after the k loop: start bringing its lines in now */
     for (size_t r = 0; r < mr; r++) {
         _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
         _mm_prefetch((const char *)(c + r * ldc + GEMM_NR - 1), _MM_HINT_T0);
     }
-    if (mr == 1) {
-        /* a single row (m == 1 with a packed B, or the last row of an edge) */
-        vf acc1[1][GEMM_NV];
-        if (nr == GEMM_NR || b_padded)
-            GEMM_FN(tile_core)(1, GEMM_MR, acc1, kc, ap, b, b_rs, nr, 0);
-        else
-            GEMM_FN(tile_core)(1, GEMM_MR, acc1, kc, ap, b, b_rs, nr, 1);
-        GEMM_FN(store_tile)(1, acc1, c, ldc, mr, nr, t, 0);
-        return;
+    /* Short edge tiles (m == 1 with a plan, the last rows of m): fewer FMAs than a full tile */
+    switch (mr) {
+    case 1: GEMM_SHORT_TILE(1); return;
+    case 2: GEMM_SHORT_TILE(2); return;
+    case 3: GEMM_SHORT_TILE(3); return;
+    case 4: GEMM_SHORT_TILE(4); return;
+    default: break;
     }
+    vf acc[GEMM_MR][GEMM_NV];
     if (nr == GEMM_NR || b_padded)
         GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 0);
     else
@@ -140,6 +151,7 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
     if (mr == GEMM_MR && nr == GEMM_NR) GEMM_FN(store_tile)(GEMM_MR, acc, c, ldc, mr, nr, t, 1);
     else GEMM_FN(store_tile)(GEMM_MR, acc, c, ldc, mr, nr, t, 0);
 }
+#undef GEMM_SHORT_TILE
 
 /* ---- packing ------------------------------------------------------------------------------- */
 

@@ -3,7 +3,9 @@
  * Forward is one ridge_sgemm_ex call with the bias and activation in its epilogue, so they
  * are applied while each output tile is still in registers (the seed's lesson: a separate
  * bias pass and activation pass over y cost more than they look). SGEMM takes its
- * matrix-vector path when B == 1, streaming W once with the epilogue fused.
+ * matrix-vector path when B == 1, streaming W once with the bias (and ReLU) fused; there, tanh
+ * and sigmoid run as a separate vec pass over the OC outputs, which measured faster than the
+ * path's fused versions (docs/PERFORMANCE.md, mlp).
  *
  * Backward, with dz = dy * act'(y) computed in place:
  *   dW (OC, IC) = dz^T (OC, B) x (B, IC)      one SGEMM, A transposed
@@ -37,6 +39,16 @@ ridge_status ridge_dense_forward(ridge_ctx *ctx, float *y, const float *x, const
     if (st) return st;
     if (!y) return ridge_error(RIDGE_EINVAL, "dense_forward: y is NULL");
     ridge_epilogue e = {.bias_kind = b ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE, .bias = b, .act = act};
+    if (B == 1 && (act == RIDGE_EPI_TANH || act == RIDGE_EPI_SIGMOID)) {
+        /* measured (bench dense, batch 1): the matrix-vector path's fused tanh/sigmoid cost
+         * +37% / +16% over no activation, a separate vec pass over the OC outputs +3% */
+        e.act = RIDGE_EPI_NONE;
+        ridge_status st = ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, RIDGE_TRANS, 1, OC, IC, 1.0f, x, IC,
+                                         w, IC, 0.0f, y, OC, &e);
+        if (st) return st;
+        return act == RIDGE_EPI_TANH ? ridge_tanh_f32(ctx, y, y, OC)
+                                     : ridge_sigmoid_f32(ctx, y, y, OC);
+    }
     return ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, RIDGE_TRANS, B, OC, IC, 1.0f, x, IC, w, IC, 0.0f,
                           y, OC, &e);
 }

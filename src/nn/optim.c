@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "nn/optim-internal.h"
 #include "ridge/nn.h"
 
 void ridge_optim_config_init(ridge_optim_config *c)
@@ -79,36 +80,23 @@ size_t ridge_optim_state_per_param(const ridge_optim_config *c)
 }
 
 typedef struct step_args {
-    const ridge_optim_config *c;
     float *p;
     const float *g;
     float *m, *v;
-    float lr, bc1, bc2;
+    optim_consts k;
+    void (*adamw)(float *restrict, const float *restrict, float *restrict, float *restrict,
+                  size_t, const optim_consts *);
+    void (*sgd)(float *restrict, const float *restrict, float *restrict, size_t,
+                const optim_consts *);
 } step_args;
 
-static void sgd_range(void *arg, size_t begin, size_t end, int ith)
+static void step_range(void *arg, size_t begin, size_t end, int ith)
 {
     const step_args *a = arg;
-    const float lr = a->lr, mu = a->c->momentum, wd = a->c->weight_decay;
-    for (size_t i = begin; i < end; i++) {
-        float g = a->g[i] + wd * a->p[i];
-        if (a->m) g = a->m[i] = mu * a->m[i] + g; /* PyTorch's form (dampening 0) */
-        a->p[i] -= lr * g;
-    }
-}
-
-static void adamw_range(void *arg, size_t begin, size_t end, int ith)
-{
-    const step_args *a = arg;
-    const float lr = a->lr, b1 = a->c->beta1, b2 = a->c->beta2, eps = a->c->eps;
-    const float decay = 1.0f - lr * a->c->weight_decay, bc1 = a->bc1, bc2 = a->bc2;
-    for (size_t i = begin; i < end; i++) {
-        float g = a->g[i];
-        float m = a->m[i] = b1 * a->m[i] + (1 - b1) * g;
-        float v = a->v[i] = b2 * a->v[i] + (1 - b2) * g * g;
-        float mhat = m / bc1, vhat = v / bc2;
-        a->p[i] = a->p[i] * decay - lr * mhat / (sqrtf(vhat) + eps);
-    }
+    if (a->v)
+        a->adamw(a->p + begin, a->g + begin, a->m + begin, a->v + begin, end - begin, &a->k);
+    else
+        a->sgd(a->p + begin, a->g + begin, a->m ? a->m + begin : NULL, end - begin, &a->k);
 }
 
 ridge_status ridge_optim_step(ridge_ctx *ctx, const ridge_optim_config *c, float *params,
@@ -118,19 +106,35 @@ ridge_status ridge_optim_step(ridge_ctx *ctx, const ridge_optim_config *c, float
     if (st) return st;
     if (!ctx || !params || !grads || (ridge_optim_state_per_param(c) && !state))
         return ridge_error(RIDGE_EINVAL, "optim_step: NULL argument");
-    step_args a = {.c = c, .p = params, .g = grads, .lr = ridge_lr_at(c, step)};
-    ridge_range_fn fn = sgd_range;
+    const float lr = ridge_lr_at(c, step);
+    step_args a = {.p = params, .g = grads};
+    switch (ridge_ctx_isa(ctx)) {
+    case RIDGE_ISA_AVX512:
+        a.adamw = ridge_f32_adamw_ukernel__avx512, a.sgd = ridge_f32_sgd_ukernel__avx512;
+        break;
+    case RIDGE_ISA_AVX2:
+        a.adamw = ridge_f32_adamw_ukernel__avx2, a.sgd = ridge_f32_sgd_ukernel__avx2;
+        break;
+    default: a.adamw = ridge_f32_adamw_ukernel__ref, a.sgd = ridge_f32_sgd_ukernel__ref;
+    }
     if (c->kind == RIDGE_OPTIM_ADAMW) {
         a.m = state;
         a.v = state + n;
-        a.bc1 = (float)(1 - pow(c->beta1, (double)(step + 1)));
-        a.bc2 = (float)(1 - pow(c->beta2, (double)(step + 1)));
-        fn = adamw_range;
-    } else if (c->momentum > 0) {
-        a.m = state;
+        a.k.lr_bc1 = (float)(lr / (1 - pow(c->beta1, (double)(step + 1))));
+        a.k.inv_sqrt_bc2 = (float)(1 / sqrt(1 - pow(c->beta2, (double)(step + 1))));
+        a.k.decay = 1.0f - lr * c->weight_decay;
+        a.k.beta1 = c->beta1;
+        a.k.beta2 = c->beta2;
+        a.k.eps = c->eps;
+    } else {
+        a.m = c->momentum > 0 ? state : NULL;
+        a.k.lr = lr;
+        a.k.momentum = c->momentum;
+        a.k.weight_decay = c->weight_decay;
     }
-    /* below ~64k parameters the fork-join costs more than the update */
-    if (n < 65536) fn(&a, 0, n, 0);
-    else ridge_parallel_for(ctx, n, 4096, fn, &a);
+    /* below ~64k parameters the fork-join costs more than the update; blocks of 4096 floats
+     * keep every thread's span vector-aligned, and the result does not depend on the split */
+    if (n < 65536) step_range(&a, 0, n, 0);
+    else ridge_parallel_for(ctx, n, 4096, step_range, &a);
     return RIDGE_OK;
 }

@@ -4,4 +4,15 @@ ridge_add_sources(portable
   src/nn/dropout.c
   src/nn/loss.c
   src/nn/optim.c
+  src/nn/optim-ref.c
   src/nn/util.c)
+ridge_add_sources(portable
+  src/nn/conv-layer.c
+  src/nn/pool.c
+  src/nn/batchnorm.c)
+# One optimizer template compiled per ISA; -fno-math-errno lets sqrtf vectorize.
+ridge_add_sources(avx2 src/nn/optim-avx2.c)
+ridge_add_sources(avx512 src/nn/optim-avx512.c)
+set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/src/nn/optim-ref.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/nn/optim-avx2.c ${CMAKE_CURRENT_SOURCE_DIR}/src/nn/optim-avx512.c
+  APPEND PROPERTY COMPILE_OPTIONS -fno-math-errno)

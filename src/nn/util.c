@@ -1,6 +1,6 @@
 /* Small pieces the layers and models share: the RNG, the counter hash, CRC-32, parameter
  * table layout, and gathering mini-batches. */
-#include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -103,7 +103,6 @@ static void crc_init(void)
     }
 }
 
-#include <pthread.h>
 uint32_t ridge_crc32(uint32_t crc, const void *data, size_t n)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;

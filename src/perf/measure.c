@@ -3,10 +3,15 @@
  * and a shared machine only ever subtracts from it.
  *
  * A trial starts all t threads at a spin barrier (so pool wake-up is not timed) and ends when
- * the last finishes; its rate is the sum of the threads' work over that span. Each probe is
- * first calibrated so a trial lasts 20 ms (quick: 4 ms; long enough to dwarf timer and
- * barrier cost), then the trials of all probes run round-robin, 5 to 20 each so the default
- * run stays near 10 s however many thread counts there are (quick: 3 each, about 1 s).
+ * the last finishes; its rate is the sum of the threads' work over that span. Trials are
+ * short, 2 ms (quick: 1 ms), many (40; quick 8), and run round-robin over the probes: on a
+ * shared machine the scheduler hands out slices of a few ms, so a short trial has a fair
+ * chance of running whole on an otherwise idle core, and a burst of load costs one trial of
+ * each probe rather than all trials of one. 2 ms still dwarfs the timer and barrier (~1 us).
+ * The DRAM probes need at least one pass over arrays several times the LLC (10-30 ms here),
+ * so they get a quarter of the trials (at least 3). A cache-level read trial first reads its
+ * array once, untimed, since the other probes' trials in between evicted it. The default run
+ * takes about 2 s on 2 threads and stays under 30 s up to a few dozen thread counts.
  *
  * Sizes, per thread unless said: L1 read l1d/2; L2 read l2/2; L3 read l3_usable/2 shared
  * among the threads (at least 2 x l2 each); DRAM read, copy and triad 4 x l3_usable (at
@@ -27,6 +32,7 @@ enum { K_COMPUTE, K_READ, K_COPY, K_TRIAD };
 
 typedef struct probe_job {
     int kind;
+    int warm;            /* read the array once before the barrier (cache levels) */
     ridge_probe_compute_fn compute;
     ridge_probe_read_fn read;
     ridge_probe_copy_fn copy;
@@ -46,6 +52,11 @@ typedef struct probe_job {
 static void probe_task(void *arg, int ith, int nth)
 {
     probe_job *j = arg;
+    size_t off = (size_t)ith * j->n;
+    /* a cache-level read first brings its array into the cache, untimed: the trials of other
+     * probes in between (round-robin) have evicted it */
+    ridge_probe_result warm = {0, 0};
+    if (j->kind == K_READ && j->warm) warm = j->read(j->a + off, j->n, 1);
     /* the barrier; bounded, so a pool that runs the threads one after another cannot hang */
     if (atomic_fetch_add(&j->arrived, 1) + 1 == nth) {
         j->t0 = ridge_time_ns();
@@ -55,11 +66,14 @@ static void probe_task(void *arg, int ith, int nth)
         for (unsigned spin = 0; !atomic_load(&j->go); spin++)
             if ((spin & 1023) == 0 && ridge_time_ns() > give_up) break;
     }
-    ridge_probe_result r = {0, 0};
-    size_t off = (size_t)ith * j->n;
+    ridge_probe_result r = {0, warm.sink};
     switch (j->kind) {
     case K_COMPUTE: r = j->compute(j->work); break;
-    case K_READ: r = j->read(j->a + off, j->n, j->work); break;
+    case K_READ: {
+        ridge_probe_result x = j->read(j->a + off, j->n, j->work);
+        r.ops = x.ops, r.sink += x.sink;
+        break;
+    }
     case K_COPY:
         for (uint64_t k = 0; k < j->work; k++) {
             ridge_probe_result x = j->copy(j->c + off, j->a + off, j->n);
@@ -94,8 +108,9 @@ static double trial(ridge_ctx *ctx, probe_job *j, int nth, double *ops)
 }
 
 typedef struct plan {
-    double target; /* seconds per trial */
-    int trials;
+    double target;   /* seconds per trial */
+    int trials;      /* per probe */
+    int dram_trials; /* per DRAM probe (one pass already takes longer than target) */
     int verbose;
 } plan;
 
@@ -105,6 +120,8 @@ typedef struct probe_spec {
     int kind;
     ridge_probe_compute_fn compute;
     size_t n;          /* floats per thread (memory probes) */
+    int warm;          /* bring the array into the cache before each trial */
+    int dram;          /* streams DRAM-sized arrays: p->dram_trials */
     uint64_t work;     /* calibrated work per trial */
     double *result;    /* best rate, 1e9 units per second */
 } probe_spec;
@@ -112,6 +129,7 @@ typedef struct probe_spec {
 static void load_spec(probe_job *j, const probe_spec *s)
 {
     j->kind = s->kind;
+    j->warm = s->warm;
     j->compute = s->compute;
     j->n = s->n;
     j->work = s->work;
@@ -164,30 +182,30 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
     int n = 0;
     for (int k = 0; k < RIDGE_PEAK_COUNT; k++)
         if (compute[k]) /* else the peak stays 0: n/a */
-            specs[n++] = (probe_spec){ridge_roofline_peak_name(k), K_COMPUTE, compute[k], 0, 0,
-                                      &pt->peak[k]};
+            specs[n++] = (probe_spec){ridge_roofline_peak_name(k), K_COMPUTE, compute[k], 0, 0, 0,
+                                      0, &pt->peak[k]};
     size_t l3_each = RIDGE_MAX(r->l3_usable / 2 / (size_t)nth, 2 * r->l2);
     const size_t level_floats[RIDGE_LEVEL_COUNT] = {
         floats_for(r->l1d / 2), floats_for(r->l2 / 2), floats_for(l3_each),
         floats_for(dram_floats / (size_t)nth * sizeof(float))};
     for (int l = 0; l < RIDGE_LEVEL_COUNT; l++)
-        specs[n++] = (probe_spec){ridge_roofline_level_name(l), K_READ, NULL, level_floats[l], 0,
-                                  &pt->read[l]};
+        specs[n++] = (probe_spec){ridge_roofline_level_name(l), K_READ, NULL, level_floats[l],
+                                  l != RIDGE_LEVEL_DRAM, l == RIDGE_LEVEL_DRAM, 0, &pt->read[l]};
     size_t dram = level_floats[RIDGE_LEVEL_DRAM];
-    specs[n++] = (probe_spec){"copy", K_COPY, NULL, dram, 0, &pt->copy};
-    specs[n++] = (probe_spec){"triad", K_TRIAD, NULL, dram, 0, &pt->triad};
+    specs[n++] = (probe_spec){"copy", K_COPY, NULL, dram, 0, 1, 0, &pt->copy};
+    specs[n++] = (probe_spec){"triad", K_TRIAD, NULL, dram, 0, 1, 0, &pt->triad};
     return n;
 }
 
 /* Measures one point: calibrates every probe, then runs the trials round-robin (probe 1,
- * probe 2, ..., probe 1, ...) so a burst of load from another process hits one trial of each
- * probe rather than every trial of one, and keeps each probe's best. */
+ * probe 2, ..., probe 1, ...) and keeps each probe's best. */
 static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
                           probe_spec *specs, int nspecs)
 {
     for (int i = 0; i < nspecs; i++) *specs[i].result = calibrate(ctx, j, nth, p, &specs[i]);
     for (int t = 1; t < p->trials; t++)
         for (int i = 0; i < nspecs; i++) {
+            if (specs[i].dram && t >= p->dram_trials) continue;
             double ops;
             load_spec(j, &specs[i]);
             double sec = trial(ctx, j, nth, &ops);
@@ -222,13 +240,8 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
         if (t < threads) counts[ncounts++] = t;
     counts[ncounts++] = threads;
 
-    /* trials: quick 3 of 4 ms; else as many 20 ms trials (5..20) as fit about 10 s */
-    plan p = {0.004, 3, (flags & RIDGE_ROOFLINE_VERBOSE) != 0};
-    if (!r.quick) {
-        p.target = 0.02;
-        p.trials = (int)(10.0 / (ncounts * (RIDGE_PEAK_COUNT + 6) * p.target));
-        p.trials = RIDGE_MAX(5, RIDGE_MIN(20, p.trials));
-    }
+    plan p = {0.002, 40, 10, (flags & RIDGE_ROOFLINE_VERBOSE) != 0};
+    if (r.quick) p.target = 0.001, p.trials = 8, p.dram_trials = 3;
 
     /* the arrays: DRAM-sized, the cache-level probes use the start of each thread's slice */
     size_t dram_bytes = RIDGE_MAX(4 * r.l3_usable, (size_t)64 << 20);

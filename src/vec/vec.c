@@ -214,11 +214,22 @@ static ridge_status isum(ridge_ctx *ctx, const char *what, int type, const void 
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
         CHECK_OUT(#name);                                                                      \
+        if (type != 3 && n < PAR_MIN_MEM) { /* the common case: one direct kernel call */       \
+            const ridge_vec_kernels *k = K(ctx);                                               \
+            ridge_i128 s = type == 0   ? k->sum_i32((const void *)x, n)                        \
+                           : type == 1 ? k->dot_i32((const void *)x, (const void *)(yarg), n)  \
+                                       : k->sum_i64((const void *)x, n);                       \
+            if (s > INT64_MAX || s < INT64_MIN)                                                \
+                return ridge_error(RIDGE_EOVERFLOW, "%s: the result does not fit in int64",    \
+                                   #name);                                                     \
+            *out = (int64_t)s;                                                                 \
+            return RIDGE_OK;                                                                   \
+        }                                                                                      \
         return isum(ctx, #name, type, x, yarg, n, out);                                        \
     }
-ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, x)
 ISUM_API(PUBLIC, ridge_vec_sumsq_i32, int32_t, 1, NOY, x)
-ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, x)
 ISUM_API(PUBLIC, ridge_vec_sumsq_i64, int64_t, 3, NOY, x)
 ISUM_API(static, dot_i32_checked, int32_t, 1, DOTY(int32_t), y)
 ISUM_API(static, dot_i64_checked, int64_t, 3, DOTY(int64_t), y)
@@ -432,16 +443,25 @@ static __attribute__((noinline, cold)) ridge_status ew_bad(const char *what, con
         return RIDGE_OK;                                                                       \
     }
 
+/* Spans of up to 16 elements: a plain loop right here (the same IEEE operations, so the same
+ * results as the kernels) costs less than reaching the kernel. Not for fma/axpy: without
+ * -mfma in this file fmaf would be a libm call. */
+#define SMALL(stmt)                                                                           \
+    if (n <= 16) {                                                                             \
+        for (size_t i = 0; i < n; i++) stmt;                                                   \
+        return RIDGE_OK;                                                                       \
+    }
+
 #define P3 (ridge_ctx * ctx, float *z, const float *x, const float *y, size_t n)
 EW_API(ridge_vec_add_f32, P3, z, x, y, x, PAR_MIN_MEM, add_f32(z, x, y, n),
-       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), )
+       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] + y[i]))
 EW_API(ridge_vec_sub_f32, P3, z, x, y, x, PAR_MIN_MEM, sub_f32(z, x, y, n),
-       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), )
+       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] - y[i]))
 EW_API(ridge_vec_mul_f32, P3, z, x, y, x, PAR_MIN_MEM, mul_f32(z, x, y, n),
-       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), )
+       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] * y[i]))
 EW_API(ridge_vec_scale_f32, (ridge_ctx * ctx, float *y, const float *x, float a, size_t n), y, x,
        x, x, PAR_MIN_MEM, scale_f32(y, x, a, n),
-       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), )
+       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), SMALL(y[i] = a * x[i]))
 EW_API(ridge_vec_axpy_f32, (ridge_ctx * ctx, float *y, float a, const float *x, size_t n), y, x,
        x, x, PAR_MIN_MEM, axpy_f32(y, a, x, n), ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), )
 EW_API(ridge_vec_fma_f32,
@@ -456,7 +476,8 @@ EW_API(ridge_vec_fma_f32,
 EW_API(ridge_vec_clamp_f32,
        (ridge_ctx * ctx, float *y, const float *x, float lo, float hi, size_t n), y, x, x, x,
        PAR_MIN_MEM, clamp_f32(y, x, lo, hi, n),
-       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}), CLAMP_PRE)
+       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}),
+       CLAMP_PRE; SMALL(y[i] = x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i]))
 
 /* ---- activations -------------------------------------------------------------------------- */
 

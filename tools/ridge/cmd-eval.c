@@ -5,12 +5,18 @@
 
 #include "cli.h"
 #include "mlp-cli.h"
+#include "qmlp-cli.h"
 
 const char cmd_eval_summary[] = "evaluate a checkpoint (ridge eval mlp --model FILE)";
 
 static int eval_mlp(int argc, char **argv);
+int eval_cnn(int argc, char **argv); /* train-cnn.c */
 
-#define EVAL_MODELS(MODEL) MODEL(mlp, "an MLP checkpoint from `ridge train mlp --save`")
+#define EVAL_MODELS(MODEL)                                                                    \
+    MODEL(mlp, "an MLP checkpoint from `ridge train mlp --save`")                              \
+    MODEL(cnn, "a CNN checkpoint from `ridge train cnn --save`")                               \
+    MODEL(qmlp, "an int8 MLP checkpoint from `ridge quantize`")
+#define eval_qmlp qmlp_cli_eval
 
 typedef struct eval_model {
     const char *name, *summary;
@@ -31,7 +37,8 @@ static void help(void)
            "options:\n"
            "  --model FILE       the checkpoint (required)\n"
            "  --data DIR         MNIST-format directory (default %s)\n"
-           "  --split NAME       t10k (the test split, default) or train\n" CLI_COMMON_HELP,
+           "  --split NAME       t10k (the test split, default) or train\n"
+           "  --limit N          only the first N images\n" CLI_COMMON_HELP,
            MLP_DEFAULT_DATA);
 }
 
@@ -40,6 +47,7 @@ static int eval_mlp(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
+    long limit = 0;
     for (int i = 1; i < argc;) {
         int r = cli_common_parse(&c, argc, argv, &i);
         if (r < 0) return CLI_USAGE;
@@ -49,6 +57,7 @@ static int eval_mlp(int argc, char **argv)
         if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
         else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
         else if (!strcmp(a, "--split")) bad = mlp_str_arg(a, v, &split);
+        else if (!strcmp(a, "--limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &limit);
         else return cli_unknown("eval mlp", a);
         if (bad) return CLI_USAGE;
         i += 2;
@@ -72,6 +81,7 @@ static int eval_mlp(int argc, char **argv)
         goto done;
     }
     if (mlp_check_data(m, model, d.rows * d.cols, d.classes)) goto done;
+    if (limit > 0 && (size_t)limit < d.n) d.n = (size_t)limit;
     const size_t C = m->cfg.sizes[m->cfg.nlayers];
     conf = calloc(C * C, sizeof *conf);
     double loss;
@@ -119,11 +129,11 @@ int cmd_eval(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         if (argc >= 2) help();
-        else fprintf(stderr, "usage: ridge eval <model> --model FILE (models: mlp)\n");
+        else fprintf(stderr, "usage: ridge eval <model> --model FILE (models: mlp, cnn, qmlp)\n");
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         if (!strcmp(argv[1], models[i].name)) return models[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp)\n", argv[1]);
+    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp, cnn, qmlp)\n", argv[1]);
     return CLI_USAGE;
 }

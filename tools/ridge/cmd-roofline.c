@@ -19,7 +19,7 @@ static void help(void)
            "Measures the machine's roof at 1..N threads: the fp32 FMA peak of each ISA (scalar,\n"
            "AVX2, AVX-512), the int8 (VNNI) and bf16 dot-product peaks, the read bandwidth of\n"
            "L1, L2, L3 and DRAM, and STREAM copy and triad. Each is the best of several short\n"
-           "trials (about 8 s on 2 threads; --quick about 1 s). The profile is cached in\n"
+           "trials (2-3 s on 2 threads; --quick about 1 s). The profile is cached in\n"
            "$XDG_CACHE_HOME/ridge/ (else ~/.cache/ridge/), keyed by CPU and thread count, and\n"
            "reused by `ridge bench`; --refresh measures again. Every ISA the CPU has is\n"
            "measured whatever --isa says; --threads sets the largest thread count.\n"

@@ -9,6 +9,7 @@
 
 #define TRAIN_MODELS(MODEL)                                                                   \
     MODEL(mlp, "multilayer perceptron on an MNIST-format dataset (default: Fashion-MNIST)")   \
+    MODEL(cnn, "convolutional network on an MNIST-format dataset (default: Fashion-MNIST)")   \
     MODEL(gpt2, "GPT-2 on llm.c's checkpoint and token shards, as llm.c's train_gpt2.c")
 
 #define DECLARE(name, summary) int train_##name(int argc, char **argv);
@@ -26,7 +27,7 @@ static const train_model models[] = {
 #undef ENTRY
 };
 
-const char cmd_train_summary[] = "train a model (ridge train mlp: Fashion-MNIST; ridge train gpt2)";
+const char cmd_train_summary[] = "train a model: mlp or cnn on Fashion-MNIST, gpt2 on llm.c files";
 
 static void usage(FILE *f)
 {

@@ -1,0 +1,930 @@
+/* The algorithms: when each applies, how it packs the weights, how much workspace it needs,
+ * and its forward pass (threading and the loops around the per-ISA kernels).
+ *
+ *   direct     per output row: the window's valid rows [r0, r1) come from saturating index
+ *              arithmetic, the row's interior pixels (every column tap inside the input) go to
+ *              the 6xNR micro-kernel in one call, the few border pixels one by one with their
+ *              own column range. No padded copy of the input exists. Work is split over
+ *              (rows) x (output channel blocks).
+ *   pointwise  1x1, stride 1, no padding: a GEMM straight on the input (pixels x c_in times
+ *              c_in x c_out): ridge_sgemm in NCHW and NHWC, the micro-kernel over the flat
+ *              pixels of an image in NCHW16c.
+ *   im2col     lowers a strip of output pixels (never the whole lowered matrix) and multiplies
+ *              it: ridge_sgemm in NCHW and NHWC (1 MiB strips), the micro-kernel in NCHW16c
+ *              (~128 KiB strips, per thread, so they stay in L2).
+ *   depthwise  per output row, vectorized across channels (NHWC, NCHW16c); NCHW runs plane
+ *              rows with the pixel loop innermost.
+ *   winograd   F(m x m, 3 x 3), m = 2 or 4: weights transformed once (U = G g G^T, in fp64),
+ *              per block of TB tiles: gather + input transform (V = B^T d B), alpha^2 GEMMs on
+ *              the micro-kernel (M = V U), output transform (Y = A^T M A) fused with the
+ *              epilogue. TB is sized so V and M fit ~512 KiB, or larger when U is past L2.
+ *              Blocks go to threads whole, or, when there are fewer blocks than threads, the
+ *              threads share each block step by step. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conv/conv.h"
+
+static const float zeros[64];
+
+/* ---- Winograd matrices ----------------------------------------------------------------------- */
+
+static const float bt2[16] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
+static const float g2[12] = {1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f, -0.5f, 0.5f, 0, 0, 1};
+static const float at2[8] = {1, 1, 1, 0, 0, 1, -1, -1};
+static const float bt4[36] = {4, 0, -5, 0,  1, 0, 0, -4, -4, 1, 1, 0, 0, 4, -4, -1, 1, 0,
+                              0, -2, -1, 2, 1, 0, 0, 2, -1, -2, 1, 0, 0, 4, 0,  -5, 0, 1};
+static const float g4[18] = {1.0f / 4,   0,          0,          -1.0f / 6, -1.0f / 6, -1.0f / 6,
+                             -1.0f / 6,  1.0f / 6,   -1.0f / 6,  1.0f / 24, 1.0f / 12, 1.0f / 6,
+                             1.0f / 24,  -1.0f / 12, 1.0f / 6,   0,         0,         1};
+static const float at4[24] = {1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 0,
+                              0, 1, 1, 4, 4, 0, 0, 1, -1, 8, -8, 1};
+static const conv_wino_mats wino2 = {2, 4, bt2, g2, at2};
+static const conv_wino_mats wino4 = {4, 6, bt4, g4, at4};
+
+const conv_wino_mats *conv_wino_mats_get(int m)
+{
+    return m == 2 ? &wino2 : &wino4;
+}
+
+static int wino_m(ridge_conv_algo a)
+{
+    return a == RIDGE_CONV_WINOGRAD_2X3 ? 2 : 4;
+}
+
+/* ---- applicability, sizes -------------------------------------------------------------------- */
+
+ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, char *why,
+                               size_t n)
+{
+    why[0] = 0;
+    switch (a) {
+    case RIDGE_CONV_POINTWISE:
+        if (d->r != 1 || d->s != 1 || d->stride_h != 1 || d->stride_w != 1 || d->pad_top ||
+            d->pad_bottom || d->pad_left || d->pad_right) {
+            snprintf(why, n, "needs a 1x1 kernel, stride 1 and no padding");
+            return RIDGE_EUNSUPPORTED;
+        }
+        return RIDGE_OK;
+    case RIDGE_CONV_DEPTHWISE:
+        if (d->groups != d->c_in || d->groups != d->c_out) {
+            snprintf(why, n, "needs groups = c_in = c_out (got %lld, %lld, %lld)",
+                     (long long)d->groups, (long long)d->c_in, (long long)d->c_out);
+            return RIDGE_EUNSUPPORTED;
+        }
+        return RIDGE_OK;
+    case RIDGE_CONV_WINOGRAD_2X3:
+    case RIDGE_CONV_WINOGRAD_4X3:
+        if (d->r != 3 || d->s != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dil_h != 1 ||
+            d->dil_w != 1) {
+            snprintf(why, n, "needs a 3x3 kernel, stride 1, dilation 1 (got %lldx%lld, stride "
+                     "%lldx%lld, dilation %lldx%lld)", (long long)d->r, (long long)d->s,
+                     (long long)d->stride_h, (long long)d->stride_w, (long long)d->dil_h,
+                     (long long)d->dil_w);
+            return RIDGE_EUNSUPPORTED;
+        }
+        return RIDGE_OK;
+    default: return RIDGE_OK; /* ref, direct and im2col run any valid descriptor */
+    }
+}
+
+static int64_t im2col_strip(const ridge_conv2d_plan *p)
+{
+    const int mr = p->k->mr;
+    int64_t K = p->cig * p->d.r * p->d.s;
+    int64_t P = 32768 / K / mr * mr; /* 128 KiB of lowered strip */
+    P = RIDGE_MAX(P, mr);
+    return RIDGE_MIN(P, 1024);
+}
+
+/* pixels per lowered strip on the SGEMM route */
+static int64_t gemm_strip(const ridge_conv2d_plan *p)
+{
+    int64_t K = p->cig * p->d.r * p->d.s, hw = p->oh * p->ow;
+    int64_t P = RIDGE_MAX(262144 / K, 64); /* 1 MiB of lowered strip */
+    return RIDGE_MIN(P, hw);
+}
+
+static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
+{
+    const int mr = p->k->mr, al = m + 2;
+    int64_t cogp = p->ncob * p->k->nr;
+    /* V + M in 512 KiB, but at least 4 micro-tiles: every block streams all of U (alpha^2 c_in
+     * c_out floats), about 2/TB bytes per FLOP. When U itself is past L2 (1 MiB: 9.4 MB at 256
+     * channels for F(4,3)) it is the traffic that counts: 16 micro-tiles per block, or all
+     * the tiles if fewer. */
+    int64_t tb = 131072 / (al * al * (p->cig + cogp)) / mr * mr;
+    tb = RIDGE_MAX(tb, 4 * mr);
+    if ((int64_t)al * al * p->cig * cogp * p->d.groups > (1 << 18)) tb = 16 * mr;
+    int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
+    tb = RIDGE_MIN(tb, (T + mr - 1) / mr * mr);
+    return RIDGE_MIN(tb, 16 * mr);
+}
+
+size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
+{
+    size_t f = 0;
+    if (conv_gemm_route(&p->d, a)) { /* one strip (the SGEMM calls run one after another) */
+        if (a == RIDGE_CONV_IM2COL) f = (size_t)(gemm_strip(p) * p->cig * p->d.r * p->d.s);
+        return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
+    }
+    switch (a) {
+    case RIDGE_CONV_IM2COL: f = (size_t)(im2col_strip(p) * p->cig * p->d.r * p->d.s); break;
+    case RIDGE_CONV_WINOGRAD_2X3:
+    case RIDGE_CONV_WINOGRAD_4X3: {
+        int m = wino_m(a), al = m + 2;
+        int64_t tb = wino_tiles(p, m), cogp = p->ncob * p->k->nr;
+        f = (size_t)(al * al * p->cig + al * al * tb * (p->cig + cogp) + m * m * p->cog);
+        break;
+    }
+    default: break;
+    }
+    return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
+}
+
+/* ---- weight packing -------------------------------------------------------------------------- */
+
+ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t nr = p->k->nr, R = d->r, S = d->s, cig = p->cig, cog = p->cog, G = d->groups;
+    size_t n;
+    switch (p->algo) {
+    case RIDGE_CONV_DEPTHWISE: n = (size_t)(R * S * ((d->c_out + nr - 1) / nr * nr)); break;
+    case RIDGE_CONV_WINOGRAD_2X3: n = (size_t)(16 * G * p->ncob * cig * nr); break;
+    case RIDGE_CONV_WINOGRAD_4X3: n = (size_t)(36 * G * p->ncob * cig * nr); break;
+    default: n = (size_t)(G * p->ncob * R * S * cig * nr); break;
+    }
+    p->wp = ridge_calloc(n, sizeof(float));
+    if (!p->wp) return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for %zu weights", n);
+    p->wp_elems = n;
+    float *wp = p->wp;
+
+    if (p->algo == RIDGE_CONV_DEPTHWISE) { /* [R][S][cp] */
+        int64_t cp = (d->c_out + nr - 1) / nr * nr;
+        for (int64_t c = 0; c < d->c_out; c++)
+            for (int64_t t = 0; t < R * S; t++) wp[t * cp + c] = w[c * R * S + t];
+        return RIDGE_OK;
+    }
+    if (p->algo == RIDGE_CONV_WINOGRAD_2X3 || p->algo == RIDGE_CONV_WINOGRAD_4X3) {
+        /* U[xi][g][cob][ci][nr] = (G g G^T)[xi], computed in double */
+        const conv_wino_mats *W = conv_wino_mats_get(wino_m(p->algo));
+        const int al = W->alpha;
+        for (int64_t co = 0; co < d->c_out; co++) {
+            int64_t g = co / cog, cl = co % cog, cob = cl / nr, j = cl % nr;
+            for (int64_t ci = 0; ci < cig; ci++) {
+                const float *k = w + (co * cig + ci) * 9;
+                double t[8][3];
+                for (int i = 0; i < al; i++)
+                    for (int c = 0; c < 3; c++) {
+                        double s = 0;
+                        for (int q = 0; q < 3; q++) s += (double)W->g[i * 3 + q] * k[q * 3 + c];
+                        t[i][c] = s;
+                    }
+                for (int i = 0; i < al; i++)
+                    for (int jj = 0; jj < al; jj++) {
+                        double s = 0;
+                        for (int c = 0; c < 3; c++) s += t[i][c] * W->g[jj * 3 + c];
+                        int64_t xi = i * al + jj;
+                        wp[(((xi * G + g) * p->ncob + cob) * cig + ci) * nr + j] = (float)s;
+                    }
+            }
+        }
+        return RIDGE_OK;
+    }
+    /* direct, im2col, pointwise: [g][cob][r][s][ci][nr] (= [g][cob][K][nr] for im2col) */
+    for (int64_t co = 0; co < d->c_out; co++) {
+        int64_t g = co / cog, cl = co % cog, cob = cl / nr, j = cl % nr;
+        float *blk = wp + (g * p->ncob + cob) * R * S * cig * nr;
+        for (int64_t ci = 0; ci < cig; ci++)
+            for (int64_t r = 0; r < R; r++)
+                for (int64_t s = 0; s < S; s++)
+                    blk[((r * S + s) * cig + ci) * nr + j] = w[((co * cig + ci) * R + r) * S + s];
+    }
+    return RIDGE_OK;
+}
+
+/* ---- shared pieces of the forward passes ----------------------------------------------------- */
+
+typedef struct fwd {
+    const ridge_conv2d_plan *p;
+    const float *x;
+    float *y;
+    const float *bias; /* padded: [g][ncob * nr] (depthwise: [c_out + 2 nr]) */
+    const float *res;
+    int act;
+    char *ws;
+    size_t row0;       /* depthwise: the first output row (n*oh + oh) of this call */
+    ptrdiff_t yshift;  /* depthwise, pointwise: subtracted from y offsets (a strip's origin) */
+    int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
+} fwd;
+
+/* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
+ * dilation dil over an input of n: 0 <= start + k*dil < n. Saturating, never branches per tap. */
+static void tap_range(int64_t start, int64_t n, int64_t dil, int64_t K, int *k0, int *k1)
+{
+    int64_t lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+    int64_t hi = start > n - 1 ? 0 : (n - 1 - start) / dil + 1;
+    hi = RIDGE_MIN(hi, K);
+    lo = RIDGE_MIN(lo, K);
+    *k0 = (int)lo;
+    *k1 = (int)RIDGE_MAX(hi, lo);
+}
+
+/* Whether the nco offsets tab[0..nco) hold vector-long contiguous runs (vl each). */
+static int runs_contiguous(const ptrdiff_t *tab, int nco, int vl)
+{
+    for (int v = 0; v < nco; v += vl)
+        for (int j = 1; j < vl; j++)
+            if (tab[v + j] != tab[v] + j) return 0;
+    return 1;
+}
+
+/* Fills the output-channel fields of a row call for group g, block cob. */
+static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
+{
+    const ridge_conv2d_plan *p = f->p;
+    const int nr = p->k->nr;
+    a->yco = p->yco + g * p->cog + cob * nr;
+    a->nco = (int)RIDGE_MIN(nr, p->cog - cob * nr);
+    a->yfast = a->nco == nr && runs_contiguous(a->yco, nr, p->k->vlen);
+    a->bias = f->bias + (g * p->ncob + cob) * nr;
+    a->res = f->res;
+    a->act = f->act;
+    a->y = f->y;
+}
+
+/* ---- direct ---------------------------------------------------------------------------------- */
+
+static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    const fwd *f = arg;
+    const ridge_conv2d_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t R = d->r, S = d->s, sw = d->stride_w, dw = d->dil_w;
+    /* the columns whose whole window is inside the input: [lo, hi) */
+    int64_t lo = (d->pad_left + sw - 1) / sw;
+    int64_t last = d->w - 1 - (S - 1) * dw + d->pad_left; /* ow*sw <= last */
+    int64_t hi = last < 0 ? 0 : last / sw + 1;
+    lo = RIDGE_MIN(lo, p->ow);
+    hi = RIDGE_MAX(RIDGE_MIN(hi, p->ow), lo);
+    /* When a window row is one contiguous run of s*c_in floats (NHWC with groups 1, no
+     * dilation), the interior pixels reduce over it as one loop: the packed weights
+     * [r][s][ci][nr] are already [r][s*ci][nr]. Longer reductions, less loop overhead (the
+     * first layer's c_in = 3 becomes 21 per row). */
+    const int row_run = p->xv.sw == p->cig && dw == 1 &&
+                        runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
+    conv_row_args a;
+    a.xb = f->x;
+    a.xps = sw * p->xv.sw;
+    a.S = (int)S;
+    a.yps = p->yv.sw;
+    for (size_t row = b0; row < e0; row++) {
+        int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
+        int64_t ih0 = oh * d->stride_h - d->pad_top;
+        tap_range(ih0, d->h, d->dil_h, R, &a.r0, &a.r1);
+        ptrdiff_t xrow = n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
+        ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh;
+        for (size_t cb = b1; cb < e1; cb++) {
+            int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
+            row_channels(f, &a, g, cob);
+            a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
+            /* interior in one call, the border pixels one by one with their own column range */
+            a.xo = xrow + lo * a.xps;
+            a.yo = yrow + lo * a.yps;
+            a.npix = hi - lo;
+            if (row_run) { /* the group's channel offset moves into xo */
+                a.xo += p->xco[g * p->cig];
+                a.roff = p->roff, a.soff = p->iota, a.coff = p->iota;
+                a.S = 1, a.s0 = 0, a.s1 = 1, a.kc = S * p->cig;
+            } else {
+                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+                a.S = (int)S, a.s0 = 0, a.s1 = (int)S, a.kc = p->cig;
+            }
+            if (a.npix > 0) p->k->row(&a);
+            a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+            a.S = (int)S, a.kc = p->cig;
+            for (int64_t ow = 0; ow < p->ow; ow++) {
+                if (ow == lo) ow = hi;
+                if (ow >= p->ow) break;
+                tap_range(ow * sw - d->pad_left, d->w, dw, S, &a.s0, &a.s1);
+                a.xo = xrow + ow * a.xps;
+                a.yo = yrow + ow * a.yps;
+                a.npix = 1;
+                p->k->row(&a);
+            }
+        }
+    }
+}
+
+/* ---- pointwise ------------------------------------------------------------------------------- */
+
+#define PW_BLOCK 96 /* pixels per work item: 16 micro-tiles */
+
+static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    const fwd *f = arg;
+    const ridge_conv2d_plan *p = f->p;
+    const int64_t hw = f->pixels ? f->pixels : p->oh * p->ow;
+    const int64_t nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
+    conv_row_args a;
+    a.xb = f->x;
+    a.xps = p->xv.sw;
+    a.roff = p->iota, a.soff = p->iota;
+    a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
+    a.kc = p->cig;
+    a.yps = p->yv.sw;
+    for (size_t it = b0; it < e0; it++) {
+        int64_t n = (int64_t)it / nblk, q0 = (int64_t)it % nblk * PW_BLOCK;
+        for (size_t cb = b1; cb < e1; cb++) {
+            int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
+            row_channels(f, &a, g, cob);
+            a.coff = p->xco + g * p->cig;
+            a.w = p->wp + (g * p->ncob + cob) * p->cig * p->k->nr;
+            a.xo = n * p->xv.sn + q0 * p->xv.sw;
+            a.yo = n * p->yv.sn + q0 * p->yv.sw - f->yshift;
+            a.npix = RIDGE_MIN(PW_BLOCK, hw - q0);
+            p->k->row(&a);
+        }
+    }
+}
+
+/* ---- im2col ---------------------------------------------------------------------------------- */
+
+/* Lowers pixels [q0, q0 + np) of image n, group g, to rows col[q][(r*S + s)*cig + ci] (zero
+ * where the tap is in the padding): the A operand of a GEMM with the weights as
+ * [(r, s, ci)][c_out]. */
+static void lower_pixels(const ridge_conv2d_plan *p, const float *xb, int64_t n, int64_t g,
+                         int64_t q0, int64_t np, float *col)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, K = cig * d->r * d->s;
+    const ptrdiff_t *xco = p->xco + g * cig;
+    int contig = runs_contiguous(xco, (int)cig, (int)cig);
+    /* a window row is one run of s*cig floats when the group's channels fill the pixel
+     * (NHWC, groups 1) and the kernel is not dilated: one copy per row */
+    int row_run = contig && p->xv.sw == cig && d->dil_w == 1;
+    for (int64_t q = 0; q < np; q++) {
+        int64_t oh = (q0 + q) / p->ow, ow = (q0 + q) % p->ow;
+        int64_t ih0 = oh * d->stride_h - d->pad_top, iw0 = ow * d->stride_w - d->pad_left;
+        float *c = col + q * K;
+        for (int64_t r = 0; r < d->r; r++) {
+            int64_t ih = ih0 + r * d->dil_h;
+            if (row_run) {
+                int s0, s1;
+                tap_range(iw0, d->w, 1, d->s, &s0, &s1);
+                if (ih < 0 || ih >= d->h) s0 = s1 = 0;
+                memset(c, 0, (size_t)(s0 * cig) * sizeof(float));
+                if (s1 > s0)
+                    memcpy(c + s0 * cig,
+                           xb + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig + xco[0],
+                           (size_t)((s1 - s0) * cig) * sizeof(float));
+                memset(c + s1 * cig, 0, (size_t)((d->s - s1) * cig) * sizeof(float));
+                c += d->s * cig;
+                continue;
+            }
+            for (int64_t s = 0; s < d->s; s++, c += cig) {
+                int64_t iw = iw0 + s * d->dil_w;
+                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {
+                    memset(c, 0, (size_t)cig * sizeof(float));
+                    continue;
+                }
+                const float *x = xb + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw;
+                if (contig) memcpy(c, x + xco[0], (size_t)cig * sizeof(float));
+                else
+                    for (int64_t ci = 0; ci < cig; ci++) c[ci] = x[xco[ci]];
+            }
+        }
+    }
+}
+
+static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    const fwd *f = arg;
+    const ridge_conv2d_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t P = im2col_strip(p), hw = p->oh * p->ow, nstrip = (hw + P - 1) / P;
+    const int64_t K = p->cig * d->r * d->s;
+    float *col = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
+    conv_row_args a;
+    a.xb = col;
+    a.xps = K;
+    a.roff = p->iota, a.soff = p->iota, a.coff = p->iota;
+    a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
+    a.kc = K;
+    a.yps = p->yv.sw;
+    for (size_t it = b0; it < e0; it++) {
+        int64_t n = (int64_t)it / nstrip, q0 = (int64_t)it % nstrip * P;
+        int64_t np = RIDGE_MIN(P, hw - q0);
+        for (size_t g = b1; g < e1; g++) {
+            lower_pixels(p, f->x, n, (int64_t)g, q0, np, col);
+            for (int64_t cob = 0; cob < p->ncob; cob++) {
+                row_channels(f, &a, (int64_t)g, cob);
+                a.w = p->wp + ((int64_t)g * p->ncob + cob) * K * p->k->nr;
+                a.xo = 0;
+                a.yo = n * p->yv.sn + q0 * p->yv.sw;
+                a.npix = np;
+                p->k->row(&a);
+            }
+        }
+    }
+}
+
+/* ---- im2col and pointwise on ridge_sgemm (NCHW, NHWC)
+ * ----------------------------------------------
+ *
+ * NHWC:  Y[pixels][c_out] = A[pixels][K] * W^T[K][c_out]: A is the input itself (pointwise,
+ *        lda = c_in) or a lowered strip (im2col, rows (r, s, ci)); W^T is prepacked once per
+ *        group in the plan (ridge_sgemm_plan), bias per column.
+ * NCHW:  Y[c_out][pixels] = W[c_out][K] * B[K][pixels]: B is the input itself (pointwise,
+ *        ldb = h*w) or a lowered strip of rows (ci, r, s) (the classic im2col), bias per row.
+ * The residual rides in C with beta = 1 (the GEMM epilogue adds its own residual after the
+ * activation; ours goes before). The strip is lowered in parallel, then one SGEMM call runs
+ * on the pool. */
+
+int conv_gemm_route(const ridge_conv2d_desc *d, ridge_conv_algo a)
+{
+    /* pointwise in NHWC and NCHW16c runs the micro-kernel over whole images as one row of
+     * pixels, which measured faster than SGEMM on these shapes */
+    return (a == RIDGE_CONV_IM2COL && d->layout != RIDGE_NCHW16C) ||
+           (a == RIDGE_CONV_POINTWISE && d->layout == RIDGE_NCHW);
+}
+
+ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t K = p->cig * d->r * d->s, RS = d->r * d->s, cig = p->cig, cog = p->cog;
+    if (d->layout == RIDGE_NCHW) { /* A = W as given: [g][cog][(ci, r, s)] */
+        size_t n = (size_t)(d->c_out * K);
+        p->wp = ridge_malloc(n * sizeof(float));
+        if (!p->wp) return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for weights");
+        memcpy(p->wp, w, n * sizeof(float));
+        p->wp_elems = n;
+        return RIDGE_OK;
+    }
+    p->gplan = ridge_calloc((size_t)d->groups, sizeof *p->gplan);
+    float *perm = ridge_malloc((size_t)(cog * K) * sizeof(float));
+    if (!p->gplan || !perm) {
+        ridge_free(perm);
+        return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for weights");
+    }
+    ridge_status st = RIDGE_OK;
+    for (int64_t g = 0; g < d->groups && !st; g++) {
+        /* perm[co][(r*S + s)*cig + ci]: op(B) = perm^T is K x cog */
+        for (int64_t co = 0; co < cog; co++)
+            for (int64_t ci = 0; ci < cig; ci++)
+                for (int64_t t = 0; t < RS; t++)
+                    perm[co * K + t * cig + ci] = w[((g * cog + co) * cig + ci) * RS + t];
+        st = ridge_sgemm_plan_create(ctx, RIDGE_TRANS, (size_t)cog, (size_t)K, perm, (size_t)K,
+                                     &p->gplan[g]);
+    }
+    ridge_free(perm);
+    return st;
+}
+
+typedef struct lower_args {
+    const ridge_conv2d_plan *p;
+    const float *x;
+    int64_t n, g, q0, np;
+    float *col;
+} lower_args;
+
+static void lower_nhwc_range(void *arg, size_t b, size_t e, int ith)
+{
+    const lower_args *l = arg;
+    const int64_t K = l->p->cig * l->p->d.r * l->p->d.s;
+    lower_pixels(l->p, l->x, l->n, l->g, l->q0 + (int64_t)b, (int64_t)(e - b),
+                 l->col + (int64_t)b * K);
+}
+
+/* NCHW rows col[(ci*R + r)*S + s][q], q over the strip. */
+static void lower_nchw_range(void *arg, size_t b, size_t e, int ith)
+{
+    const lower_args *l = arg;
+    const ridge_conv2d_plan *p = l->p;
+    const ridge_conv2d_desc *d = &p->d;
+    for (size_t kk = b; kk < e; kk++) {
+        int64_t ci = (int64_t)kk / (d->r * d->s), r = (int64_t)kk / d->s % d->r,
+                s = (int64_t)kk % d->s;
+        const float *xc = l->x + l->n * p->xv.sn + p->xco[l->g * p->cig + ci];
+        float *row = l->col + (int64_t)kk * l->np;
+        int64_t oh = l->q0 / p->ow, ow = l->q0 % p->ow;
+        for (int64_t q = 0; q < l->np; q++) {
+            int64_t ih = oh * d->stride_h - d->pad_top + r * d->dil_h;
+            int64_t iw = ow * d->stride_w - d->pad_left + s * d->dil_w;
+            row[q] = ih >= 0 && ih < d->h && iw >= 0 && iw < d->w ? xc[ih * p->xv.sh + iw] : 0.0f;
+            if (++ow == p->ow) ow = 0, oh++;
+        }
+    }
+}
+
+/* Copies the residual block (rows x cols at ld) into y when they are not the same memory. */
+static void copy_block(float *y, const float *res, int64_t rows, int64_t cols, int64_t ld)
+{
+    if (res == y) return;
+    for (int64_t i = 0; i < rows; i++)
+        memcpy(y + i * ld, res + i * ld, (size_t)cols * sizeof(float));
+}
+
+static ridge_status gemm_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
+                                 float *y, const float *bias, int act, const float *res, char *ws)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, cog = p->cog, K = cig * d->r * d->s, hw = p->oh * p->ow;
+    const int pw = p->algo == RIDGE_CONV_POINTWISE;
+    ridge_epilogue e = {0};
+    e.act = act ? RIDGE_EPI_RELU : RIDGE_EPI_NONE;
+    const float beta = res ? 1.0f : 0.0f;
+    ridge_status st = RIDGE_OK;
+    float *col = (float *)ws;
+    if (d->layout == RIDGE_NHWC) {
+        e.bias_kind = bias ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
+        if (pw) { /* all images at once: n*h*w rows of c_in */
+            const int64_t rows = d->n * hw;
+            for (int64_t g = 0; g < d->groups && !st; g++) {
+                e.bias = bias ? bias + g * cog : NULL;
+                if (res) copy_block(y + g * cog, res + g * cog, rows, cog, d->c_out);
+                st = ridge_sgemm_plan_execute(ctx, p->gplan[g], RIDGE_NO_TRANS, (size_t)rows, 1.0f,
+                                              x + g * cig, (size_t)d->c_in, beta, y + g * cog,
+                                              (size_t)d->c_out, &e);
+            }
+            return st;
+        }
+        const int64_t P = gemm_strip(p);
+        for (int64_t n = 0; n < d->n; n++)
+            for (int64_t q0 = 0; q0 < hw; q0 += P)
+                for (int64_t g = 0; g < d->groups && !st; g++) {
+                    lower_args l = {p, x, n, g, q0, RIDGE_MIN(P, hw - q0), col};
+                    ridge_parallel_for(ctx, (size_t)l.np, 8, lower_nhwc_range, &l);
+                    float *yc = y + n * p->yv.sn + q0 * d->c_out + g * cog;
+                    e.bias = bias ? bias + g * cog : NULL;
+                    if (res) copy_block(yc, res + (yc - y), l.np, cog, d->c_out);
+                    st = ridge_sgemm_plan_execute(ctx, p->gplan[g], RIDGE_NO_TRANS, (size_t)l.np,
+                                                  1.0f, col, (size_t)K, beta, yc,
+                                                  (size_t)d->c_out, &e);
+                }
+        return st;
+    }
+    /* NCHW */
+    e.bias_kind = bias ? RIDGE_BIAS_ROW : RIDGE_BIAS_NONE;
+    const int64_t P = pw ? hw : gemm_strip(p);
+    for (int64_t n = 0; n < d->n; n++)
+        for (int64_t q0 = 0; q0 < hw; q0 += P)
+            for (int64_t g = 0; g < d->groups && !st; g++) {
+                const int64_t np = RIDGE_MIN(P, hw - q0);
+                const float *b = x + n * p->xv.sn + g * cig * hw; /* pointwise: the input */
+                size_t ldb = (size_t)hw;
+                if (!pw) {
+                    lower_args l = {p, x, n, g, q0, np, col};
+                    ridge_parallel_for(ctx, (size_t)K, 1, lower_nchw_range, &l);
+                    b = col, ldb = (size_t)np;
+                }
+                float *yc = y + n * p->yv.sn + g * cog * hw + q0;
+                e.bias = bias ? bias + g * cog : NULL;
+                if (res) copy_block(yc, res + (yc - y), cog, np, hw);
+                st = ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, RIDGE_NO_TRANS, (size_t)cog, (size_t)np,
+                                    (size_t)K, 1.0f, p->wp + g * cog * K, (size_t)K, b, ldb, beta,
+                                    yc, (size_t)hw, &e);
+            }
+    return st;
+}
+
+/* ---- depthwise ------------------------------------------------------------------------------- */
+
+static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const fwd *f = arg;
+    const ridge_conv2d_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t S = d->s, sw = d->stride_w, dw = d->dil_w;
+    int64_t lo = (d->pad_left + sw - 1) / sw;
+    int64_t last = d->w - 1 - (S - 1) * dw + d->pad_left;
+    int64_t hi = last < 0 ? 0 : last / sw + 1;
+    lo = RIDGE_MIN(lo, p->ow);
+    hi = RIDGE_MAX(RIDGE_MIN(hi, p->ow), lo);
+    conv_dw_args a;
+    a.xb = f->x;
+    a.xps = sw * p->xv.sw;
+    a.roff = p->roff, a.soff = p->soff, a.xco = p->xco;
+    a.S = (int)S;
+    a.c = d->c_out;
+    a.cp = (d->c_out + p->k->nr - 1) / p->k->nr * p->k->nr;
+    a.w = p->wp;
+    a.y = f->y;
+    a.yps = p->yv.sw;
+    a.yco = p->yco;
+    a.bias = f->bias;
+    a.res = f->res;
+    a.act = f->act;
+    for (size_t row = f->row0 + b0; row < f->row0 + e0; row++) {
+        int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
+        int64_t ih0 = oh * d->stride_h - d->pad_top;
+        tap_range(ih0, d->h, d->dil_h, d->r, &a.r0, &a.r1);
+        ptrdiff_t xrow = n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
+        ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh - f->yshift;
+        a.s0 = 0, a.s1 = (int)S;
+        a.xo = xrow + lo * a.xps;
+        a.yo = yrow + lo * a.yps;
+        a.npix = hi - lo;
+        if (a.npix > 0) p->k->dw_row(&a);
+        for (int64_t ow = 0; ow < p->ow; ow++) {
+            if (ow == lo) ow = hi;
+            if (ow >= p->ow) break;
+            tap_range(ow * sw - d->pad_left, d->w, dw, S, &a.s0, &a.s1);
+            a.xo = xrow + ow * a.xps;
+            a.yo = yrow + ow * a.yps;
+            a.npix = 1;
+            p->k->dw_row(&a);
+        }
+    }
+}
+
+/* NCHW depthwise: one (image, channel, output row) per item, the pixel loop innermost (it
+ * vectorizes for stride 1); valid column ranges per tap, so no padded copy here either. */
+static void depthwise_nchw_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const fwd *f = arg;
+    const ridge_conv2d_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t R = d->r, S = d->s, sw = d->stride_w, OW = p->ow;
+    const int64_t cp = (d->c_out + p->k->nr - 1) / p->k->nr * p->k->nr;
+    for (size_t it = b0; it < e0; it++) {
+        int64_t oh = (int64_t)it % p->oh, nc = (int64_t)it / p->oh, c = nc % d->c_out;
+        const float *xp = f->x + nc * d->h * d->w;
+        float *yr = f->y + nc * p->oh * OW + oh * OW;
+        const float *rr = f->res ? f->res + nc * p->oh * OW + oh * OW : NULL;
+        for (int64_t j = 0; j < OW; j++) yr[j] = 0.0f;
+        int64_t ih0 = oh * d->stride_h - d->pad_top;
+        int r0, r1;
+        tap_range(ih0, d->h, d->dil_h, R, &r0, &r1);
+        for (int r = r0; r < r1; r++) {
+            const float *xr = xp + (ih0 + r * d->dil_h) * d->w;
+            for (int64_t s = 0; s < S; s++) {
+                /* ow with 0 <= ow*sw - pad_left + s*dil_w < w */
+                int64_t off = s * d->dil_w - d->pad_left;
+                int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                int64_t hi = d->w - 1 - off < 0 ? 0 : (d->w - 1 - off) / sw + 1;
+                hi = RIDGE_MIN(hi, OW);
+                float wv = p->wp[(r * S + s) * cp + c];
+                if (sw == 1)
+                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xr[j + off];
+                else
+                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xr[j * sw + off];
+            }
+        }
+        const float b = f->bias[c];
+        for (int64_t j = 0; j < OW; j++) {
+            float v = yr[j] + b + (rr ? rr[j] : 0.0f);
+            yr[j] = f->act && !(v > 0.0f) ? 0.0f : v;
+        }
+    }
+}
+
+/* ---- Winograd -------------------------------------------------------------------------------- */
+
+/* The three steps of a block of nt tiles starting at tile t0, group g. V and M are the
+ * block's [alpha^2][TB][cig] and [alpha^2][TB][cogp] planes. */
+typedef struct wino_blk {
+    const fwd *f;
+    int64_t t0, nt, g;
+    float *V, *M;
+} wino_blk;
+
+/* Gathers tile t0 + t's alpha x alpha patch (zeros outside the image) into dbuf and
+ * transforms it into V's row t. */
+static void wino_gather(const wino_blk *b, int64_t t, float *dbuf)
+{
+    const ridge_conv2d_plan *p = b->f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int m = wino_m(p->algo), al = m + 2;
+    const int64_t cig = p->cig, tw = (p->ow + m - 1) / m, tpi = (p->oh + m - 1) / m * tw;
+    const ptrdiff_t *xco = p->xco + b->g * cig;
+    const int xcontig = runs_contiguous(xco, (int)cig, (int)cig);
+    int64_t tt = b->t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
+    int64_t ih0 = ty * m - d->pad_top, iw0 = tx * m - d->pad_left;
+    for (int i = 0; i < al; i++)
+        for (int j = 0; j < al; j++) {
+            float *dp = dbuf + (i * al + j) * cig;
+            int64_t ih = ih0 + i, iw = iw0 + j;
+            if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {
+                memset(dp, 0, (size_t)cig * sizeof(float));
+                continue;
+            }
+            const float *x = b->f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw;
+            if (xcontig) memcpy(dp, x + xco[0], (size_t)cig * sizeof(float));
+            else
+                for (int64_t c = 0; c < cig; c++) dp[c] = x[xco[c]];
+        }
+    p->k->wino_in(m, dbuf, cig, b->V + t * cig, wino_tiles(p, m) * cig);
+}
+
+/* M[xi][.][cob block] = V[xi] (nt x cig) * U[xi][g][cob] (cig x nr). */
+static void wino_gemm(const wino_blk *b, int64_t xi, int64_t cob)
+{
+    const ridge_conv2d_plan *p = b->f->p;
+    const int nr = p->k->nr;
+    const int64_t cig = p->cig, cogp = p->ncob * nr, TB = wino_tiles(p, wino_m(p->algo));
+    conv_row_args a;
+    a.xb = b->V + xi * TB * cig;
+    a.xo = 0;
+    a.xps = cig;
+    a.roff = p->iota, a.soff = p->iota, a.coff = p->iota;
+    a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
+    a.kc = cig;
+    a.w = p->wp + ((xi * p->d.groups + b->g) * p->ncob + cob) * cig * nr;
+    a.y = b->M + xi * TB * cogp;
+    a.yo = cob * nr;
+    a.yps = cogp;
+    a.yco = p->iota;
+    a.nco = nr;
+    a.yfast = 1;
+    a.bias = zeros;
+    a.res = NULL;
+    a.act = 0;
+    a.npix = b->nt;
+    p->k->row(&a);
+}
+
+/* The output transform of tile t0 + t fused with bias, residual and activation; layouts whose
+ * group channels are not contiguous go through O (m*m*cog floats) and an indexed store. */
+static void wino_scatter(const wino_blk *b, int64_t t, float *O)
+{
+    const fwd *f = b->f;
+    const ridge_conv2d_plan *p = f->p;
+    const int m = wino_m(p->algo);
+    const int64_t cog = p->cog, cogp = p->ncob * p->k->nr, TB = wino_tiles(p, m);
+    const int64_t tw = (p->ow + m - 1) / m, tpi = (p->oh + m - 1) / m * tw;
+    const ptrdiff_t *yco = p->yco + b->g * cog;
+    const float *bias = f->bias + b->g * cogp;
+    int64_t tt = b->t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
+    int mh = (int)RIDGE_MIN(m, p->oh - ty * m), mw = (int)RIDGE_MIN(m, p->ow - tx * m);
+    ptrdiff_t o = n * p->yv.sn + ty * m * p->yv.sh + tx * m * p->yv.sw;
+    if (runs_contiguous(yco, (int)cog, (int)cog)) {
+        p->k->wino_out(m, b->M + t * cogp, TB * cogp, cog, f->y, o + yco[0], p->yv.sh, p->yv.sw,
+                       mh, mw, bias, f->res, f->act);
+        return;
+    }
+    p->k->wino_out(m, b->M + t * cogp, TB * cogp, cog, O, 0, m * cog, cog, mh, mw, bias, NULL, 0);
+    for (int i = 0; i < mh; i++)
+        for (int j = 0; j < mw; j++) {
+            ptrdiff_t oo = o + i * p->yv.sh + j * p->yv.sw;
+            const float *op = O + (i * m + j) * cog;
+            for (int64_t c = 0; c < cog; c++) {
+                float v = op[c] + (f->res ? f->res[oo + yco[c]] : 0.0f);
+                f->y[oo + yco[c]] = f->act && !(v > 0.0f) ? 0.0f : v;
+            }
+        }
+}
+
+/* Per-thread areas: dbuf [alpha^2][cig], V, M, O (see conv_algo_ws_per_thread). */
+static void wino_areas(const fwd *f, int ith, float **dbuf, float **V, float **M, float **O)
+{
+    const ridge_conv2d_plan *p = f->p;
+    const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
+    const int64_t TB = wino_tiles(p, m), cogp = p->ncob * p->k->nr;
+    *dbuf = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
+    *V = *dbuf + A2 * p->cig;
+    *M = *V + A2 * TB * p->cig;
+    *O = *M + A2 * TB * cogp;
+}
+
+/* Many blocks: each thread runs whole blocks in its own areas. */
+static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const fwd *f = arg;
+    const ridge_conv2d_plan *p = f->p;
+    const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
+    const int64_t TB = wino_tiles(p, m);
+    const int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
+    float *dbuf, *V, *M, *O;
+    wino_areas(f, ith, &dbuf, &V, &M, &O);
+    for (size_t blk = b0; blk < e0; blk++) {
+        for (int64_t g = 0; g < p->d.groups; g++) {
+            wino_blk b = {f, (int64_t)blk * TB, RIDGE_MIN(TB, T - (int64_t)blk * TB), g, V, M};
+            for (int64_t t = 0; t < b.nt; t++) wino_gather(&b, t, dbuf);
+            for (int64_t xi = 0; xi < A2; xi++)
+                for (int64_t cob = 0; cob < p->ncob; cob++) wino_gemm(&b, xi, cob);
+            for (int64_t t = 0; t < b.nt; t++) wino_scatter(&b, t, O);
+        }
+    }
+}
+
+/* Fewer blocks than threads (batch-1 layers with large channels): the threads share each
+ * block, step by step, in thread 0's V and M, splitting tiles, then (plane, channel block)
+ * pairs, then tiles again; each streams only its share of U. */
+static void wino_in_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wino_blk *blk = arg;
+    float *dbuf, *V, *M, *O;
+    wino_areas(blk->f, ith, &dbuf, &V, &M, &O);
+    for (size_t t = b; t < e; t++) wino_gather(blk, (int64_t)t, dbuf);
+}
+
+static void wino_gemm_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wino_blk *blk = arg;
+    const int64_t ncob = blk->f->p->ncob;
+    for (size_t it = b; it < e; it++) wino_gemm(blk, (int64_t)it / ncob, (int64_t)it % ncob);
+}
+
+static void wino_out_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wino_blk *blk = arg;
+    float *dbuf, *V, *M, *O;
+    wino_areas(blk->f, ith, &dbuf, &V, &M, &O);
+    for (size_t t = b; t < e; t++) wino_scatter(blk, (int64_t)t, O);
+}
+
+static void winograd_forward(ridge_ctx *ctx, const fwd *f)
+{
+    const ridge_conv2d_plan *p = f->p;
+    const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
+    const int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
+    const int64_t TB = wino_tiles(p, m), nblk = (T + TB - 1) / TB;
+    const int threads = ridge_ctx_threads(ctx);
+    if (nblk >= 2 * threads || threads == 1) {
+        ridge_parallel_for(ctx, (size_t)nblk, 1, winograd_range, (void *)f);
+        return;
+    }
+    float *dbuf, *V, *M, *O;
+    wino_areas(f, 0, &dbuf, &V, &M, &O);
+    for (int64_t blk = 0; blk < nblk; blk++)
+        for (int64_t g = 0; g < p->d.groups; g++) {
+            wino_blk b = {f, blk * TB, RIDGE_MIN(TB, T - blk * TB), g, V, M};
+            ridge_parallel_for(ctx, (size_t)b.nt, 1, wino_in_range, &b);
+            ridge_parallel_for(ctx, (size_t)(A2 * p->ncob), 1, wino_gemm_range, &b);
+            ridge_parallel_for(ctx, (size_t)b.nt, 1, wino_out_range, &b);
+        }
+}
+
+/* ---- the fused depthwise-separable block
+ * -----------------------------------------------------------
+ *
+ * Per strip of output rows (sized so the strip of depthwise output, rows x ow x c floats, stays
+ * within ~256 KiB, in L2): the depthwise rows, in parallel, into the strip; then the pointwise
+ * SGEMM straight from it. The intermediate tensor never goes to memory. */
+
+int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw)
+{
+    int64_t rows = 65536 / (dw->ow * dw->d.c_out);
+    return RIDGE_MAX(1, RIDGE_MIN(rows, dw->oh));
+}
+
+void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                            const ridge_conv2d_plan *pw, const float *x, float *y,
+                            const float *dw_bias, int dw_act, const float *pw_bias, int pw_act,
+                            const float *res, float *strip)
+{
+    const int64_t rows = conv_separable_strip_rows(dw);
+    for (int64_t n = 0; n < dw->d.n; n++)
+        for (int64_t oh0 = 0; oh0 < dw->oh; oh0 += rows) {
+            int64_t nr = RIDGE_MIN(rows, dw->oh - oh0), np = nr * dw->ow;
+            fwd f = {dw, x, strip, dw_bias, NULL, dw_act, NULL,
+                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0};
+            ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
+            /* the strip is one image of np pixels; y's rows start at (n, oh0) */
+            fwd g = {pw, strip, y, pw_bias, res, pw_act, NULL, 0,
+                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np};
+            ridge_parallel_for_2d(ctx, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK),
+                                  (size_t)pw->ncob, 1, 1, pointwise_range, &g);
+        }
+}
+
+/* ---- dispatch -------------------------------------------------------------------------------- */
+
+ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
+                               float *y, const float *bias, const float *ubias, int act,
+                               const float *res, char *ws)
+{
+    if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
+    fwd f = {p, x, y, bias, res, act, ws, 0, 0, 0};
+    const ridge_conv2d_desc *d = &p->d;
+    const size_t ncb = (size_t)(d->groups * p->ncob);
+    switch (p->algo) {
+    case RIDGE_CONV_DIRECT:
+        ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
+        break;
+    case RIDGE_CONV_POINTWISE: {
+        size_t nblk = (size_t)((p->oh * p->ow + PW_BLOCK - 1) / PW_BLOCK);
+        ridge_parallel_for_2d(ctx, (size_t)d->n * nblk, ncb, 1, 1, pointwise_range, &f);
+        break;
+    }
+    case RIDGE_CONV_IM2COL: {
+        int64_t P = im2col_strip(p);
+        size_t ns = (size_t)((p->oh * p->ow + P - 1) / P);
+        ridge_parallel_for_2d(ctx, (size_t)d->n * ns, (size_t)d->groups, 1, 1, im2col_range, &f);
+        break;
+    }
+    case RIDGE_CONV_DEPTHWISE:
+        if (d->layout == RIDGE_NCHW)
+            ridge_parallel_for(ctx, (size_t)(d->n * d->c_out * p->oh), 1, depthwise_nchw_range,
+                               &f);
+        else ridge_parallel_for(ctx, (size_t)(d->n * p->oh), 1, depthwise_range, &f);
+        break;
+    case RIDGE_CONV_WINOGRAD_2X3:
+    case RIDGE_CONV_WINOGRAD_4X3: winograd_forward(ctx, &f); break;
+    default: break;
+    }
+    return RIDGE_OK;
+}

@@ -1,0 +1,964 @@
+/* Convolution backward: the plan (phase tables, segments, channel runs), the entry points and
+ * the fast passes, all on the forward's per-ISA kernels.
+ *
+ *   dx, direct   dx[ih][iw][ci] = sum_{co, r, s} dy[oh][ow][co] w[co][ci][r][s] over the taps
+ *                with ih + pad_top = oh*sh + r*dh (likewise columns). Per dx row, the stride
+ *                phase a = (ih + pad_top) mod sh decides which kernel rows can reach it (those
+ *                with r*dh = a mod sh), and consecutive such taps are (dh/gcd) dy rows apart:
+ *                the phase's tap list with negative dy offsets replaces the rotated kernel,
+ *                and the saturating range of taps whose dy row exists replaces the zero-padded
+ *                dy. Columns likewise: the pixels of one column phase are sw apart in dx and
+ *                1 apart in dy, so a run of them that shares its valid taps (a segment,
+ *                precomputed per phase) is one call of the 6xNR micro-kernel, rows = dx
+ *                pixels, NR = input channels, reduction = (valid taps) x (group's c_out). The
+ *                weights are packed per call into [g][ci block][phase pair][taps][co][NR];
+ *                nothing else is copied. Split over (dx rows) x (ci blocks): disjoint outputs.
+ *   dx, depthwise  the same phases and segments on the depthwise row kernel (NHWC, NCHW16c).
+ *   dw, direct   per (group, co block of NR, tap (r, s)) work item, the micro-kernel with the
+ *                group's input channels as its "pixels" (x read in place, a uniform-stride run
+ *                at a time) and the tap's valid output pixels as the reduction (rows [oh_lo,
+ *                oh_hi) x columns [ow_lo, ow_hi), dy packed once into [g][cob][n][oh*ow][NR]).
+ *                The reduction is cut into chunks of a few output rows, each accumulated onto
+ *                the previous through the kernel's residual input, so the dy chunk stays in
+ *                L1 and the x rows in L2 across the channel tiles. Items are disjoint outputs:
+ *                no reduction across threads at all, so the bits do not depend on the thread
+ *                count.
+ *   dw, depthwise  per (tap, 16-channel block): a vector sum over the batch and the tap's
+ *                valid output pixels (NHWC, NCHW16c).
+ *   db           per output channel block, a sum over the packed dy in fp64. */
+#include <string.h>
+
+#include "conv/conv-backward.h"
+#include "ridge/gemm.h"
+
+static const float zeros[64];
+
+/* ---- small helpers --------------------------------------------------------------------------- */
+
+/* Valid taps [*k0, *k1) of a window starting at `start` (possibly negative) over an input of n
+ * with dilation dil: 0 <= start + k*dil < n. */
+static void tap_range(int64_t start, int64_t n, int64_t dil, int64_t K, int *k0, int *k1)
+{
+    int64_t lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+    int64_t hi = start > n - 1 ? 0 : (n - 1 - start) / dil + 1;
+    hi = RIDGE_MIN(hi, K);
+    lo = RIDGE_MIN(lo, K);
+    *k0 = (int)lo;
+    *k1 = (int)RIDGE_MAX(hi, lo);
+}
+
+static int runs_contiguous(const ptrdiff_t *tab, int nco, int vl)
+{
+    for (int v = 0; v < nco; v += vl)
+        for (int j = 1; j < vl; j++)
+            if (tab[v + j] != tab[v] + j) return 0;
+    return 1;
+}
+
+static size_t round_bytes(size_t floats)
+{
+    return (floats * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
+}
+
+/* For dx position `pos` (ih or iw) of phase taps tap[0..nt) (stride st, dilation dil, padding
+ * pad, dy extent n): the dy index of tap 0 (*o0) and the taps [*k0, *k1) whose dy index
+ * o0 - (tap[k] - tap[0]) * dil / st lies in [0, n). */
+static void phase_range(int64_t pos, int64_t pad, int64_t st, int64_t dil, const int64_t *tap,
+                        int nt, int64_t n, int64_t *o0, int *k0, int *k1)
+{
+    *k0 = *k1 = 0;
+    *o0 = 0;
+    if (nt == 0) return;
+    *o0 = (pos + pad - tap[0] * dil) / st; /* exact: tap[0] is in this position's phase */
+    int lo = nt, hi = 0;
+    for (int k = 0; k < nt; k++) {
+        int64_t o = *o0 - (tap[k] - tap[0]) * dil / st;
+        if (o >= 0 && o < n) {
+            if (k < lo) lo = k;
+            hi = k + 1;
+        }
+    }
+    if (lo < hi) *k0 = lo, *k1 = hi;
+}
+
+/* dw im2col: images lowered per SGEMM, so the lowered chunk stays near 4 MiB */
+static int64_t im2col_images(const ridge_conv2d_bwd_plan *p)
+{
+    int64_t per = p->oh * p->ow * p->d.c_in * p->d.r * p->d.s;
+    return RIDGE_MAX(1, RIDGE_MIN(p->d.n, (1 << 20) / per));
+}
+
+/* ---- plan ------------------------------------------------------------------------------------ */
+
+void ridge_conv2d_bwd_options_init(ridge_conv2d_bwd_options *o)
+{
+    o->data_algo = RIDGE_CONV_AUTO;
+    o->weights_algo = RIDGE_CONV_AUTO;
+}
+
+static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a,
+                                   ridge_conv_algo *out, const char *which)
+{
+    int dw = d->groups == d->c_in && d->groups == d->c_out;
+    int dw_layout = d->layout != RIDGE_NCHW;
+    const int weights = !strcmp(which, "weights");
+    if (a == RIDGE_CONV_AUTO) {
+        /* what `ridge bench convbwd` measured faster: Winograd F(4x4, 3x3) for dx where it
+         * applies and the channels fill its GEMMs, im2col for dw on NHWC, else direct */
+        const int wino = d->r == 3 && d->s == 3 && d->stride_h == 1 && d->stride_w == 1 &&
+                         d->dil_h == 1 && d->dil_w == 1 && d->pad_top <= 2 &&
+                         d->pad_bottom <= 2 && d->pad_left <= 2 && d->pad_right <= 2 &&
+                         d->c_in / d->groups >= 8 && d->c_out / d->groups >= 8;
+        *out = dw && dw_layout                      ? RIDGE_CONV_DEPTHWISE
+               : weights && d->layout == RIDGE_NHWC ? RIDGE_CONV_IM2COL
+               : !weights && wino                   ? RIDGE_CONV_WINOGRAD_4X3
+                                                    : RIDGE_CONV_DIRECT;
+        return RIDGE_OK;
+    }
+    if (a == RIDGE_CONV_IM2COL) {
+        if (d->layout != RIDGE_NHWC)
+            return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward %s: im2col needs layout "
+                               "nhwc (dy read as a pixels x channels matrix)", which);
+        *out = a;
+        return RIDGE_OK;
+    }
+    if (a == RIDGE_CONV_REF || a == RIDGE_CONV_DIRECT) {
+        *out = a;
+        return RIDGE_OK;
+    }
+    if ((a == RIDGE_CONV_WINOGRAD_2X3 || a == RIDGE_CONV_WINOGRAD_4X3) && !weights) {
+        if (d->r != 3 || d->s != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dil_h != 1 ||
+            d->dil_w != 1 || d->pad_top > 2 || d->pad_bottom > 2 || d->pad_left > 2 ||
+            d->pad_right > 2)
+            return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward data: %s needs a 3x3 kernel, "
+                               "stride 1, dilation 1 and padding <= 2", ridge_conv_algo_name(a));
+        *out = a;
+        return RIDGE_OK;
+    }
+    if (a == RIDGE_CONV_DEPTHWISE) {
+        if (!dw)
+            return ridge_error(RIDGE_EUNSUPPORTED,
+                               "conv2d backward %s: depthwise needs groups = c_in = c_out (got "
+                               "%lld, %lld, %lld)", which, (long long)d->groups,
+                               (long long)d->c_in, (long long)d->c_out);
+        if (!dw_layout)
+            return ridge_error(RIDGE_EUNSUPPORTED,
+                               "conv2d backward %s: depthwise needs layout nhwc or nchw16c",
+                               which);
+        *out = a;
+        return RIDGE_OK;
+    }
+    if (a > RIDGE_CONV_AUTO && a < RIDGE_CONV_ALGO_COUNT)
+        return ridge_error(RIDGE_EUNSUPPORTED,
+                           "conv2d backward %s: algorithm %s has no backward "
+                           "pass (use direct, im2col, depthwise or ref; winograd for data)",
+                           which, ridge_conv_algo_name(a));
+    return ridge_error(RIDGE_EINVAL, "conv2d backward %s: algo = %d is not a ridge_conv_algo",
+                       which, (int)a);
+}
+
+void ridge_conv2d_bwd_plan_destroy(ridge_conv2d_bwd_plan *p)
+{
+    if (!p) return;
+    ridge_free(p->xco);
+    ridge_free(p->yco);
+    ridge_free(p->iota);
+    ridge_free(p->rtap);
+    ridge_free(p->stap);
+    ridge_free(p->rph);
+    ridge_free(p->sph);
+    ridge_free(p->roff);
+    ridge_free(p->soff);
+    ridge_free(p->wph);
+    ridge_free(p->seg);
+    ridge_free(p->segph);
+    ridge_free(p->runs);
+    ridge_free(p->dw_roff);
+    ridge_free(p->dw_soff);
+    ridge_free(p);
+}
+
+/* Orders taps 0..K-1 by stride phase (tap*dil mod st) into tap[], with phase starts ph[0..st]
+ * and dy offsets relative to each phase's first tap (unit: one dy row/column = step). */
+static void build_phases(int64_t K, int64_t st, int64_t dil, ptrdiff_t step, int64_t *tap,
+                         int *ph, ptrdiff_t *off)
+{
+    int n = 0;
+    for (int64_t a = 0; a < st; a++) {
+        ph[a] = n;
+        for (int64_t k = 0; k < K; k++)
+            if (k * dil % st == a) {
+                tap[n] = k;
+                off[n] = -(ptrdiff_t)((k - tap[ph[a]]) * dil / st) * step;
+                n++;
+            }
+    }
+    ph[st] = n;
+}
+
+/* The column segments of every phase (see bwd_seg). Returns the count, filling seg if not
+ * NULL. */
+static int64_t build_segments(const ridge_conv2d_bwd_plan *p, bwd_seg *seg, int *segph)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t sw = d->stride_w;
+    int64_t n = 0;
+    for (int64_t b = 0; b < sw; b++) {
+        if (segph) segph[b] = (int)n;
+        const int nt = p->sph[b + 1] - p->sph[b];
+        const int64_t *tap = p->stap + p->sph[b];
+        int64_t first = ((b - d->pad_left) % sw + sw) % sw;
+        bwd_seg cur = {0, 0, 0, 0, 0};
+        for (int64_t iw = first; iw < d->w; iw += sw) {
+            int64_t o0;
+            int k0, k1;
+            phase_range(iw, d->pad_left, sw, d->dil_w, tap, nt, p->ow, &o0, &k0, &k1);
+            if (cur.npix && k0 == cur.s0 && k1 == cur.s1 && o0 == cur.ow0 + cur.npix) {
+                cur.npix++;
+                continue;
+            }
+            if (cur.npix) {
+                if (seg) seg[n] = cur;
+                n++;
+            }
+            cur = (bwd_seg){iw, 1, o0, k0, k1};
+        }
+        if (cur.npix) {
+            if (seg) seg[n] = cur;
+            n++;
+        }
+    }
+    if (segph) segph[sw] = (int)n;
+    return n;
+}
+
+/* Uniform-stride runs of each group's input channels (see bwd_run). */
+static int64_t build_runs(const ridge_conv2d_bwd_plan *p, bwd_run *runs)
+{
+    int64_t n = 0;
+    for (int64_t g = 0; g < p->d.groups; g++) {
+        const ptrdiff_t *c = p->xco + g * p->cig;
+        int64_t i = 0;
+        while (i < p->cig) {
+            bwd_run r = {g, i, 1, 1};
+            if (i + 1 < p->cig) {
+                r.stride = c[i + 1] - c[i];
+                while (i + r.len < p->cig && c[i + r.len] - c[i + r.len - 1] == r.stride) r.len++;
+            }
+            if (runs) runs[n] = r;
+            n++;
+            i += r.len;
+        }
+    }
+    return n;
+}
+
+ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d,
+                                          const ridge_conv2d_bwd_options *opts,
+                                          ridge_conv2d_bwd_plan **out)
+{
+    if (!out) return ridge_error(RIDGE_EINVAL, "conv2d_bwd_plan_create: out is NULL");
+    *out = NULL;
+    if (!ctx || !d) return ridge_error(RIDGE_EINVAL, "conv2d_bwd_plan_create: ctx or d is NULL");
+    ridge_conv2d_bwd_options o;
+    if (opts) o = *opts;
+    else ridge_conv2d_bwd_options_init(&o);
+    int64_t oh, ow;
+    ridge_status st = ridge_conv2d_desc_check(d, &oh, &ow);
+    if (st) return st;
+    ridge_conv_algo da, wa;
+    if ((st = bwd_algo_check(d, o.data_algo, &da, "data"))) return st;
+    if ((st = bwd_algo_check(d, o.weights_algo, &wa, "weights"))) return st;
+
+    ridge_conv2d_bwd_plan *p = ridge_calloc(1, sizeof *p);
+    if (!p) return ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory");
+    p->d = *d;
+    p->oh = oh, p->ow = ow;
+    p->cig = d->c_in / d->groups, p->cog = d->c_out / d->groups;
+    p->data_algo = da, p->weights_algo = wa;
+    p->k = conv_kernels_for(ridge_ctx_isa(ctx));
+    const int nr = p->k->nr;
+    p->xv = conv_view_make(d->layout, d->c_in, d->h, d->w);
+    p->yv = conv_view_make(d->layout, d->c_out, oh, ow);
+    p->ncib = (p->cig + nr - 1) / nr;
+    p->ncob = (p->cog + nr - 1) / nr;
+    const int64_t R = d->r, S = d->s, sh = d->stride_h, sw = d->stride_w;
+    int64_t iota_n = RIDGE_MAX(d->c_in, d->c_out) + nr;
+    p->xco = ridge_malloc(sizeof(ptrdiff_t) * (size_t)(d->c_in + nr));
+    p->yco = ridge_malloc(sizeof(ptrdiff_t) * (size_t)(d->c_out + nr));
+    p->iota = ridge_malloc(sizeof(ptrdiff_t) * (size_t)iota_n);
+    p->rtap = ridge_malloc(sizeof(int64_t) * (size_t)R);
+    p->stap = ridge_malloc(sizeof(int64_t) * (size_t)S);
+    p->rph = ridge_malloc(sizeof(int) * (size_t)(sh + 1));
+    p->sph = ridge_malloc(sizeof(int) * (size_t)(sw + 1));
+    p->roff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)R);
+    p->soff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)S);
+    p->wph = ridge_malloc(sizeof(size_t) * (size_t)(sh * sw));
+    p->segph = ridge_malloc(sizeof(int) * (size_t)(sw + 1));
+    p->dw_roff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)oh);
+    p->dw_soff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)ow);
+    if (!p->xco || !p->yco || !p->iota || !p->rtap || !p->stap || !p->rph || !p->sph ||
+        !p->roff || !p->soff || !p->wph || !p->segph || !p->dw_roff || !p->dw_soff) {
+        st = ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory for tables");
+        goto err_free_plan;
+    }
+    conv_view_chan_table(&p->xv, d->c_in, p->xco);
+    conv_view_chan_table(&p->yv, d->c_out, p->yco);
+    for (int i = 0; i < nr; i++) { /* padding entries, never stored through */
+        p->xco[d->c_in + i] = p->xco[d->c_in - 1];
+        p->yco[d->c_out + i] = p->yco[d->c_out - 1];
+    }
+    for (int64_t i = 0; i < iota_n; i++) p->iota[i] = i;
+    build_phases(R, sh, d->dil_h, p->yv.sh, p->rtap, p->rph, p->roff);
+    build_phases(S, sw, d->dil_w, p->yv.sw, p->stap, p->sph, p->soff);
+    size_t off = 0;
+    for (int64_t a = 0; a < sh; a++)
+        for (int64_t b = 0; b < sw; b++) {
+            p->wph[a * sw + b] = off;
+            off += (size_t)(p->rph[a + 1] - p->rph[a]) * (size_t)(p->sph[b + 1] - p->sph[b]);
+        }
+    int64_t nseg = build_segments(p, NULL, NULL);
+    p->seg = ridge_malloc(sizeof(bwd_seg) * (size_t)RIDGE_MAX(nseg, 1));
+    p->nruns = build_runs(p, NULL);
+    p->runs = ridge_malloc(sizeof(bwd_run) * (size_t)p->nruns);
+    if (!p->seg || !p->runs) {
+        st = ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory for segments");
+        goto err_free_plan;
+    }
+    build_segments(p, p->seg, p->segph);
+    build_runs(p, p->runs);
+    for (int64_t i = 0; i < oh; i++) p->dw_roff[i] = i * sh * p->xv.sh;
+    for (int64_t j = 0; j < ow; j++) p->dw_soff[j] = j * sw * p->xv.sw;
+
+    /* workspace: dx packs the weights; dw packs dy and keeps a blocked dw */
+    const int64_t cp = (d->c_out + nr - 1) / nr * nr;
+    if (da == RIDGE_CONV_DIRECT)
+        p->ws_data = round_bytes((size_t)(d->groups * p->ncib * R * S * p->cog * nr));
+    else if (da == RIDGE_CONV_DEPTHWISE)
+        p->ws_data = round_bytes((size_t)(R * S * cp + cp));
+    else if (da == RIDGE_CONV_IM2COL)
+        p->ws_data = round_bytes((size_t)(im2col_images(p) * oh * ow * d->c_in * R * S)) +
+                     round_bytes((size_t)(d->c_out * p->cig * R * S));
+    if (wa == RIDGE_CONV_IM2COL)
+        p->ws_weights = round_bytes((size_t)(im2col_images(p) * oh * ow * d->c_in * R * S)) +
+                        round_bytes((size_t)(d->c_out * p->cig * R * S));
+    if (wa == RIDGE_CONV_DIRECT) {
+        size_t blocks = (size_t)(d->groups * p->ncob);
+        p->ws_weights = round_bytes(blocks * (size_t)(d->n * oh * ow * nr)) +
+                        round_bytes(blocks * (size_t)(R * S * p->cig * nr));
+    }
+    *out = p;
+    return RIDGE_OK;
+
+err_free_plan:
+    ridge_conv2d_bwd_plan_destroy(p);
+    return st;
+}
+
+ridge_conv_algo ridge_conv2d_bwd_plan_data_algo(const ridge_conv2d_bwd_plan *p)
+{
+    return p ? p->data_algo : RIDGE_CONV_AUTO;
+}
+
+ridge_conv_algo ridge_conv2d_bwd_plan_weights_algo(const ridge_conv2d_bwd_plan *p)
+{
+    return p ? p->weights_algo : RIDGE_CONV_AUTO;
+}
+
+size_t ridge_conv2d_bwd_data_workspace_size(const ridge_conv2d_bwd_plan *p)
+{
+    return p ? p->ws_data : 0;
+}
+
+size_t ridge_conv2d_bwd_weights_workspace_size(const ridge_conv2d_bwd_plan *p)
+{
+    return p ? p->ws_weights : 0;
+}
+
+/* ---- dx -------------------------------------------------------------------------------------- */
+
+typedef struct bwd {
+    const ridge_conv2d_bwd_plan *p;
+    float *out;         /* dx, or the blocked dw */
+    const float *x, *dy, *w;
+    float *pack;        /* packed weights (dx) or dy (dw) */
+    float *db;
+} bwd;
+
+/* Packs OIHW weights into [g][cib][phase pair][kr][ks][co][NR] for items [b, e) of
+ * (g * ncib + cib). */
+static void pack_dx_weights(void *arg, size_t b, size_t e, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t nr = p->k->nr, R = d->r, S = d->s, cog = p->cog, cig = p->cig;
+    (void)ith;
+    for (size_t it = b; it < e; it++) {
+        int64_t g = (int64_t)it / p->ncib, cib = (int64_t)it % p->ncib;
+        float *blk = f->pack + (size_t)it * (size_t)(R * S * cog * nr);
+        for (int64_t a = 0; a < d->stride_h; a++)
+            for (int64_t bb = 0; bb < d->stride_w; bb++) {
+                int na = p->rph[a + 1] - p->rph[a], nb = p->sph[bb + 1] - p->sph[bb];
+                float *ph = blk + p->wph[a * d->stride_w + bb] * (size_t)(cog * nr);
+                for (int kr = 0; kr < na; kr++)
+                    for (int ks = 0; ks < nb; ks++) {
+                        int64_t r = p->rtap[p->rph[a] + kr], s = p->stap[p->sph[bb] + ks];
+                        float *t = ph + (size_t)((kr * nb + ks) * cog * nr);
+                        for (int64_t co = 0; co < cog; co++)
+                            for (int64_t j = 0; j < nr; j++) {
+                                int64_t ci = cib * nr + j;
+                                t[co * nr + j] = ci < cig ? f->w[(((g * cog + co) * cig + ci) * R +
+                                                                 r) * S + s]
+                                                          : 0.0f;
+                            }
+                    }
+            }
+    }
+}
+
+static void dx_direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int nr = p->k->nr;
+    const int64_t sh = d->stride_h, sw = d->stride_w, blk = d->r * d->s * p->cog * nr;
+    (void)ith;
+    conv_row_args a;
+    a.xb = f->dy;
+    a.xps = p->yv.sw;
+    a.kc = p->cog;
+    a.y = f->out;
+    a.yps = sw * p->xv.sw;
+    a.bias = zeros;
+    a.res = NULL;
+    a.act = 0;
+    for (size_t row = b0; row < e0; row++) {
+        int64_t n = (int64_t)row / d->h, ih = (int64_t)row % d->h;
+        int64_t ph = (ih + d->pad_top) % sh;
+        int na = p->rph[ph + 1] - p->rph[ph];
+        int64_t oh0;
+        phase_range(ih, d->pad_top, sh, d->dil_h, p->rtap + p->rph[ph], na, p->oh, &oh0, &a.r0,
+                    &a.r1);
+        a.roff = p->roff + p->rph[ph];
+        for (size_t cb = b1; cb < e1; cb++) {
+            int64_t g = (int64_t)cb / p->ncib, cib = (int64_t)cb % p->ncib;
+            a.coff = p->yco + g * p->cog;
+            a.yco = p->xco + g * p->cig + cib * nr;
+            a.nco = (int)RIDGE_MIN(nr, p->cig - cib * nr);
+            a.yfast = a.nco == nr && runs_contiguous(a.yco, nr, p->k->vlen);
+            for (int64_t b = 0; b < sw; b++) {
+                int nb = p->sph[b + 1] - p->sph[b];
+                a.S = nb;
+                a.soff = p->soff + p->sph[b];
+                a.w = f->pack + (size_t)cb * (size_t)blk +
+                      p->wph[ph * sw + b] * (size_t)(p->cog * nr);
+                for (int si = p->segph[b]; si < p->segph[b + 1]; si++) {
+                    const bwd_seg *sg = &p->seg[si];
+                    a.s0 = sg->s0, a.s1 = sg->s1;
+                    a.xo = n * p->yv.sn + oh0 * p->yv.sh + sg->ow0 * p->yv.sw;
+                    a.yo = n * p->xv.sn + ih * p->xv.sh + sg->iw * p->xv.sw;
+                    a.npix = sg->npix;
+                    p->k->row(&a);
+                }
+            }
+        }
+    }
+}
+
+static void dx_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t sh = d->stride_h, sw = d->stride_w, C = d->c_out;
+    const int64_t cp = (C + p->k->nr - 1) / p->k->nr * p->k->nr;
+    (void)ith;
+    conv_dw_args a;
+    a.xb = f->dy;
+    a.xps = p->yv.sw;
+    a.xco = p->yco;
+    a.c = C, a.cp = cp;
+    a.y = f->out;
+    a.yps = sw * p->xv.sw;
+    a.yco = p->xco;
+    a.bias = f->pack + d->r * d->s * cp; /* zeros */
+    a.res = NULL;
+    a.act = 0;
+    for (size_t row = b0; row < e0; row++) {
+        int64_t n = (int64_t)row / d->h, ih = (int64_t)row % d->h;
+        int64_t ph = (ih + d->pad_top) % sh;
+        int na = p->rph[ph + 1] - p->rph[ph];
+        int64_t oh0;
+        phase_range(ih, d->pad_top, sh, d->dil_h, p->rtap + p->rph[ph], na, p->oh, &oh0, &a.r0,
+                    &a.r1);
+        a.roff = p->roff + p->rph[ph];
+        for (int64_t b = 0; b < sw; b++) {
+            a.S = p->sph[b + 1] - p->sph[b];
+            a.soff = p->soff + p->sph[b];
+            a.w = f->pack + p->wph[ph * sw + b] * (size_t)cp;
+            for (int si = p->segph[b]; si < p->segph[b + 1]; si++) {
+                const bwd_seg *sg = &p->seg[si];
+                a.s0 = sg->s0, a.s1 = sg->s1;
+                a.xo = n * p->yv.sn + oh0 * p->yv.sh + sg->ow0 * p->yv.sw;
+                a.yo = n * p->xv.sn + ih * p->xv.sh + sg->iw * p->xv.sw;
+                a.npix = sg->npix;
+                p->k->dw_row(&a);
+            }
+        }
+    }
+}
+
+/* col2im as a gather, per dx row [b, e) of the chunk: every (output pixel, tap) of the
+ * lowered gradient that lands on the row, added in a fixed order (taps r, then output columns,
+ * then taps s), so the result does not depend on how rows are split over threads. */
+typedef struct col2im_args {
+    const ridge_conv2d_bwd_plan *p;
+    const float *col;
+    float *dx;
+    int64_t n0, P;
+} col2im_args;
+
+static void col2im_range(void *arg, size_t b, size_t e, int ith)
+{
+    const col2im_args *a = arg;
+    const ridge_conv2d_bwd_plan *p = a->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, K = cig * d->r * d->s;
+    (void)ith;
+    for (size_t row = b; row < e; row++) {
+        const int64_t ni = (int64_t)row / d->h, ih = (int64_t)row % d->h;
+        float *dxr = a->dx + (a->n0 + ni) * p->xv.sn + ih * p->xv.sh;
+        memset(dxr, 0, (size_t)(d->w * d->c_in) * sizeof(float));
+        for (int64_t r = 0; r < d->r; r++) {
+            const int64_t t = ih + d->pad_top - r * d->dil_h; /* = oh * stride_h */
+            if (t < 0 || t % d->stride_h || t / d->stride_h >= p->oh) continue;
+            const int64_t oh = t / d->stride_h;
+            for (int64_t ow = 0; ow < p->ow; ow++) {
+                const int64_t q = (ni * p->oh + oh) * p->ow + ow;
+                for (int64_t s = 0; s < d->s; s++) {
+                    const int64_t iw = ow * d->stride_w - d->pad_left + s * d->dil_w;
+                    if (iw < 0 || iw >= d->w) continue;
+                    for (int64_t g = 0; g < d->groups; g++) {
+                        const float *c = a->col + (g * a->P + q) * K + (r * d->s + s) * cig;
+                        float *o = dxr + iw * p->xv.sw + g * cig;
+                        for (int64_t ci = 0; ci < cig; ci++) o[ci] += c[ci];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* dx via SGEMM + col2im (NHWC): per chunk of images and group, the lowered gradient
+ * dcol_g (P x K) = dy_g (P x cog) W_g (cog x K), K = (r, s, ci), then the gather above. */
+static ridge_status dx_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
+                              const float *dy, const float *w, void *ws)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t RS = d->r * d->s, K = p->cig * RS, hw = p->oh * p->ow, imgs = im2col_images(p);
+    float *col = ws;
+    float *wk = (float *)((char *)ws + round_bytes((size_t)(imgs * hw * d->c_in * RS)));
+    for (int64_t co = 0; co < d->c_out; co++) /* OIHW -> [co][(r, s, ci)] */
+        for (int64_t ci = 0; ci < p->cig; ci++)
+            for (int64_t t = 0; t < RS; t++)
+                wk[co * K + t * p->cig + ci] = w[(co * p->cig + ci) * RS + t];
+    for (int64_t n0 = 0; n0 < d->n; n0 += imgs) {
+        const int64_t ni = RIDGE_MIN(imgs, d->n - n0), P = ni * hw;
+        for (int64_t g = 0; g < d->groups; g++) {
+            ridge_status st = ridge_sgemm(ctx, RIDGE_NO_TRANS, RIDGE_NO_TRANS, (size_t)P,
+                                          (size_t)K, (size_t)p->cog, 1.0f,
+                                          dy + n0 * p->yv.sn + g * p->cog, (size_t)d->c_out,
+                                          wk + g * p->cog * K, (size_t)K, 0.0f,
+                                          col + g * P * K, (size_t)K);
+            if (st) return st;
+        }
+        col2im_args a = {p, col, dx, n0, P};
+        ridge_parallel_for(ctx, (size_t)(ni * d->h), 1, col2im_range, &a);
+    }
+    return RIDGE_OK;
+}
+
+/* dx by Winograd (3x3, stride 1): the full convolution of dy with the kernel rotated by 180
+ * degrees and its channel axes swapped, i.e. a forward convolution with padding 2 - pad,
+ * planned with the forward's Winograd algorithm. Its input gather zero-fills tiles at the
+ * borders, so dy is not copied; the rotation happens while the plan transforms the weights
+ * (through a temporary OIHW copy the size of w). */
+static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
+                                const float *dy, const float *w)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, cog = p->cog, wn = d->c_out * cig * 9;
+    ridge_conv2d_desc t = *d;
+    t.c_in = d->c_out, t.c_out = d->c_in, t.h = p->oh, t.w = p->ow;
+    t.pad_top = 2 - d->pad_top, t.pad_bottom = 2 - d->pad_bottom;
+    t.pad_left = 2 - d->pad_left, t.pad_right = 2 - d->pad_right;
+    float *wt = ridge_malloc((size_t)wn * sizeof(float));
+    if (!wt) return ridge_error(RIDGE_ENOMEM, "conv2d_backward_data: out of memory");
+    for (int64_t g = 0; g < d->groups; g++) /* wt[g*cig + ci][co][r][s] = w[g*cog + co][ci][2-r][2-s] */
+        for (int64_t ci = 0; ci < cig; ci++)
+            for (int64_t co = 0; co < cog; co++)
+                for (int64_t k = 0; k < 9; k++)
+                    wt[(((g * cig + ci) * cog + co) * 9) + k] =
+                        w[(((g * cog + co) * cig + ci) * 9) + 8 - k];
+    ridge_conv2d_plan_options o = {p->data_algo, 0};
+    ridge_conv2d_plan *fp;
+    ridge_status st = ridge_conv2d_plan_create(ctx, &t, wt, &o, &fp);
+    ridge_free(wt);
+    if (st) return st;
+    st = ridge_conv2d_forward(ctx, fp, dy, dx, NULL, NULL, NULL);
+    ridge_conv2d_plan_destroy(fp);
+    return st;
+}
+
+ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
+                                        float *dx, const float *dy, const float *w, void *ws)
+{
+    if (!ctx || !p || !dx || !dy || !w)
+        return ridge_error(RIDGE_EINVAL, "conv2d_backward_data: ctx, plan, dx, dy or w is NULL");
+    const ridge_conv2d_desc *d = &p->d;
+    if (p->data_algo == RIDGE_CONV_REF) return conv_backward_data_ref(d, p->oh, p->ow, dx, dy, w);
+    if (p->data_algo == RIDGE_CONV_WINOGRAD_2X3 || p->data_algo == RIDGE_CONV_WINOGRAD_4X3)
+        return dx_winograd(ctx, p, dx, dy, w);
+    if (p->data_algo == RIDGE_CONV_IM2COL) {
+        /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
+        void *own = NULL;
+        if (!ws && !(ws = own = ridge_malloc(p->ws_data)))
+            return ridge_error(RIDGE_ENOMEM, "conv2d_backward_data: out of memory for %zu "
+                               "bytes of workspace", p->ws_data);
+        ridge_status st = dx_im2col(ctx, p, dx, dy, w, ws);
+        ridge_free(own);
+        return st;
+    }
+    if (!ws) {
+        ridge_status st = ridge_ctx_scratch(ctx, p->ws_data, &ws);
+        if (st) return st;
+    }
+    bwd f = {p, dx, NULL, dy, w, ws, NULL};
+    if (p->data_algo == RIDGE_CONV_DEPTHWISE) {
+        const int64_t nr = p->k->nr, cp = (d->c_out + nr - 1) / nr * nr, RS = d->r * d->s;
+        memset(f.pack, 0, (size_t)(RS * cp + cp) * sizeof(float));
+        for (int64_t a = 0; a < d->stride_h; a++)
+            for (int64_t b = 0; b < d->stride_w; b++) {
+                int na = p->rph[a + 1] - p->rph[a], nb = p->sph[b + 1] - p->sph[b];
+                float *ph = f.pack + p->wph[a * d->stride_w + b] * (size_t)cp;
+                for (int kr = 0; kr < na; kr++)
+                    for (int ks = 0; ks < nb; ks++) {
+                        int64_t r = p->rtap[p->rph[a] + kr], s = p->stap[p->sph[b] + ks];
+                        for (int64_t c = 0; c < d->c_out; c++)
+                            ph[(kr * nb + ks) * cp + c] = w[(c * d->r + r) * d->s + s];
+                    }
+            }
+        ridge_parallel_for(ctx, (size_t)(d->n * d->h), 1, dx_depthwise_range, &f);
+    } else {
+        const size_t ncb = (size_t)(d->groups * p->ncib);
+        ridge_parallel_for(ctx, ncb, 1, pack_dx_weights, &f);
+        ridge_parallel_for_2d(ctx, (size_t)(d->n * d->h), ncb, 1, 1, dx_direct_range, &f);
+    }
+    conv_zero_channel_padding(dx, d->layout, d->n, d->c_in, d->h, d->w);
+    return RIDGE_OK;
+}
+
+/* ---- dw -------------------------------------------------------------------------------------- */
+
+/* Packs dy into [g][cob][n][oh*ow][NR] (zeros past the group's channels) and sums db per block,
+ * for items [b, e) of (g * ncob + cob). */
+static void pack_dy(void *arg, size_t b, size_t e, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t nr = p->k->nr, hw = p->oh * p->ow;
+    (void)ith;
+    for (size_t it = b; it < e; it++) {
+        int64_t g = (int64_t)it / p->ncob, cob = (int64_t)it % p->ncob;
+        int64_t nco = RIDGE_MIN(nr, p->cog - cob * nr);
+        const ptrdiff_t *yco = p->yco + g * p->cog + cob * nr;
+        double sum[64] = {0};
+        for (int64_t n = 0; n < d->n; n++) {
+            float *t = f->pack + ((size_t)it * (size_t)d->n + (size_t)n) * (size_t)(hw * nr);
+            for (int64_t q = 0; q < hw; q++) {
+                const float *y = f->dy + n * p->yv.sn + (q / p->ow) * p->yv.sh +
+                                 (q % p->ow) * p->yv.sw;
+                for (int64_t j = 0; j < nr; j++) {
+                    float v = j < nco ? y[yco[j]] : 0.0f;
+                    t[q * nr + j] = v;
+                    sum[j] += v;
+                }
+            }
+        }
+        if (f->db)
+            for (int64_t j = 0; j < nco; j++) f->db[g * p->cog + cob * nr + j] = (float)sum[j];
+    }
+}
+
+#define DW_CHUNK_FLOATS 4096 /* dy floats per reduction chunk: 16 KiB, half of L1 */
+
+static void dw_direct_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int nr = p->k->nr;
+    const int64_t RS = d->r * d->s, hw = p->oh * p->ow;
+    const int64_t rows = RIDGE_MAX(1, DW_CHUNK_FLOATS / (p->ow * nr));
+    (void)ith;
+    conv_row_args a;
+    a.xb = f->x;
+    a.roff = p->dw_roff, a.soff = p->dw_soff;
+    a.coff = p->iota; /* kc = 1: offset 0 */
+    a.kc = 1;
+    a.S = (int)p->ow;
+    a.y = f->out;
+    a.yps = nr;
+    a.yco = p->iota;
+    a.nco = nr;
+    a.yfast = 1;
+    a.bias = zeros;
+    a.act = 0;
+    for (size_t it = b0; it < e0; it++) {
+        int64_t blk = (int64_t)it / RS, t = (int64_t)it % RS, r = t / d->s, s = t % d->s;
+        int64_t g = blk / p->ncob;
+        int oh0, oh1, ow0, ow1; /* output pixels whose tap (r, s) is inside x */
+        tap_range(r * d->dil_h - d->pad_top, d->h, d->stride_h, p->oh, &oh0, &oh1);
+        tap_range(s * d->dil_w - d->pad_left, d->w, d->stride_w, p->ow, &ow0, &ow1);
+        a.s0 = ow0, a.s1 = ow1;
+        float *out = f->out + (size_t)(blk * RS + t) * (size_t)(p->cig * nr);
+        int first = 1;
+        for (int64_t n = 0; n < d->n; n++) {
+            a.w = f->pack + (size_t)(blk * d->n + n) * (size_t)(hw * nr);
+            for (int64_t c0 = oh0; c0 < oh1 || (first && c0 == oh0); c0 += rows) {
+                a.r0 = (int)c0, a.r1 = (int)RIDGE_MIN(c0 + rows, oh1);
+                if (a.r1 < a.r0) a.r1 = a.r0;
+                a.res = first ? NULL : f->out; /* accumulate onto the previous chunk */
+                for (int64_t ri = 0; ri < p->nruns; ri++) {
+                    const bwd_run *ru = &p->runs[ri];
+                    if (ru->g != g) continue;
+                    a.xps = ru->stride;
+                    a.xo = n * p->xv.sn + p->xco[g * p->cig + ru->ci0] +
+                           (r * d->dil_h - d->pad_top) * p->xv.sh +
+                           (s * d->dil_w - d->pad_left) * p->xv.sw;
+                    a.yo = (out - f->out) + ru->ci0 * nr;
+                    a.npix = ru->len;
+                    p->k->row(&a);
+                }
+                first = 0;
+            }
+        }
+    }
+}
+
+/* Depthwise dw (NHWC, NCHW16c): items of (tap, 16-channel block), channels contiguous in a
+ * block, the sum over images and the tap's valid output pixels. */
+static void dw_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t RS = d->r * d->s, C = d->c_out;
+    (void)ith;
+    for (size_t it = b0; it < e0; it++) {
+        int64_t t = (int64_t)it % RS, c0 = (int64_t)it / RS * 16, r = t / d->s, s = t % d->s;
+        int64_t cl = RIDGE_MIN(16, C - c0);
+        int oh0, oh1, ow0, ow1;
+        tap_range(r * d->dil_h - d->pad_top, d->h, d->stride_h, p->oh, &oh0, &oh1);
+        tap_range(s * d->dil_w - d->pad_left, d->w, d->stride_w, p->ow, &ow0, &ow1);
+        float acc[16] = {0};
+        for (int64_t n = 0; n < d->n; n++)
+            for (int64_t i = oh0; i < oh1; i++) {
+                int64_t ih = i * d->stride_h - d->pad_top + r * d->dil_h;
+                for (int64_t j = ow0; j < ow1; j++) {
+                    int64_t iw = j * d->stride_w - d->pad_left + s * d->dil_w;
+                    const float *y =
+                        f->dy + n * p->yv.sn + i * p->yv.sh + j * p->yv.sw + p->yco[c0];
+                    const float *x =
+                        f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw + p->xco[c0];
+                    for (int64_t c = 0; c < cl; c++) acc[c] += y[c] * x[c];
+                }
+            }
+        for (int64_t c = 0; c < cl; c++) f->out[(c0 + c) * RS + t] = acc[c];
+    }
+}
+
+static void db_depthwise(const bwd *f)
+{
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    for (int64_t c = 0; c < d->c_out; c++) {
+        double s = 0;
+        for (int64_t n = 0; n < d->n; n++)
+            for (int64_t i = 0; i < p->oh; i++)
+                for (int64_t j = 0; j < p->ow; j++)
+                    s += f->dy[n * p->yv.sn + i * p->yv.sh + j * p->yv.sw + p->yco[c]];
+        f->db[c] = (float)s;
+    }
+}
+
+/* Lowers pixel rows [b, e) (of image n0 + row / oh) into the groups' column blocks:
+ * col[g][q][(r*S + s)*cig + ci], zero where the tap falls in the padding. */
+typedef struct lower_args {
+    const ridge_conv2d_bwd_plan *p;
+    const float *x;
+    float *col;
+    int64_t n0, P;
+} lower_args;
+
+static void lower_range(void *arg, size_t b, size_t e, int ith)
+{
+    const lower_args *l = arg;
+    const ridge_conv2d_bwd_plan *p = l->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, K = cig * d->r * d->s;
+    (void)ith;
+    for (size_t row = b; row < e; row++) {
+        int64_t n = l->n0 + (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
+        for (int64_t ow = 0; ow < p->ow; ow++) {
+            int64_t q = (int64_t)row * p->ow + ow;
+            int64_t ih0 = oh * d->stride_h - d->pad_top, iw0 = ow * d->stride_w - d->pad_left;
+            for (int64_t g = 0; g < d->groups; g++) {
+                float *c = l->col + (g * l->P + q) * K;
+                const float *xg = l->x + n * p->xv.sn + p->xco[g * cig];
+                for (int64_t r = 0; r < d->r; r++) {
+                    int64_t ih = ih0 + r * d->dil_h;
+                    for (int64_t s = 0; s < d->s; s++, c += cig) {
+                        int64_t iw = iw0 + s * d->dil_w;
+                        const int in = ih >= 0 && ih < d->h && iw >= 0 && iw < d->w;
+                        const float *src = xg + (in ? ih * p->xv.sh + iw * p->xv.sw : 0);
+                        if (cig < 8) /* a call per tap would cost more than the copy */
+                            for (int64_t ci = 0; ci < cig; ci++) c[ci] = in ? src[ci] : 0.0f;
+                        else if (in) memcpy(c, src, (size_t)cig * sizeof(float));
+                        else memset(c, 0, (size_t)cig * sizeof(float));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* dw via lowering + SGEMM (NHWC): per chunk of images, per group,
+ *   dW_g (cog x K) += dy_g^T (cog x P) col_g (P x K),  K = (r, s, ci),
+ * (or its transpose when K < cog, so the GEMM's n is the longer side), then a permutation to
+ * OIHW. dy is read in place (rows of c_out floats). SGEMM's bits do not
+ * depend on the thread count, and the chunks are added in order. */
+static ridge_status dw_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dw,
+                              float *db, const float *x, const float *dy, void *ws)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t RS = d->r * d->s, K = p->cig * RS, hw = p->oh * p->ow, imgs = im2col_images(p);
+    const int tr = K < p->cog;
+    float *col = ws;
+    float *blk = (float *)((char *)ws + round_bytes((size_t)(imgs * hw * d->c_in * RS)));
+    ridge_status st = RIDGE_OK;
+    for (int64_t n0 = 0; n0 < d->n && !st; n0 += imgs) {
+        const int64_t ni = RIDGE_MIN(imgs, d->n - n0), P = ni * hw;
+        lower_args l = {p, x, col, n0, P};
+        ridge_parallel_for(ctx, (size_t)(ni * p->oh), 1, lower_range, &l);
+        for (int64_t g = 0; g < d->groups && !st; g++) {
+            const float *a = dy + n0 * p->yv.sn + g * p->cog, *c = col + g * P * K;
+            if (tr) /* dW_g^T (K x cog) = col_g^T dy_g: the long side as the GEMM's n */
+                st = ridge_sgemm(ctx, RIDGE_TRANS, RIDGE_NO_TRANS, (size_t)K, (size_t)p->cog,
+                                 (size_t)P, 1.0f, c, (size_t)K, a, (size_t)d->c_out,
+                                 n0 ? 1.0f : 0.0f, blk + g * p->cog * K, (size_t)p->cog);
+            else
+                st = ridge_sgemm(ctx, RIDGE_TRANS, RIDGE_NO_TRANS, (size_t)p->cog, (size_t)K,
+                                 (size_t)P, 1.0f, a, (size_t)d->c_out, c, (size_t)K,
+                                 n0 ? 1.0f : 0.0f, blk + g * p->cog * K, (size_t)K);
+        }
+    }
+    if (st) return st;
+    for (int64_t co = 0; co < d->c_out; co++) {
+        const int64_t g = co / p->cog, cl = co % p->cog;
+        const float *bg = blk + g * p->cog * K;
+        for (int64_t ci = 0; ci < p->cig; ci++)
+            for (int64_t t = 0; t < RS; t++)
+                dw[(co * p->cig + ci) * RS + t] =
+                    tr ? bg[(t * p->cig + ci) * p->cog + cl] : bg[cl * K + t * p->cig + ci];
+    }
+    if (db) { /* float sums over 64 pixels, added in double */
+        double acc[256];
+        for (int64_t c0 = 0; c0 < d->c_out; c0 += 256) {
+            const int64_t cn = RIDGE_MIN(256, d->c_out - c0), rows = d->n * hw;
+            for (int64_t j = 0; j < cn; j++) acc[j] = 0;
+            for (int64_t q0 = 0; q0 < rows; q0 += 64) {
+                float f[256] = {0};
+                for (int64_t q = q0; q < RIDGE_MIN(q0 + 64, rows); q++)
+                    for (int64_t j = 0; j < cn; j++) f[j] += dy[q * d->c_out + c0 + j];
+                for (int64_t j = 0; j < cn; j++) acc[j] += f[j];
+            }
+            for (int64_t j = 0; j < cn; j++) db[c0 + j] = (float)acc[j];
+        }
+    }
+    return RIDGE_OK;
+}
+
+ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
+                                           float *dw, float *db, const float *x, const float *dy,
+                                           void *ws)
+{
+    if (!ctx || !p || !dw || !x || !dy)
+        return ridge_error(RIDGE_EINVAL, "conv2d_backward_weights: ctx, plan, dw, x or dy is NULL");
+    const ridge_conv2d_desc *d = &p->d;
+    if (p->weights_algo == RIDGE_CONV_REF)
+        return conv_backward_weights_ref(d, p->oh, p->ow, dw, db, x, dy);
+    const int64_t RS = d->r * d->s;
+    if (p->weights_algo == RIDGE_CONV_DEPTHWISE) {
+        bwd f = {p, dw, x, dy, NULL, NULL, db};
+        ridge_parallel_for(ctx, (size_t)(RS * ((d->c_out + 15) / 16)), 1, dw_depthwise_range, &f);
+        if (db) db_depthwise(&f);
+        return RIDGE_OK;
+    }
+    if (p->weights_algo == RIDGE_CONV_IM2COL) {
+        /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
+        void *own = NULL;
+        if (!ws && !(ws = own = ridge_malloc(p->ws_weights)))
+            return ridge_error(RIDGE_ENOMEM, "conv2d_backward_weights: out of memory for %zu "
+                               "bytes of workspace", p->ws_weights);
+        ridge_status st = dw_im2col(ctx, p, dw, db, x, dy, ws);
+        ridge_free(own);
+        return st;
+    }
+    if (!ws) {
+        ridge_status st = ridge_ctx_scratch(ctx, p->ws_weights, &ws);
+        if (st) return st;
+    }
+    const int64_t nr = p->k->nr, nblk = d->groups * p->ncob;
+    float *pack = ws;
+    float *blocked =
+        (float *)((char *)ws + round_bytes((size_t)(nblk * d->n * p->oh * p->ow * nr)));
+    bwd f = {p, blocked, x, dy, NULL, pack, db};
+    ridge_parallel_for(ctx, (size_t)nblk, 1, pack_dy, &f);
+    ridge_parallel_for(ctx, (size_t)(nblk * RS), 1, dw_direct_range, &f);
+    /* blocked [g][cob][t][ci][NR] -> OIHW */
+    for (int64_t co = 0; co < d->c_out; co++) {
+        int64_t g = co / p->cog, cl = co % p->cog, cob = cl / nr, j = cl % nr;
+        const float *src = blocked + (size_t)((g * p->ncob + cob) * RS) * (size_t)(p->cig * nr);
+        for (int64_t ci = 0; ci < p->cig; ci++)
+            for (int64_t t = 0; t < RS; t++)
+                dw[(co * p->cig + ci) * RS + t] = src[(t * p->cig + ci) * nr + j];
+    }
+    return RIDGE_OK;
+}
+
+/* ---- references ------------------------------------------------------------------------------ */
+
+ridge_status ridge_conv2d_backward_data_ref(const ridge_conv2d_desc *d, float *dx,
+                                            const float *dy, const float *w)
+{
+    int64_t oh, ow;
+    ridge_status st = ridge_conv2d_desc_check(d, &oh, &ow);
+    if (st) return st;
+    if (!dx || !dy || !w) return ridge_error(RIDGE_EINVAL, "conv2d_backward_data_ref: NULL tensor");
+    return conv_backward_data_ref(d, oh, ow, dx, dy, w);
+}
+
+ridge_status ridge_conv2d_backward_weights_ref(const ridge_conv2d_desc *d, float *dw, float *db,
+                                               const float *x, const float *dy)
+{
+    int64_t oh, ow;
+    ridge_status st = ridge_conv2d_desc_check(d, &oh, &ow);
+    if (st) return st;
+    if (!dw || !x || !dy)
+        return ridge_error(RIDGE_EINVAL, "conv2d_backward_weights_ref: NULL tensor");
+    return conv_backward_weights_ref(d, oh, ow, dw, db, x, dy);
+}

@@ -1,0 +1,422 @@
+/* The conv kernels, written once. Each ISA file defines the thin vector mapping below and
+ * then includes this header, so the AVX2 build's passing tests validate the logic the AVX-512
+ * build shares (only the mapping differs):
+ *
+ *   VF             vector type of VL floats           VZERO()          all zero
+ *   VLOAD(p)       unaligned load                     VSTORE(p, v)     unaligned store
+ *   VBCAST(p)      broadcast *p                       VFMA(a, b, c)    a * b + c
+ *   VADD(a, b)     a + b                              VMAX(a, b)       lane max
+ *   VSUB(a, b)     a - b                              VSET1(f)         all lanes f
+ *   VMUL(a, b)     a * b
+ *   KNAME          the kernel table's symbol          KNAME_STR, KISA  its name and ISA
+ *
+ * Micro-kernel (row): MR = 6 output pixels x NR = 2 vectors of output channels, 12 vector
+ * accumulators (AVX2 6x16: 12 of 16 ymm, AVX-512 6x32: 12 of 32 zmm), enough independent FMA
+ * chains to cover the 4-cycle FMA latency on two pipes. The reduction runs over the window's
+ * valid taps and the group's input channels, so the input is read in place (no im2col, no
+ * padded copy). Per reduction step: 2 weight vectors, 6 broadcasts, 12 FMAs.
+ *
+ * Depthwise (dw_row): for a full 3x3 window, per vector of channels the 9 weights stay in
+ * registers and each pixel is one load per FMA; other windows (borders, other sizes) run 4
+ * pixels x 1 vector over the valid taps; channels past the last full vector go scalar.
+ *
+ * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
+ * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
+ * tile; the last channels that do not fill a vector go through the generic matrix loops. The
+ * output transform stores straight into y with the epilogue. */
+#include <string.h>
+
+#define MR 6
+#define NR (2 * VL)
+
+static inline VF act_apply(VF v, int act)
+{
+    return act ? VMAX(v, VZERO()) : v;
+}
+
+static inline float act_scalar(float v, int act)
+{
+    return act && !(v > 0.0f) ? 0.0f : v; /* NaN -> 0, as VMAX(v, 0) does */
+}
+
+/* Stores rows [0, mr) of a tile with the epilogue. acc[p][0..NR) holds the raw sums. */
+static void store_tile(const conv_row_args *a, int64_t p0, int mr, VF acc[MR][2])
+{
+    float *y = a->y;
+    if (a->yfast) {
+        VF b0 = VLOAD(a->bias), b1 = VLOAD(a->bias + VL);
+        for (int p = 0; p < mr; p++) {
+            ptrdiff_t o = a->yo + (p0 + p) * a->yps;
+            VF v0 = VADD(acc[p][0], b0), v1 = VADD(acc[p][1], b1);
+            if (a->res) {
+                v0 = VADD(v0, VLOAD(a->res + o + a->yco[0]));
+                v1 = VADD(v1, VLOAD(a->res + o + a->yco[VL]));
+            }
+            VSTORE(y + o + a->yco[0], act_apply(v0, a->act));
+            VSTORE(y + o + a->yco[VL], act_apply(v1, a->act));
+        }
+        return;
+    }
+    float t[2 * VL];
+    for (int p = 0; p < mr; p++) {
+        ptrdiff_t o = a->yo + (p0 + p) * a->yps;
+        VSTORE(t, acc[p][0]);
+        VSTORE(t + VL, acc[p][1]);
+        for (int j = 0; j < a->nco; j++) {
+            float v = t[j] + a->bias[j];
+            if (a->res) v += a->res[o + a->yco[j]];
+            y[o + a->yco[j]] = act_scalar(v, a->act);
+        }
+    }
+}
+
+/* A full tile of MR pixels: the hot loop. */
+static void tile_full(const conv_row_args *a, int64_t p0)
+{
+    VF c00 = VZERO(), c01 = VZERO(), c10 = VZERO(), c11 = VZERO(), c20 = VZERO(), c21 = VZERO();
+    VF c30 = VZERO(), c31 = VZERO(), c40 = VZERO(), c41 = VZERO(), c50 = VZERO(), c51 = VZERO();
+    const ptrdiff_t xps = a->xps;
+    const int64_t kc = a->kc;
+    const ptrdiff_t *coff = a->coff;
+    for (int r = a->r0; r < a->r1; r++) {
+        for (int s = a->s0; s < a->s1; s++) {
+            const float *x = a->xb + (a->xo + p0 * xps + a->roff[r] + a->soff[s]);
+            const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
+            for (int64_t k = 0; k < kc; k++, w += NR) {
+                const float *xk = x + coff[k];
+                VF b0 = VLOAD(w), b1 = VLOAD(w + VL), t;
+                t = VBCAST(xk);
+                c00 = VFMA(t, b0, c00), c01 = VFMA(t, b1, c01);
+                t = VBCAST(xk + xps);
+                c10 = VFMA(t, b0, c10), c11 = VFMA(t, b1, c11);
+                t = VBCAST(xk + 2 * xps);
+                c20 = VFMA(t, b0, c20), c21 = VFMA(t, b1, c21);
+                t = VBCAST(xk + 3 * xps);
+                c30 = VFMA(t, b0, c30), c31 = VFMA(t, b1, c31);
+                t = VBCAST(xk + 4 * xps);
+                c40 = VFMA(t, b0, c40), c41 = VFMA(t, b1, c41);
+                t = VBCAST(xk + 5 * xps);
+                c50 = VFMA(t, b0, c50), c51 = VFMA(t, b1, c51);
+            }
+        }
+    }
+    VF acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    store_tile(a, p0, MR, acc);
+}
+
+/* mr < MR pixels (the row's last tile): one function per mr, so the accumulators stay in
+ * registers. */
+static inline __attribute__((always_inline)) void tile_n(const conv_row_args *a, int64_t p0,
+                                                         const int mr)
+{
+    VF acc[MR][2];
+    for (int p = 0; p < mr; p++) acc[p][0] = acc[p][1] = VZERO();
+    for (int r = a->r0; r < a->r1; r++) {
+        for (int s = a->s0; s < a->s1; s++) {
+            const float *x = a->xb + (a->xo + p0 * a->xps + a->roff[r] + a->soff[s]);
+            const float *w = a->w + ((int64_t)r * a->S + s) * a->kc * NR;
+            for (int64_t k = 0; k < a->kc; k++, w += NR) {
+                VF b0 = VLOAD(w), b1 = VLOAD(w + VL);
+                for (int p = 0; p < mr; p++) {
+                    VF t = VBCAST(x + p * a->xps + a->coff[k]);
+                    acc[p][0] = VFMA(t, b0, acc[p][0]);
+                    acc[p][1] = VFMA(t, b1, acc[p][1]);
+                }
+            }
+        }
+    }
+    store_tile(a, p0, mr, acc);
+}
+
+/* One pixel (a row's tail, or a border pixel with its own window range): the reduction is
+ * split over 4 accumulator pairs so it is not bound by the FMA latency. */
+static void tile_1(const conv_row_args *a, int64_t p0)
+{
+    VF c0 = VZERO(), c1 = VZERO(), d0 = VZERO(), d1 = VZERO();
+    VF e0 = VZERO(), e1 = VZERO(), f0 = VZERO(), f1 = VZERO();
+    const int64_t kc = a->kc;
+    const ptrdiff_t *coff = a->coff;
+    for (int r = a->r0; r < a->r1; r++) {
+        for (int s = a->s0; s < a->s1; s++) {
+            const float *x = a->xb + (a->xo + p0 * a->xps + a->roff[r] + a->soff[s]);
+            const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
+            int64_t k = 0;
+            for (; k + 4 <= kc; k += 4, w += 4 * NR) {
+                VF t0 = VBCAST(x + coff[k]), t1 = VBCAST(x + coff[k + 1]);
+                VF t2 = VBCAST(x + coff[k + 2]), t3 = VBCAST(x + coff[k + 3]);
+                c0 = VFMA(t0, VLOAD(w), c0), c1 = VFMA(t0, VLOAD(w + VL), c1);
+                d0 = VFMA(t1, VLOAD(w + NR), d0), d1 = VFMA(t1, VLOAD(w + NR + VL), d1);
+                e0 = VFMA(t2, VLOAD(w + 2 * NR), e0), e1 = VFMA(t2, VLOAD(w + 2 * NR + VL), e1);
+                f0 = VFMA(t3, VLOAD(w + 3 * NR), f0), f1 = VFMA(t3, VLOAD(w + 3 * NR + VL), f1);
+            }
+            for (; k < kc; k++, w += NR) {
+                VF t = VBCAST(x + coff[k]);
+                c0 = VFMA(t, VLOAD(w), c0), c1 = VFMA(t, VLOAD(w + VL), c1);
+            }
+        }
+    }
+    VF acc[MR][2];
+    acc[0][0] = VADD(VADD(c0, d0), VADD(e0, f0));
+    acc[0][1] = VADD(VADD(c1, d1), VADD(e1, f1));
+    store_tile(a, p0, 1, acc);
+}
+
+static void tile_part(const conv_row_args *a, int64_t p0, int mr)
+{
+    switch (mr) {
+    case 1: tile_1(a, p0); break;
+    case 2: tile_n(a, p0, 2); break;
+    case 3: tile_n(a, p0, 3); break;
+    case 4: tile_n(a, p0, 4); break;
+    default: tile_n(a, p0, 5); break;
+    }
+}
+
+static void conv_row(const conv_row_args *a)
+{
+    int64_t p = 0;
+    for (; p + MR <= a->npix; p += MR) tile_full(a, p);
+    if (p < a->npix) tile_part(a, p, (int)(a->npix - p));
+}
+
+/* ---- depthwise ---------------------------------------------------------------------------- */
+
+/* Any window: channel vectors from c_begin on, then the channels past the last full vector. */
+static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
+{
+    const int64_t cfull = a->c / VL * VL;
+    for (int64_t p0 = 0; p0 < a->npix; p0 += 4) {
+        int np = a->npix - p0 < 4 ? (int)(a->npix - p0) : 4;
+        ptrdiff_t xo = a->xo + p0 * a->xps, yo = a->yo + p0 * a->yps;
+        for (int64_t c = c_begin; c < cfull; c += VL) {
+            VF acc[4] = {VZERO(), VZERO(), VZERO(), VZERO()};
+            for (int r = a->r0; r < a->r1; r++) {
+                for (int s = a->s0; s < a->s1; s++) {
+                    VF wv = VLOAD(a->w + ((int64_t)r * a->S + s) * a->cp + c);
+                    const float *x = a->xb + (xo + a->roff[r] + a->soff[s] + a->xco[c]);
+                    for (int p = 0; p < np; p++) acc[p] = VFMA(VLOAD(x + p * a->xps), wv, acc[p]);
+                }
+            }
+            VF b = VLOAD(a->bias + c);
+            for (int p = 0; p < np; p++) {
+                ptrdiff_t o = yo + p * a->yps + a->yco[c];
+                VF v = VADD(acc[p], b);
+                if (a->res) v = VADD(v, VLOAD(a->res + o));
+                VSTORE(a->y + o, act_apply(v, a->act));
+            }
+        }
+        for (int64_t c = cfull; c < a->c; c++) { /* channels past the last full vector */
+            for (int p = 0; p < np; p++) {
+                float acc = 0.0f;
+                for (int r = a->r0; r < a->r1; r++)
+                    for (int s = a->s0; s < a->s1; s++)
+                        acc += a->w[((int64_t)r * a->S + s) * a->cp + c] *
+                               a->xb[xo + p * a->xps + a->roff[r] + a->soff[s] + a->xco[c]];
+                ptrdiff_t o = yo + p * a->yps + a->yco[c];
+                float v = acc + a->bias[c];
+                if (a->res) v += a->res[o];
+                a->y[o] = act_scalar(v, a->act);
+            }
+        }
+    }
+}
+
+/* The full 3x3 window (interior rows and pixels, the common MobileNet case), unrolled: 4
+ * pixels x 1 vector of channels, pixels outer so a pixel's channels are used while they are
+ * in L1; 9 weight loads shared by 4 pixels, 1.25 loads per FMA. */
+static void dw_row_3x3(const conv_dw_args *a, int64_t cfull)
+{
+    ptrdiff_t off[9];
+    for (int t = 0; t < 9; t++) off[t] = a->roff[t / 3] + a->soff[t % 3];
+    const ptrdiff_t xps = a->xps, cp = a->cp;
+    int64_t p0 = 0;
+    for (; p0 + 4 <= a->npix; p0 += 4) {
+        for (int64_t c = 0; c < cfull; c += VL) {
+            const float *x = a->xb + (a->xo + p0 * xps + a->xco[c]);
+            const float *w = a->w + c;
+            VF c0 = VZERO(), c1 = VZERO(), c2 = VZERO(), c3 = VZERO();
+            for (int t = 0; t < 9; t++) {
+                VF wv = VLOAD(w + t * cp);
+                const float *xt = x + off[t];
+                c0 = VFMA(VLOAD(xt), wv, c0);
+                c1 = VFMA(VLOAD(xt + xps), wv, c1);
+                c2 = VFMA(VLOAD(xt + 2 * xps), wv, c2);
+                c3 = VFMA(VLOAD(xt + 3 * xps), wv, c3);
+            }
+            VF b = VLOAD(a->bias + c);
+            VF acc[4] = {c0, c1, c2, c3};
+            for (int p = 0; p < 4; p++) {
+                ptrdiff_t o = a->yo + (p0 + p) * a->yps + a->yco[c];
+                VF v = VADD(acc[p], b);
+                if (a->res) v = VADD(v, VLOAD(a->res + o));
+                VSTORE(a->y + o, act_apply(v, a->act));
+            }
+        }
+    }
+    if (p0 < a->npix) { /* the last 1-3 pixels */
+        conv_dw_args t = *a;
+        t.xo += p0 * xps, t.yo += p0 * a->yps, t.npix -= p0, t.c = cfull;
+        dw_row_generic(&t, 0);
+    }
+}
+
+static void conv_dw_row(const conv_dw_args *a)
+{
+    if (a->S == 3 && a->r0 == 0 && a->r1 == 3 && a->s0 == 0 && a->s1 == 3) {
+        const int64_t cfull = a->c / VL * VL;
+        dw_row_3x3(a, cfull);
+        if (cfull < a->c) dw_row_generic(a, cfull);
+        return;
+    }
+    dw_row_generic(a, 0);
+}
+
+/* ---- Winograd transforms --------------------------------------------------------------------- */
+
+/* 1D input transforms: r = B^T d. */
+static inline void bt2_1d(const VF d[4], VF r[4])
+{
+    r[0] = VSUB(d[0], d[2]);
+    r[1] = VADD(d[1], d[2]);
+    r[2] = VSUB(d[2], d[1]);
+    r[3] = VSUB(d[1], d[3]);
+}
+
+static inline void bt4_1d(const VF d[6], VF r[6])
+{
+    const VF c4 = VSET1(4.0f), c5 = VSET1(5.0f), c2 = VSET1(2.0f);
+    VF t0 = VSUB(d[4], d[2]);                  /* d4 - d2 */
+    VF t1 = VSUB(d[3], VMUL(c4, d[1]));       /* d3 - 4 d1 */
+    VF t2 = VSUB(d[4], VMUL(c4, d[2]));       /* d4 - 4 d2 */
+    VF t3 = VMUL(c2, VSUB(d[3], d[1]));       /* 2 (d3 - d1) */
+    r[0] = VADD(VSUB(VMUL(c4, d[0]), VMUL(c5, d[2])), d[4]);
+    r[1] = VADD(t2, t1);                       /* -4 d1 - 4 d2 + d3 + d4 */
+    r[2] = VSUB(t2, t1);                       /*  4 d1 - 4 d2 - d3 + d4 */
+    r[3] = VADD(t0, t3);                       /* -2 d1 - d2 + 2 d3 + d4 */
+    r[4] = VSUB(t0, t3);                       /*  2 d1 - d2 - 2 d3 + d4 */
+    r[5] = VADD(VSUB(VMUL(c4, d[1]), VMUL(c5, d[3])), d[5]);
+}
+
+/* 1D output transforms: o = A^T m. */
+static inline void at2_1d(const VF m[4], VF o[2])
+{
+    o[0] = VADD(VADD(m[0], m[1]), m[2]);
+    o[1] = VSUB(VSUB(m[1], m[2]), m[3]);
+}
+
+static inline void at4_1d(const VF m[6], VF o[4])
+{
+    const VF c2 = VSET1(2.0f), c4 = VSET1(4.0f), c8 = VSET1(8.0f);
+    VF s12 = VADD(m[1], m[2]), d12 = VSUB(m[1], m[2]);
+    VF s34 = VADD(m[3], m[4]), d34 = VSUB(m[3], m[4]);
+    o[0] = VADD(VADD(m[0], s12), s34);
+    o[1] = VFMA(c2, d34, d12);
+    o[2] = VFMA(c4, s34, s12);
+    o[3] = VADD(VFMA(c8, d34, d12), m[5]);
+}
+
+/* The generic path for the channels past the last full vector: the matrices as loops. */
+static void wino_in_scalar(const conv_wino_mats *W, const float *d, int64_t n, int64_t c,
+                           float *v, ptrdiff_t vs)
+{
+    const int al = W->alpha;
+    float t[8][8];
+    for (int i = 0; i < al; i++)
+        for (int l = 0; l < al; l++) {
+            float s = 0;
+            for (int k = 0; k < al; k++) s += W->bt[i * al + k] * d[(k * al + l) * n + c];
+            t[i][l] = s;
+        }
+    for (int i = 0; i < al; i++)
+        for (int j = 0; j < al; j++) {
+            float s = 0;
+            for (int l = 0; l < al; l++) s += W->bt[j * al + l] * t[i][l];
+            v[(i * al + j) * vs + c] = s;
+        }
+}
+
+/* v[i][j] = (B^T d B)[i][j] per channel: d is [alpha*alpha][n], v is [alpha*alpha] rows vs
+ * apart. */
+static void conv_wino_in(int m, const float *d, int64_t n, float *v, ptrdiff_t vs)
+{
+    const int al = m + 2;
+    int64_t c = 0;
+    for (; c + VL <= n; c += VL) {
+        VF t[6][6], col[6], r[6];
+        for (int j = 0; j < al; j++) { /* columns: t[.][j] = B^T d[.][j] */
+            for (int k = 0; k < al; k++) col[k] = VLOAD(d + (k * al + j) * n + c);
+            if (m == 2) bt2_1d(col, r);
+            else bt4_1d(col, r);
+            for (int i = 0; i < al; i++) t[i][j] = r[i];
+        }
+        for (int i = 0; i < al; i++) { /* rows: v[i][.] = t[i][.] B */
+            if (m == 2) bt2_1d(t[i], r);
+            else bt4_1d(t[i], r);
+            for (int j = 0; j < al; j++) VSTORE(v + (i * al + j) * vs + c, r[j]);
+        }
+    }
+    for (; c < n; c++) wino_in_scalar(conv_wino_mats_get(m), d, n, c, v, vs);
+}
+
+static float wino_out_scalar(const conv_wino_mats *W, const float *mm, ptrdiff_t ms, int64_t c,
+                             int i, int j)
+{
+    const int al = W->alpha;
+    float s = 0;
+    for (int k = 0; k < al; k++)
+        for (int l = 0; l < al; l++)
+            s += W->at[i * al + k] * mm[(k * al + l) * ms + c] * W->at[j * al + l];
+    return s;
+}
+
+/* The output transform of one tile, fused with the epilogue: for the m x m outputs inside the
+ * image (oi < mh, oj < mw), y[yo + i*ysh + j*ysw + c] = act((A^T M A)[i][j] + bias[c] + res).
+ * mm is [alpha*alpha] rows ms apart; channels contiguous in y (the caller checked). */
+static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
+                          ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
+                          const float *bias, const float *res, int act)
+{
+    const int al = m + 2;
+    int64_t c = 0;
+    for (; c + VL <= n; c += VL) {
+        VF t[4][6], col[6], r[4];
+        for (int j = 0; j < al; j++) { /* columns: t[.][j] = A^T M[.][j] */
+            for (int k = 0; k < al; k++) col[k] = VLOAD(mm + (k * al + j) * ms + c);
+            if (m == 2) at2_1d(col, r);
+            else at4_1d(col, r);
+            for (int i = 0; i < m; i++) t[i][j] = r[i];
+        }
+        VF b = VLOAD(bias + c);
+        for (int i = 0; i < mh; i++) { /* rows: o[i][.] = t[i][.] A */
+            if (m == 2) at2_1d(t[i], r);
+            else at4_1d(t[i], r);
+            for (int j = 0; j < mw; j++) {
+                ptrdiff_t o = yo + i * ysh + j * ysw + c;
+                VF v = VADD(r[j], b);
+                if (res) v = VADD(v, VLOAD(res + o));
+                VSTORE(y + o, act_apply(v, act));
+            }
+        }
+    }
+    const conv_wino_mats *W = conv_wino_mats_get(m);
+    for (; c < n; c++)
+        for (int i = 0; i < mh; i++)
+            for (int j = 0; j < mw; j++) {
+                ptrdiff_t o = yo + i * ysh + j * ysw + c;
+                float v = wino_out_scalar(W, mm, ms, c, i, j) + bias[c];
+                if (res) v += res[o];
+                y[o] = act_scalar(v, act);
+            }
+}
+
+const conv_kernels KNAME = {
+    .name = KNAME_STR,
+    .isa = KISA,
+    .vlen = VL,
+    .mr = MR,
+    .nr = NR,
+    .row = conv_row,
+    .dw_row = conv_dw_row,
+    .wino_in = conv_wino_in,
+    .wino_out = conv_wino_out,
+};

@@ -1,0 +1,168 @@
+/* The conv family's internal interface: layout views, the kernel table each ISA fills from
+ * the shared template (conv-template.h), and the plan.
+ *
+ * Every algorithm addresses activations through a view, so one piece of code serves every
+ * layout: element (n, c, h, w) lives at  n*sn + co[c] + h*sh + w*sw, where co[c] is a table
+ * of per-channel offsets ((c/16)*H*W*16 + c%16 for NCHW16c, c for NHWC, c*H*W for NCHW).
+ * The backward pass (issue 8) reuses these views. */
+#ifndef RIDGE_CONV_INTERNAL_H
+#define RIDGE_CONV_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+#include "ridge/conv.h"
+#include "ridge/gemm.h"
+
+/* ---- layout views ---------------------------------------------------------------------------- */
+
+typedef struct conv_view {
+    ptrdiff_t sn, sh, sw; /* strides of image, row, pixel */
+    ptrdiff_t cblk;       /* channels stored contiguously in a block (C for NHWC, 16 for
+                           * NCHW16c, 1 for NCHW) */
+    ptrdiff_t scb;        /* stride between channel blocks (NCHW16c), or per channel (NCHW) */
+    ptrdiff_t sc;         /* stride between channels inside a block (1, or H*W for NCHW) */
+} conv_view;
+
+conv_view conv_view_make(ridge_layout l, int64_t c, int64_t h, int64_t w);
+static inline ptrdiff_t conv_view_chan(const conv_view *v, int64_t c)
+{
+    return (ptrdiff_t)(c / v->cblk) * v->scb + (ptrdiff_t)(c % v->cblk) * v->sc;
+}
+/* Fills tab[0..c) with conv_view_chan. */
+void conv_view_chan_table(const conv_view *v, int64_t c, ptrdiff_t *tab);
+
+/* Writes 0 into the padded channels of an NCHW16c tensor (no-op for other layouts). */
+void conv_zero_channel_padding(float *y, ridge_layout l, int64_t n, int64_t c, int64_t h,
+                               int64_t w);
+
+/* ---- kernels --------------------------------------------------------------------------------- */
+
+/* The register-tiled micro-kernel, run along a row of npix output pixels for NR output
+ * channels. For pixel p and output channel j < NR:
+ *   acc = sum_{r in [r0,r1), s in [s0,s1), k < kc}
+ *            xb[xo + p*xps + roff[r] + soff[s] + coff[k]] * w[((r*S + s)*kc + k)*NR + j]
+ *   y[yo + p*yps + yco[j]] = act(acc + bias[j] + res[same offset])
+ * Offsets are only formed for taps in the ranges, so xo may point before the tensor (the
+ * padding-free border: the caller narrows the ranges instead of padding the input). Direct,
+ * pointwise, im2col (on the lowered strip) and Winograd (on the transformed tiles) all run on
+ * it. */
+typedef struct conv_row_args {
+    const float *xb;
+    ptrdiff_t xo, xps;
+    const ptrdiff_t *roff, *soff, *coff;
+    int r0, r1, s0, s1, S;
+    int64_t kc;
+    const float *w;          /* packed [R][S][kc][NR], zero beyond the valid channels */
+    float *y;                /* output tensor base */
+    ptrdiff_t yo, yps;
+    const ptrdiff_t *yco;    /* offsets of the NR (nco valid) output channels */
+    int nco;                 /* valid output channels, <= NR */
+    int yfast;               /* nco == NR and each vector's channels are contiguous in y */
+    const float *bias;       /* NR floats at this channel block (never NULL: zeros) */
+    const float *res;        /* residual tensor base (same offsets as y) or NULL */
+    int act;
+    int64_t npix;
+} conv_row_args;
+
+/* Depthwise (groups = c_in = c_out) along a row of npix pixels, all channels, for layouts
+ * whose channels are contiguous in vector-sized runs (NHWC, NCHW16c). Same addressing as
+ * above with coff = yco-like channel tables for x (xco) and y (yco); w is [R][S][Cp]. */
+typedef struct conv_dw_args {
+    const float *xb;
+    ptrdiff_t xo, xps;
+    const ptrdiff_t *roff, *soff, *xco;
+    int r0, r1, s0, s1, S;
+    int64_t c, cp;           /* channels, and the padded row length of w */
+    const float *w;
+    float *y;
+    ptrdiff_t yo, yps;
+    const ptrdiff_t *yco;
+    const float *bias;       /* cp floats (zeros past c) */
+    const float *res;
+    int act;
+    int64_t npix;
+} conv_dw_args;
+
+/* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
+ *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
+ *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
+ *        y[yo + i*ysh + j*ysw + c] = act((A^T mm A)[i][j] + bias[c] + res[same]), channels
+ *        contiguous in y. */
+typedef void (*conv_wino_in_fn)(int m, const float *d, int64_t n, float *v, ptrdiff_t vs);
+typedef void (*conv_wino_out_fn)(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
+                                 ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
+                                 const float *bias, const float *res, int act);
+
+typedef struct conv_kernels {
+    const char *name; /* "f32-conv-6x16-avx2" */
+    ridge_isa isa;
+    int vlen, mr, nr;
+    void (*row)(const conv_row_args *a);
+    void (*dw_row)(const conv_dw_args *a);
+    conv_wino_in_fn wino_in;
+    conv_wino_out_fn wino_out;
+} conv_kernels;
+
+extern const conv_kernels ridge_f32_conv_kernels__scalar;
+extern const conv_kernels ridge_f32_conv_kernels__avx2;
+extern const conv_kernels ridge_f32_conv_kernels__avx512;
+
+const conv_kernels *conv_kernels_for(ridge_isa isa);
+
+/* Winograd matrices (Lavin & Gray), row-major: BT alpha x alpha, G alpha x 3, AT m x alpha. */
+typedef struct conv_wino_mats {
+    int m, alpha;
+    const float *bt, *g, *at;
+} conv_wino_mats;
+const conv_wino_mats *conv_wino_mats_get(int m);
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+struct ridge_conv2d_plan {
+    ridge_conv2d_desc d;
+    int64_t oh, ow, cig, cog;   /* output size; channels per group */
+    ridge_conv_algo algo;
+    const conv_kernels *k;
+    conv_view xv, yv;
+    ptrdiff_t *xco, *yco;        /* channel offset tables: c_in and c_out(+nr) entries */
+    ptrdiff_t *roff, *soff;      /* per kernel row / column tap offsets in x */
+    ptrdiff_t *iota;             /* 0, 1, 2, ...: the contiguous channel table for buffers */
+    float *wp;                   /* packed / transformed weights */
+    size_t wp_elems;
+    float *wref;                 /* the OIHW weights (reference algorithm only) */
+    int gemm_route;              /* im2col / pointwise on ridge_sgemm (NCHW, NHWC) */
+    ridge_sgemm_plan **gplan;    /* NHWC: per group, the prepacked B = W^T (K x cog) */
+    int64_t ncob;                /* output channel blocks of NR per group */
+    size_t ws_per_thread;        /* bytes */
+    ridge_conv2d_candidate cand[RIDGE_CONV_ALGO_COUNT];
+    char explain[4096];
+};
+
+/* conv-ref.c */
+void conv_forward_ref(const ridge_conv2d_desc *d, int64_t oh, int64_t ow, const float *x,
+                      const float *w, float *y, const float *bias, int act, const float *res);
+
+/* conv-algos.c: the algorithms' plan parts and forward passes */
+ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, char *why,
+                               size_t why_len);
+ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w);
+size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a);
+/* ws: the per-thread areas; ridge_sgemm-route plans call ridge_sgemm from the calling thread
+ * (it runs on ctx's pool and scratch arena itself), so ws must not come from that arena. */
+ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
+                               float *y, const float *bias, const float *ubias, int act,
+                               const float *res, char *ws);
+ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w);
+/* The fused depthwise-separable block (NHWC): rows of depthwise output per strip, and the pass. */
+int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw);
+/* Biases padded as ridge_conv2d_forward pads them. */
+void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                            const ridge_conv2d_plan *pw, const float *x, float *y,
+                            const float *dw_bias, int dw_act, const float *pw_bias, int pw_act,
+                            const float *res, float *strip);
+/* Whether algorithm a runs on ridge_sgemm for d (im2col and pointwise in NCHW and NHWC). */
+int conv_gemm_route(const ridge_conv2d_desc *d, ridge_conv_algo a);
+
+#endif /* RIDGE_CONV_INTERNAL_H */

@@ -1,0 +1,24 @@
+/* AVX-512 conv kernels: 6x32 micro-kernel (12 zmm accumulators), depthwise 4 pixels x 16
+ * channels, Winograd transforms. The logic is conv-template.h (validated by the AVX2 build's
+ * tests); this file is only the mapping of its vector operations onto 512-bit intrinsics. */
+#include <immintrin.h>
+
+#include "conv/conv.h"
+
+#define VL 16
+#define VF __m512
+#define VZERO() _mm512_setzero_ps()
+#define VLOAD(p) _mm512_loadu_ps(p)
+#define VSTORE(p, v) _mm512_storeu_ps((p), (v))
+#define VBCAST(p) _mm512_set1_ps(*(p))
+#define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define VADD(a, b) _mm512_add_ps((a), (b))
+#define VMAX(a, b) _mm512_max_ps((a), (b))
+#define VSUB(a, b) _mm512_sub_ps((a), (b))
+#define VMUL(a, b) _mm512_mul_ps((a), (b))
+#define VSET1(f) _mm512_set1_ps(f)
+#define KNAME ridge_f32_conv_kernels__avx512
+#define KNAME_STR "f32-conv-6x32-avx512"
+#define KISA RIDGE_ISA_AVX512
+
+#include "conv/conv-template.h"

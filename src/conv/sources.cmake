@@ -1,0 +1,11 @@
+ridge_add_sources(portable
+  src/conv/conv.c
+  src/conv/conv-ref.c
+  src/conv/conv-algos.c
+  src/conv/pool.c
+  src/conv/f32-conv-6x16-scalar.c)
+ridge_add_sources(avx2 src/conv/f32-conv-6x16-avx2.c)
+ridge_add_sources(avx512 src/conv/f32-conv-6x32-avx512.c)
+ridge_add_sources(portable
+  src/conv/conv-backward.c
+  src/conv/conv-backward-ref.c)

@@ -1,0 +1,3 @@
+/* The optimizer loops compiled for ref (see optim-kernels.h). */
+#define OPTIM_ISA ref
+#include "nn/optim-kernels.h"

@@ -1,0 +1,1 @@
+ridge_add_sources(portable src/quant/qmlp.c)

@@ -1,0 +1,5 @@
+ridge_add_test(test-quant LABELS fast)
+target_link_libraries(test-quant PRIVATE ridge_io)
+ridge_add_test_run(test-quant-fashion test-quant LABELS full ARGS --full)
+add_test(NAME cli-quant COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli-quant.sh $<TARGET_FILE:ridge>)
+set_tests_properties(cli-quant PROPERTIES LABELS fast TIMEOUT 300 SKIP_RETURN_CODE 77)

@@ -1,0 +1,312 @@
+/* Convolution backward (issue 8): dx and dw/db of every backward algorithm x layout x ISA
+ * present x 1 and 2 threads, against the fp64 reference over the forward tests' edge shapes
+ * (stride, dilation, asymmetric padding, groups, depthwise, 1x1 .. 7x7, windows larger than
+ * the image); the references against central finite differences of an independent fp64
+ * forward written here; bit-identical results for 1 and 2 threads; bad arguments refused.
+ *
+ * Error measure, as in test-conv.c: |got - ref| / (the same gradient of |inputs|), in units of
+ * FLT_EPSILON, within K + 4 where K is the number of terms each output sums:
+ * c_out/groups * r * s for dx, n * oh * ow for dw and db. */
+#include <float.h>
+#include <math.h>
+
+#include "test.h"
+
+typedef struct shape {
+    const char *name;
+    int64_t n, ci, h, w, co, r, s, sh, sw, dh, dw, pt, pb, pl, pr, g;
+} shape;
+
+static const shape shapes[] = {
+    /* name             n  ci  h   w   co  r  s  sh sw dh dw pt pb pl pr g */
+    {"1x1",             1, 5,  7,  3,  19, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+    {"1x1-c33",         2, 33, 5,  4,  35, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+    {"1x1-stride2",     1, 8,  9,  7,  10, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
+    {"3x3-pad1",        1, 16, 9,  11, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-c40",         2, 40, 8,  7,  36, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-nopad",       1, 6,  8,  9,  20, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+    {"3x3-asym",        1, 7,  8,  6,  9,  3, 3, 1, 1, 1, 1, 0, 2, 1, 0, 1},
+    {"3x3-batch3",      3, 3,  5,  7,  24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-stride2",     1, 9,  11, 10, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-stride3",     1, 4,  10, 11, 6,  3, 3, 3, 3, 1, 1, 1, 0, 2, 1, 1},
+    {"3x3-dil2",        1, 8,  10, 10, 8,  3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+    {"3x3-s2-dil2",     1, 5,  12, 11, 7,  3, 3, 2, 2, 2, 2, 2, 1, 2, 2, 1},
+    {"4x4-s2-dil3",     1, 3,  13, 14, 5,  4, 4, 2, 2, 3, 3, 1, 3, 0, 2, 1},
+    {"5x5-stride2",     1, 3,  13, 12, 8,  5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 1},
+    {"5x5-on-3x3",      1, 4,  3,  3,  5,  5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
+    {"3x3-on-1x1",      1, 6,  1,  1,  7,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-on-2x3",      2, 5,  2,  3,  9,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"7x7-first",       1, 3,  17, 19, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
+    {"3x3-groups2",     1, 8,  7,  7,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
+    {"3x3-groups4",     1, 12, 6,  5,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},
+    {"dw-c19",          1, 19, 11, 5,  19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 19},
+    {"dw-c32-stride2",  1, 32, 9,  9,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
+    {"dw-5x5-batch3",   3, 20, 7,  8,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
+    {"dw-mult2",        1, 6,  6,  6,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},
+    {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+};
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void fill(float *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = frand(&seed);
+}
+
+static ridge_conv2d_desc desc_of(const shape *s, ridge_layout l)
+{
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = s->n, d.c_in = s->ci, d.h = s->h, d.w = s->w, d.c_out = s->co, d.r = s->r, d.s = s->s;
+    d.stride_h = s->sh, d.stride_w = s->sw, d.dil_h = s->dh, d.dil_w = s->dw;
+    d.pad_top = s->pt, d.pad_bottom = s->pb, d.pad_left = s->pl, d.pad_right = s->pr;
+    d.groups = s->g, d.layout = l;
+    return d;
+}
+
+static float *fabs_copy(const float *a, size_t n)
+{
+    float *b = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) b[i] = fabsf(a[i]);
+    return b;
+}
+
+/* max |got - ref| / mag in units of eps; NaN counts as infinite */
+static double err_eps(const float *got, const float *ref, const float *mag, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - ref[i]) / ((double)mag[i] + 1e-30) / FLT_EPSILON;
+        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+    }
+    return worst;
+}
+
+static double worst_dx, worst_dw, worst_wino;
+
+static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, int nctx)
+{
+    ridge_conv2d_desc d = desc_of(s, l);
+    int64_t oh, ow;
+    CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+    size_t xn = ridge_tensor_elems(l, d.n, d.c_in, d.h, d.w);
+    size_t yn = ridge_tensor_elems(l, d.n, d.c_out, oh, ow);
+    size_t wn = (size_t)(d.c_out * (d.c_in / d.groups) * d.r * d.s), bn = (size_t)d.c_out;
+    size_t xn0 = (size_t)(d.n * d.c_in * d.h * d.w), yn0 = (size_t)(d.n * d.c_out * oh * ow);
+    float *x0 = malloc(xn0 * 4), *dy0 = malloc(yn0 * 4), *x = malloc(xn * 4), *dy = malloc(yn * 4);
+    float *w = malloc(wn * 4), *dxr = malloc(xn * 4), *dxm = malloc(xn * 4);
+    float *dwr = malloc((wn + bn) * 4), *dwm = malloc((wn + bn) * 4);
+    float *dx[2], *dw[2];
+    for (int t = 0; t < 2; t++) dx[t] = malloc(xn * 4), dw[t] = malloc((wn + bn) * 4);
+    fill(x0, xn0, 11), fill(dy0, yn0, 12), fill(w, wn, 13);
+    CHECK_OK(ridge_layout_reorder(ctxs[0], x, l, x0, RIDGE_NCHW, d.n, d.c_in, d.h, d.w));
+    CHECK_OK(ridge_layout_reorder(ctxs[0], dy, l, dy0, RIDGE_NCHW, d.n, d.c_out, oh, ow));
+    float *xa = fabs_copy(x, xn), *dya = fabs_copy(dy, yn), *wa = fabs_copy(w, wn);
+    CHECK_OK(ridge_conv2d_backward_data_ref(&d, dxr, dy, w));
+    CHECK_OK(ridge_conv2d_backward_data_ref(&d, dxm, dya, wa));
+    CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwr, dwr + wn, x, dy));
+    CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwm, dwm + wn, xa, dya));
+    const double kdx = (double)(d.c_out / d.groups * d.r * d.s) + 4,
+                 kdw = (double)(d.n * oh * ow) + 4;
+    const int dwise = d.groups == d.c_in && d.groups == d.c_out && l != RIDGE_NCHW;
+    /* (data, weights) algorithm pairs */
+    const ridge_conv_algo algos[5][2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
+                                         {RIDGE_CONV_DEPTHWISE, RIDGE_CONV_DEPTHWISE},
+                                         {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL},
+                                         {RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_DIRECT},
+                                         {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_DIRECT}};
+    const int wino = d.r == 3 && d.s == 3 && d.stride_h == 1 && d.stride_w == 1 &&
+                     d.dil_h == 1 && d.dil_w == 1;
+
+    for (int ai = 0; ai < 5; ai++) {
+        if (algos[ai][0] == RIDGE_CONV_DEPTHWISE && !dwise) continue;
+        if (algos[ai][0] == RIDGE_CONV_IM2COL && l != RIDGE_NHWC) continue;
+        if (ai >= 3 && !wino) continue;
+        /* Winograd's transforms grow the error (test-conv.c's tolerances) */
+        const double kx = kdx * (ai == 3 ? 16 : ai == 4 ? 128 : 1);
+        for (int ci = 0; ci < nctx; ci++) {
+            for (int t = 0; t < 2; t++) {
+                ridge_ctx *ctx = ctxs[ci * 2 + t];
+                ridge_conv2d_bwd_options o = {algos[ai][0], algos[ai][1]};
+                ridge_conv2d_bwd_plan *p = NULL;
+                CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p));
+                if (!p) continue;
+                for (size_t i = 0; i < xn; i++) dx[t][i] = NAN;
+                for (size_t i = 0; i < wn + bn; i++) dw[t][i] = NAN;
+                CHECK_OK(ridge_conv2d_backward_data(ctx, p, dx[t], dy, w, NULL));
+                CHECK_OK(ridge_conv2d_backward_weights(ctx, p, dw[t], dw[t] + wn, x, dy, NULL));
+                double ex = err_eps(dx[t], dxr, dxm, xn), ew = err_eps(dw[t], dwr, dwm, wn + bn);
+                if (ai < 3 && ex > worst_dx) worst_dx = ex;
+                if (ai >= 3 && ex > worst_wino) worst_wino = ex;
+                if (ew > worst_dw) worst_dw = ew;
+                CHECKF(ex <= kx, "%s %s %s %s threads %d: dx error %.1f eps > %.0f", s->name,
+                       ridge_layout_name(l), ridge_conv_algo_name(algos[ai][0]),
+                       ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ex, kx);
+                CHECKF(ew <= kdw, "%s %s %s %s threads %d: dw error %.1f eps > %.0f", s->name,
+                       ridge_layout_name(l), ridge_conv_algo_name(algos[ai][1]),
+                       ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ew, kdw);
+                ridge_conv2d_bwd_plan_destroy(p);
+            }
+            CHECKF(!memcmp(dx[0], dx[1], xn * 4) && !memcmp(dw[0], dw[1], (wn + bn) * 4),
+                   "%s %s %s: 1 and 2 threads differ", s->name, ridge_layout_name(l),
+                   ridge_conv_algo_name(algos[ai][0]));
+        }
+    }
+    free(x0), free(dy0), free(x), free(dy), free(w), free(dxr), free(dxm), free(dwr), free(dwm);
+    free(xa), free(dya), free(wa);
+    for (int t = 0; t < 2; t++) free(dx[t]), free(dw[t]);
+}
+
+/* ---- finite differences against an independent fp64 forward (NCHW) --------------------------- */
+
+static double loss64(const ridge_conv2d_desc *d, int64_t oh, int64_t ow, const double *x,
+                     const double *w, const double *b, const double *g)
+{
+    const int64_t cig = d->c_in / d->groups, cog = d->c_out / d->groups;
+    double L = 0;
+    for (int64_t n = 0; n < d->n; n++)
+        for (int64_t co = 0; co < d->c_out; co++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    double y = b[co];
+                    for (int64_t c = 0; c < cig; c++)
+                        for (int64_t r = 0; r < d->r; r++)
+                            for (int64_t s = 0; s < d->s; s++) {
+                                int64_t ih = i * d->stride_h - d->pad_top + r * d->dil_h;
+                                int64_t iw = j * d->stride_w - d->pad_left + s * d->dil_w;
+                                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) continue;
+                                int64_t xc = co / cog * cig + c;
+                                y += x[((n * d->c_in + xc) * d->h + ih) * d->w + iw] *
+                                     w[((co * cig + c) * d->r + r) * d->s + s];
+                            }
+                    L += y * g[((n * d->c_out + co) * oh + i) * ow + j];
+                }
+    return L;
+}
+
+/* dL/dv by central differences for every element of v (n of them), L = sum(g * conv). */
+static void fd(const ridge_conv2d_desc *d, int64_t oh, int64_t ow, double *x, double *w,
+               double *b, const double *g, double *v, size_t n, double *out)
+{
+    const double h = 1e-3;
+    for (size_t i = 0; i < n; i++) {
+        double keep = v[i];
+        v[i] = keep + h;
+        double lp = loss64(d, oh, ow, x, w, b, g);
+        v[i] = keep - h;
+        double lm = loss64(d, oh, ow, x, w, b, g);
+        v[i] = keep;
+        out[i] = (lp - lm) / (2 * h);
+    }
+}
+
+static void test_fd(const shape *s, ridge_ctx *ctx)
+{
+    ridge_conv2d_desc d = desc_of(s, RIDGE_NCHW);
+    int64_t oh, ow;
+    CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+    size_t xn = (size_t)(d.n * d.c_in * d.h * d.w), yn = (size_t)(d.n * d.c_out * oh * ow);
+    size_t wn = (size_t)(d.c_out * (d.c_in / d.groups) * d.r * d.s), bn = (size_t)d.c_out;
+    float *x = malloc(xn * 4), *w = malloc(wn * 4), *g = malloc(yn * 4);
+    float *dx = malloc(xn * 4), *dw = malloc((wn + bn) * 4);
+    double *x64 = malloc(xn * 8), *w64 = malloc(wn * 8), *b64 = calloc(bn, 8),
+           *g64 = malloc(yn * 8);
+    double *fx = malloc(xn * 8), *fw = malloc((wn + bn) * 8);
+    fill(x, xn, 21), fill(w, wn, 22), fill(g, yn, 23);
+    for (size_t i = 0; i < xn; i++) x64[i] = x[i];
+    for (size_t i = 0; i < wn; i++) w64[i] = w[i];
+    for (size_t i = 0; i < yn; i++) g64[i] = g[i];
+    fd(&d, oh, ow, x64, w64, b64, g64, x64, xn, fx);
+    fd(&d, oh, ow, x64, w64, b64, g64, w64, wn, fw);
+    fd(&d, oh, ow, x64, w64, b64, g64, b64, bn, fw + wn);
+    /* the reference and the fast path, each against the finite differences */
+    for (int fast = 0; fast < 2; fast++) {
+        if (fast) {
+            ridge_conv2d_bwd_plan *p = NULL;
+            CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
+            CHECK_OK(ridge_conv2d_backward_data(ctx, p, dx, g, w, NULL));
+            CHECK_OK(ridge_conv2d_backward_weights(ctx, p, dw, dw + wn, x, g, NULL));
+            ridge_conv2d_bwd_plan_destroy(p);
+        } else {
+            CHECK_OK(ridge_conv2d_backward_data_ref(&d, dx, g, w));
+            CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dw, dw + wn, x, g));
+        }
+        double ex = 0, ew = 0;
+        for (size_t i = 0; i < xn; i++) ex = fmax(ex, fabs(dx[i] - fx[i]) / (1 + fabs(fx[i])));
+        for (size_t i = 0; i < wn + bn; i++)
+            ew = fmax(ew, fabs(dw[i] - fw[i]) / (1 + fabs(fw[i])));
+        CHECKF(ex < 1e-5 && ew < 1e-5, "%s finite differences (%s): dx %.2e, dw %.2e", s->name,
+               fast ? "fast" : "ref", ex, ew);
+    }
+    free(x), free(w), free(g), free(dx), free(dw), free(x64), free(w64), free(b64), free(g64);
+    free(fx), free(fw);
+}
+
+static void test_errors(ridge_ctx *ctx)
+{
+    ridge_conv2d_desc d = desc_of(&shapes[3], RIDGE_NHWC);
+    ridge_conv2d_bwd_plan *p = (ridge_conv2d_bwd_plan *)1;
+    ridge_conv2d_bwd_options o = {RIDGE_CONV_AUTO, RIDGE_CONV_WINOGRAD_2X3};
+    CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EUNSUPPORTED && p == NULL);
+    CHECK(strstr(ridge_last_error(), "winograd") != NULL); /* no Winograd weights gradient */
+    ridge_conv2d_desc d2 = desc_of(&shapes[8], RIDGE_NHWC); /* 3x3 stride 2 */
+    o.data_algo = RIDGE_CONV_WINOGRAD_4X3, o.weights_algo = RIDGE_CONV_AUTO;
+    CHECK(ridge_conv2d_bwd_plan_create(ctx, &d2, &o, &p) == RIDGE_EUNSUPPORTED);
+    CHECK(strstr(ridge_last_error(), "stride 1") != NULL);
+    o.data_algo = RIDGE_CONV_DEPTHWISE;
+    CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EUNSUPPORTED);
+    CHECK(strstr(ridge_last_error(), "groups") != NULL);
+    o.data_algo = RIDGE_CONV_AUTO, o.weights_algo = RIDGE_CONV_IM2COL;
+    d.layout = RIDGE_NCHW;
+    CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EUNSUPPORTED);
+    CHECK(strstr(ridge_last_error(), "nhwc") != NULL);
+    d.layout = RIDGE_NHWC, o.weights_algo = RIDGE_CONV_AUTO;
+    o.data_algo = (ridge_conv_algo)99;
+    CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, &o, &p) == RIDGE_EINVAL);
+    d.groups = 3;
+    CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p) == RIDGE_EINVAL);
+    d.groups = 1;
+    CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
+    CHECK(ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_WINOGRAD_4X3); /* AUTO: 3x3 s1 */
+    CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_IM2COL);    /* AUTO: NHWC */
+    float v = 0;
+    CHECK(ridge_conv2d_backward_data(ctx, p, NULL, &v, &v, NULL) == RIDGE_EINVAL);
+    CHECK(ridge_conv2d_backward_weights(ctx, p, &v, NULL, NULL, &v, NULL) == RIDGE_EINVAL);
+    ridge_conv2d_bwd_plan_destroy(p);
+    ridge_conv2d_bwd_plan_destroy(NULL);
+}
+
+int main(int argc, char **argv)
+{
+    int verbose = argc > 1 && !strcmp(argv[1], "-v");
+    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
+    ridge_ctx *ctxs[6];
+    int nctx = 0;
+    for (int i = 0; i < 3; i++) {
+        ridge_ctx *c1 = test_ctx(1, isas[i]);
+        if (!c1) continue;
+        ctxs[nctx * 2] = c1;
+        ctxs[nctx * 2 + 1] = test_ctx(2, isas[i]);
+        nctx++;
+    }
+    test_errors(ctxs[0]);
+    const ridge_layout layouts[] = {RIDGE_NCHW, RIDGE_NHWC, RIDGE_NCHW16C};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int l = 0; l < 3; l++) test_shape(&shapes[i], layouts[l], ctxs, nctx);
+    static const shape fds[] = {
+        {"fd-3x3", 2, 3, 5, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {"fd-s2-dil2", 1, 4, 7, 6, 3, 3, 3, 2, 2, 2, 2, 1, 2, 2, 0, 1},
+        {"fd-groups2", 1, 4, 4, 5, 6, 3, 2, 1, 2, 1, 1, 1, 1, 0, 1, 2},
+        {"fd-5x5", 1, 2, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) test_fd(&fds[i], ctxs[nctx * 2 - 2]);
+    if (verbose)
+        printf("worst error: dx %.1f eps, dw %.1f eps, winograd dx %.1f eps\n", worst_dx, worst_dw,
+               worst_wino);
+    for (int i = 0; i < nctx * 2; i++) ridge_ctx_destroy(ctxs[i]);
+    return test_finish("test-conv-backward");
+}

@@ -1,0 +1,493 @@
+/* Convolution forward: every algorithm x layout x ISA present x 1 and 2 threads x epilogue,
+ * against the fp64 reference, over a grid of edge shapes; the reference against a hand
+ * computation and against itself across layouts; bad descriptors refused with a message;
+ * plan explanation and tuning; batch-norm folding.
+ *
+ * Error measure: for each output, |y - ref| / (conv(|x|, |w|) + |bias| + |residual|), the
+ * error relative to the sum of magnitudes (what floating-point summation error scales with),
+ * in units of FLT_EPSILON. Tolerances per algorithm (units of eps, K = c_in/groups * r * s):
+ *   direct, im2col, pointwise, depthwise: K + 4  (the worst-case bound of a K-term fp32 sum)
+ *   winograd-2x3: 16 (K + 4)   winograd-4x3: 128 (K + 4)   (the transforms' growth)
+ * The measured maxima are printed (-v) and quoted in docs/PERFORMANCE.md. */
+#include <float.h>
+#include <math.h>
+
+#include "test.h"
+
+static int verbose;
+
+typedef struct shape {
+    const char *name;
+    int64_t n, ci, h, w, co, r, s, sh, sw, dh, dw, pt, pb, pl, pr, g;
+} shape;
+
+static const shape shapes[] = {
+    /* name             n  ci  h   w   co  r  s  sh sw dh dw pt pb pl pr g */
+    {"1x1",             1, 5,  7,  3,  19, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+    {"1x1-c33",         2, 33, 5,  4,  35, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+    {"1x1-stride2",     1, 8,  9,  7,  10, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
+    {"3x3-pad1",        1, 16, 9,  11, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-c64",         1, 64, 12, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-nopad",       1, 6,  8,  9,  20, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+    {"3x3-asym",        1, 7,  8,  6,  9,  3, 3, 1, 1, 1, 1, 0, 2, 1, 0, 1},
+    {"3x3-batch3",      3, 3,  5,  7,  24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-stride2",     1, 9,  11, 10, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-stride3",     1, 4,  10, 11, 6,  3, 3, 3, 3, 1, 1, 1, 0, 2, 1, 1},
+    {"3x3-dil2",        1, 8,  10, 10, 8,  3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+    {"5x5-stride2",     1, 3,  13, 12, 8,  5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 1},
+    {"5x5-on-3x3",      1, 4,  3,  3,  5,  5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
+    {"3x3-on-1x1",      1, 6,  1,  1,  7,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-on-2x3",      2, 5,  2,  3,  9,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"7x7-first",       1, 3,  17, 19, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
+    {"3x3-groups2",     1, 8,  7,  7,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
+    {"3x3-groups4",     1, 12, 6,  5,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},
+    {"dw-c19",          1, 19, 11, 5,  19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 19},
+    {"dw-c32-stride2",  1, 32, 9,  9,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
+    {"dw-5x5-batch3",   3, 20, 7,  8,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
+    {"dw-mult2",        1, 6,  6,  6,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},
+    {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+};
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void fill(float *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = frand(&seed);
+}
+
+static ridge_conv2d_desc desc_of(const shape *s, ridge_layout l)
+{
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = s->n, d.c_in = s->ci, d.h = s->h, d.w = s->w, d.c_out = s->co, d.r = s->r, d.s = s->s;
+    d.stride_h = s->sh, d.stride_w = s->sw, d.dil_h = s->dh, d.dil_w = s->dw;
+    d.pad_top = s->pt, d.pad_bottom = s->pb, d.pad_left = s->pl, d.pad_right = s->pr;
+    d.groups = s->g, d.layout = l;
+    return d;
+}
+
+static double tol_eps(ridge_conv_algo a, double K)
+{
+    double base = K + 4;
+    if (a == RIDGE_CONV_WINOGRAD_2X3) return 16 * base;
+    if (a == RIDGE_CONV_WINOGRAD_4X3) return 128 * base;
+    return base;
+}
+
+#define GUARD 64
+
+static double worst[RIDGE_CONV_ALGO_COUNT]; /* max error seen, units of eps */
+
+/* Runs one shape in one layout through every algorithm, ISA and thread count. */
+static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, int nctx)
+{
+    ridge_conv2d_desc d = desc_of(s, l);
+    int64_t oh, ow;
+    CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+    size_t xn = ridge_tensor_elems(l, d.n, d.c_in, d.h, d.w);
+    size_t yn = ridge_tensor_elems(l, d.n, d.c_out, oh, ow);
+    size_t wn = (size_t)(d.c_out * (d.c_in / d.groups) * d.r * d.s);
+    size_t xn0 = (size_t)(d.n * d.c_in * d.h * d.w), yn0 = (size_t)(d.n * d.c_out * oh * ow);
+    float *x0 = malloc(xn0 * 4), *x = malloc(xn * 4), *w = malloc(wn * 4),
+          *bias = malloc(d.c_out * 4);
+    float *res0 = malloc(yn0 * 4), *res = malloc(yn * 4), *y = malloc((yn + GUARD) * 4);
+    float *ref[2], *mag[2];
+    float *xa = malloc(xn * 4), *wa = malloc(wn * 4), *ba = malloc(d.c_out * 4),
+          *ra = malloc(yn * 4);
+    for (int e = 0; e < 2; e++) ref[e] = malloc(yn * 4), mag[e] = malloc(yn * 4);
+    fill(x0, xn0, 1), fill(w, wn, 2), fill(bias, (size_t)d.c_out, 3), fill(res0, yn0, 4);
+    ridge_ctx *c0 = ctxs[0];
+    CHECK_OK(ridge_layout_reorder(c0, x, l, x0, RIDGE_NCHW, d.n, d.c_in, d.h, d.w));
+    CHECK_OK(ridge_layout_reorder(c0, res, l, res0, RIDGE_NCHW, d.n, d.c_out, oh, ow));
+    for (size_t i = 0; i < xn; i++) xa[i] = fabsf(x[i]);
+    for (size_t i = 0; i < wn; i++) wa[i] = fabsf(w[i]);
+    for (int64_t i = 0; i < d.c_out; i++) ba[i] = fabsf(bias[i]);
+    for (size_t i = 0; i < yn; i++) ra[i] = fabsf(res[i]);
+    /* epilogue 0: none; 1: bias + residual + ReLU */
+    ridge_conv2d_epilogue ep1 = {RIDGE_CONV_ACT_RELU, res}, epa = {RIDGE_CONV_ACT_NONE, ra};
+    CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, ref[0], NULL, NULL));
+    CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, ref[1], bias, &ep1));
+    CHECK_OK(ridge_conv2d_forward_ref(&d, xa, wa, mag[0], NULL, NULL));
+    CHECK_OK(ridge_conv2d_forward_ref(&d, xa, wa, mag[1], ba, &epa));
+    const double K = (double)(d.c_in / d.groups * d.r * d.s);
+
+    for (int ci = 0; ci < nctx; ci++) {
+        ridge_ctx *ctx = ctxs[ci];
+        for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++) {
+            ridge_conv2d_plan_options o = {(ridge_conv_algo)a, 0};
+            ridge_conv2d_plan *p = NULL;
+            ridge_status st = ridge_conv2d_plan_create(ctx, &d, w, &o, &p);
+            const ridge_conv2d_candidate *cand = NULL;
+            if (st == RIDGE_EUNSUPPORTED) {
+                CHECK(p == NULL && strstr(ridge_last_error(), "does not apply"));
+                continue;
+            }
+            CHECKF(st == RIDGE_OK, "%s %s %s: %s", s->name, ridge_layout_name(l),
+                   ridge_conv_algo_name((ridge_conv_algo)a), ridge_last_error());
+            if (st) continue;
+            cand = ridge_conv2d_plan_candidates(p);
+            CHECK(cand[a].applies && ridge_conv2d_plan_algo(p) == a);
+            size_t wsb = ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx));
+            void *ws = ridge_malloc(wsb);
+            for (int e = 0; e < 2; e++) {
+                for (size_t i = 0; i < yn + GUARD; i++)
+                    y[i] = NAN;                              /* unread outputs stay NaN-free */
+                if (e == 1 && a % 2) memcpy(y, res, yn * 4); /* residual aliasing y */
+                ridge_conv2d_epilogue ep = {RIDGE_CONV_ACT_RELU, (e == 1 && a % 2) ? y : res};
+                CHECK_OK(ridge_conv2d_forward(ctx, p, x, y, e ? bias : NULL, e ? &ep : NULL,
+                                              (a + e) % 2 ? ws : NULL));
+                double maxerr = 0;
+                size_t bad = 0, at = 0;
+                for (size_t i = 0; i < yn; i++) {
+                    double err = fabs((double)y[i] - ref[e][i]);
+                    double scale = (double)mag[e][i] * FLT_EPSILON;
+                    double u = scale > 0 ? err / scale : (err > 0 ? INFINITY : 0);
+                    if (!(u <= maxerr)) maxerr = u, at = i;
+                    if (!(u <= tol_eps((ridge_conv_algo)a, K))) bad++;
+                }
+                if (maxerr > worst[a]) worst[a] = maxerr;
+                CHECKF(bad == 0,
+                       "%s %s %s %s %d threads ep%d: %zu bad, max %.1f eps at %zu (y %g ref %g)",
+                       s->name, ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a),
+                       ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e, bad, maxerr,
+                       at, y[at], ref[e][at]);
+                int guard_ok = 1;
+                for (size_t i = yn; i < yn + GUARD; i++) guard_ok &= isnan(y[i]);
+                CHECKF(guard_ok, "%s %s %s: wrote past the output", s->name,
+                       ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a));
+            }
+            ridge_free(ws);
+            ridge_conv2d_plan_destroy(p);
+        }
+    }
+    free(x0), free(x), free(w), free(bias), free(res0), free(res), free(y);
+    free(xa), free(wa), free(ba), free(ra);
+    for (int e = 0; e < 2; e++) free(ref[e]), free(mag[e]);
+}
+
+/* The reference against a computation by hand, and against itself across layouts. */
+static void test_reference(ridge_ctx *ctx)
+{
+    /* 1 x 1 x 3 x 3 input 1..9, 2x2 kernel [1 2; 3 4], pad 1 right/bottom only, stride 2 */
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = 1, d.c_in = 1, d.h = 3, d.w = 3, d.c_out = 1, d.r = 2, d.s = 2;
+    d.stride_h = d.stride_w = 2, d.pad_bottom = d.pad_right = 1;
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 2, 3, 4}, y[4], b = 0.5f;
+    int64_t oh, ow;
+    CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+    CHECK(oh == 2 && ow == 2);
+    CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, y, &b, NULL));
+    /* (0,0): 1+4+12+20 = 37; (0,1): 3+0+18+0 = 21; (1,0): 7+16 = 23; (1,1): 9 */
+    CHECK(y[0] == 37.5f && y[1] == 21.5f && y[2] == 23.5f && y[3] == 9.5f);
+
+    const shape *s = &shapes[17]; /* groups 4 */
+    ridge_conv2d_desc dn = desc_of(s, RIDGE_NCHW);
+    CHECK_OK(ridge_conv2d_desc_check(&dn, &oh, &ow));
+    size_t xn = (size_t)(s->n * s->ci * s->h * s->w), yn = (size_t)(s->n * s->co * oh * ow);
+    size_t wn = (size_t)(s->co * s->ci / s->g * 9);
+    float *xs = malloc(xn * 4), *ws = malloc(wn * 4), *yr = malloc(yn * 4);
+    fill(xs, xn, 7), fill(ws, wn, 8);
+    CHECK_OK(ridge_conv2d_forward_ref(&dn, xs, ws, yr, NULL, NULL));
+    for (int l = 1; l < 3; l++) {
+        ridge_conv2d_desc dl = desc_of(s, (ridge_layout)l);
+        size_t xl = ridge_tensor_elems((ridge_layout)l, s->n, s->ci, s->h, s->w);
+        size_t yl = ridge_tensor_elems((ridge_layout)l, s->n, s->co, oh, ow);
+        float *xt = malloc(xl * 4), *yt = malloc(yl * 4), *yb = malloc(yn * 4);
+        CHECK_OK(ridge_layout_reorder(ctx, xt, (ridge_layout)l, xs, RIDGE_NCHW, s->n, s->ci, s->h,
+                                      s->w));
+        CHECK_OK(ridge_conv2d_forward_ref(&dl, xt, ws, yt, NULL, NULL));
+        CHECK_OK(
+            ridge_layout_reorder(ctx, yb, RIDGE_NCHW, yt, (ridge_layout)l, s->n, s->co, oh, ow));
+        CHECKF(!memcmp(yb, yr, yn * 4), "reference differs between nchw and %s",
+               ridge_layout_name((ridge_layout)l));
+        if (l == RIDGE_NCHW16C) { /* padded channels written as zero */
+            int zero = 1;
+            for (size_t i = 0; i < yl; i++)
+                if ((i % 16) >= (size_t)s->co) zero &= yt[i] == 0.0f;
+            CHECK(zero);
+        }
+        free(xt), free(yt), free(yb);
+    }
+    free(xs), free(ws), free(yr);
+}
+
+static void expect_bad(ridge_ctx *ctx, ridge_conv2d_desc d, ridge_conv_algo a, ridge_status want,
+                       const char *needle)
+{
+    static float w[4096];
+    ridge_conv2d_plan_options o = {a, 0};
+    ridge_conv2d_plan *p = (ridge_conv2d_plan *)&o; /* must be reset to NULL */
+    ridge_status st = ridge_conv2d_plan_create(ctx, &d, w, &o, &p);
+    CHECKF(st == want && p == NULL && strstr(ridge_last_error(), needle),
+           "want %s '%s', got %s '%s'", ridge_status_str(want), needle, ridge_status_str(st),
+           ridge_last_error());
+}
+
+static void test_bad(ridge_ctx *ctx)
+{
+    ridge_conv2d_desc g = desc_of(&shapes[3], RIDGE_NHWC), d;
+    d = g, d.n = 0;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EINVAL, "n = 0");
+    d = g, d.c_in = -3;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EINVAL, "c_in = -3");
+    d = g, d.stride_w = 0;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EINVAL, "stride_w");
+    d = g, d.pad_left = -1;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EINVAL, "pad_left");
+    d = g, d.groups = 3;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EINVAL, "groups = 3 must divide");
+    d = g, d.r = 12, d.pad_top = d.pad_bottom = 1;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EINVAL, "output would be empty");
+    d = g, d.layout = (ridge_layout)7;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EINVAL, "layout");
+    d = g, d.h = (int64_t)1 << 40;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EOVERFLOW, "too large");
+    d = g, d.n = d.c_in = d.c_out = d.h = d.w = ((int64_t)1 << 31) - 1;
+    expect_bad(ctx, d, RIDGE_CONV_AUTO, RIDGE_EOVERFLOW, "");
+    d = desc_of(&shapes[11], RIDGE_NHWC); /* 5x5 */
+    expect_bad(ctx, d, RIDGE_CONV_WINOGRAD_4X3, RIDGE_EUNSUPPORTED, "needs a 3x3 kernel");
+    d = desc_of(&shapes[8], RIDGE_NHWC); /* stride 2 */
+    expect_bad(ctx, d, RIDGE_CONV_WINOGRAD_2X3, RIDGE_EUNSUPPORTED, "stride 1");
+    expect_bad(ctx, d, RIDGE_CONV_POINTWISE, RIDGE_EUNSUPPORTED, "1x1");
+    expect_bad(ctx, d, RIDGE_CONV_DEPTHWISE, RIDGE_EUNSUPPORTED, "groups = c_in = c_out");
+    expect_bad(ctx, d, (ridge_conv_algo)42, RIDGE_EINVAL, "not a ridge_conv_algo");
+    ridge_conv2d_plan *p = NULL;
+    CHECK(ridge_conv2d_plan_create(ctx, &d, NULL, NULL, &p) == RIDGE_EINVAL && !p);
+    CHECK(ridge_conv2d_plan_create(ctx, NULL, (float[1]){0}, NULL, &p) == RIDGE_EINVAL && !p);
+    CHECK_OK(ridge_conv2d_plan_create(ctx, &d, (float[4096]){0}, NULL, &p));
+    float v[8];
+    CHECK(ridge_conv2d_forward(ctx, p, NULL, v, NULL, NULL, NULL) == RIDGE_EINVAL);
+    ridge_conv2d_epilogue ep = {(ridge_conv_act)9, NULL};
+    CHECK(ridge_conv2d_forward(ctx, p, v, v, NULL, &ep, NULL) == RIDGE_EINVAL);
+    ridge_conv2d_plan_destroy(p);
+    ridge_conv2d_plan_destroy(NULL);
+    ridge_conv_algo a;
+    ridge_layout l;
+    CHECK(ridge_conv_algo_parse("winograd-4x3", &a) == RIDGE_OK && a == RIDGE_CONV_WINOGRAD_4X3);
+    CHECK(ridge_conv_algo_parse("fft", &a) == RIDGE_EINVAL);
+    CHECK(ridge_layout_parse("nchw16c", &l) == RIDGE_OK && l == RIDGE_NCHW16C);
+    CHECK(ridge_layout_parse("nchw8c", &l) == RIDGE_EINVAL);
+    CHECK(ridge_tensor_elems(RIDGE_NCHW16C, 2, 17, 3, 5) == 2 * 32 * 15);
+    CHECK(ridge_tensor_elems(RIDGE_NHWC, 0, 17, 3, 5) == 0);
+}
+
+/* AUTO's explanation, and tuning. */
+static void test_plan(ridge_ctx *ctx)
+{
+    ridge_conv2d_desc d = desc_of(&shapes[4], RIDGE_NHWC); /* 3x3 64 -> 40 */
+    size_t wn = (size_t)(d.c_out * d.c_in * 9);
+    float *w = calloc(wn, 4);
+    ridge_conv2d_plan *p = NULL;
+    CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, NULL, &p));
+    if (p) {
+        const char *e = ridge_conv2d_plan_explain(p);
+        const ridge_conv2d_candidate *c = ridge_conv2d_plan_candidates(p);
+        ridge_conv_algo a = ridge_conv2d_plan_algo(p);
+        CHECK(a != RIDGE_CONV_REF && c[a].applies && strstr(e, "pick: ") &&
+              strstr(e, ridge_conv_algo_name(a)));
+        CHECK(!c[RIDGE_CONV_POINTWISE].applies && c[RIDGE_CONV_WINOGRAD_4X3].applies);
+        for (int i = 0; i < RIDGE_CONV_ALGO_COUNT; i++)
+            CHECK(!c[i].applies || c[i].predicted_s > 0);
+        if (verbose) puts(e);
+        ridge_conv2d_plan_destroy(p);
+    }
+    ridge_conv2d_plan_options o;
+    ridge_conv2d_plan_options_init(&o);
+    o.tune = 1;
+    for (int rep = 0; rep < 2; rep++) { /* the second comes from the cache */
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p));
+        if (!p) continue;
+        const ridge_conv2d_candidate *c = ridge_conv2d_plan_candidates(p);
+        ridge_conv_algo a = ridge_conv2d_plan_algo(p);
+        for (int i = RIDGE_CONV_DIRECT; i < RIDGE_CONV_ALGO_COUNT; i++) {
+            CHECK(!c[i].applies || c[i].measured_s > 0);
+            CHECK(!c[i].applies || c[i].measured_s >= c[a].measured_s);
+        }
+        CHECK(strstr(ridge_conv2d_plan_explain(p), "fastest measured") != NULL);
+        if (rep) CHECK(strstr(ridge_conv2d_plan_explain(p), "cached") != NULL);
+        ridge_conv2d_plan_destroy(p);
+    }
+    free(w);
+}
+
+static void test_fold_bn(ridge_ctx *ctx)
+{
+    ridge_conv2d_desc d = desc_of(&shapes[3], RIDGE_NHWC);
+    int64_t oh, ow;
+    CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+    size_t wn = (size_t)(d.c_out * d.c_in * 9), xn = (size_t)(d.h * d.w * d.c_in);
+    size_t yn = (size_t)(oh * ow * d.c_out);
+    float *w = malloc(wn * 4), *x = malloc(xn * 4), *y = malloc(yn * 4), *yf = malloc(yn * 4);
+    float b[17], gm[17], bt[17], mu[17], var[17];
+    fill(w, wn, 11), fill(x, xn, 12), fill(b, 17, 13), fill(gm, 17, 14), fill(bt, 17, 15);
+    fill(mu, 17, 16), fill(var, 17, 17);
+    for (int i = 0; i < 17; i++) var[i] = fabsf(var[i]) + 0.1f;
+    CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, y, b, NULL));
+    for (size_t i = 0; i < yn; i++) { /* BN on top, in double */
+        int c = (int)(i % 17);
+        y[i] = (float)(((double)y[i] - mu[c]) / sqrt((double)var[c] + 1e-5) * gm[c] + bt[c]);
+    }
+    CHECK_OK(ridge_conv2d_fold_bn(17, 16 * 9, w, b, gm, bt, mu, var, 1e-5f));
+    ridge_conv2d_plan *p = NULL;
+    CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, NULL, &p));
+    CHECK_OK(ridge_profile_start(ctx, 256));
+    CHECK_OK(ridge_conv2d_forward(ctx, p, x, yf, b, NULL, NULL));
+    ridge_profile_stop(ctx);
+    const ridge_prof_record *rec;
+    size_t nrec = ridge_profile_records(ctx, &rec), found = 0;
+    for (size_t i = 0; i < nrec; i++)
+        found += !strcmp(rec[i].op, "conv2d") &&
+                 !strcmp(rec[i].algo, ridge_conv_algo_name(ridge_conv2d_plan_algo(p))) &&
+                 rec[i].flops == ridge_conv2d_flops(&d);
+    CHECK(found == 1); /* the profiler sees the forward, with its algorithm and FLOPs */
+    double maxd = 0;
+    for (size_t i = 0; i < yn; i++) maxd = fmax(maxd, fabs((double)yf[i] - y[i]));
+    CHECKF(maxd < 1e-4, "fold_bn: max difference %g", maxd);
+    var[3] = -1.0f;
+    CHECK(ridge_conv2d_fold_bn(17, 16 * 9, w, b, gm, bt, mu, var, 1e-5f) == RIDGE_EINVAL);
+    ridge_conv2d_plan_destroy(p);
+    free(w), free(x), free(y), free(yf);
+}
+
+/* The fused depthwise-separable block against the two references one after the other. */
+static void test_separable(ridge_ctx *ctx)
+{
+    const struct {
+        int64_t n, c, h, w, st, co;
+    } g[] = {{2, 19, 9, 11, 1, 24}, {1, 32, 13, 12, 2, 40}, {1, 8, 1, 3, 1, 5}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        ridge_conv2d_desc dd, pd;
+        ridge_conv2d_desc_init(&dd);
+        dd.n = g[i].n, dd.c_in = dd.c_out = dd.groups = g[i].c, dd.h = g[i].h, dd.w = g[i].w;
+        dd.r = dd.s = 3, dd.stride_h = dd.stride_w = g[i].st, dd.layout = RIDGE_NHWC;
+        dd.pad_top = dd.pad_bottom = dd.pad_left = dd.pad_right = 1;
+        int64_t oh, ow;
+        CHECK_OK(ridge_conv2d_desc_check(&dd, &oh, &ow));
+        ridge_conv2d_desc_init(&pd);
+        pd.n = dd.n, pd.c_in = dd.c_out, pd.h = oh, pd.w = ow, pd.c_out = g[i].co;
+        pd.r = pd.s = 1, pd.layout = RIDGE_NHWC;
+        size_t xn = (size_t)(dd.n * dd.c_in * dd.h * dd.w),
+               mn = (size_t)(dd.n * dd.c_out * oh * ow);
+        size_t yn = (size_t)(pd.n * pd.c_out * oh * ow);
+        float *x = malloc(xn * 4), *wd = malloc((size_t)dd.c_out * 9 * 4),
+              *bd = malloc(dd.c_out * 4);
+        float *wp = malloc((size_t)(pd.c_out * pd.c_in) * 4), *bp = malloc(pd.c_out * 4);
+        float *mid = malloc(mn * 4), *want = malloc(yn * 4), *y = malloc(yn * 4),
+              *res = malloc(yn * 4);
+        fill(x, xn, 31), fill(wd, (size_t)dd.c_out * 9, 32), fill(bd, (size_t)dd.c_out, 33);
+        fill(wp, (size_t)(pd.c_out * pd.c_in), 34), fill(bp, (size_t)pd.c_out, 35),
+            fill(res, yn, 36);
+        ridge_conv2d_epilogue e1 = {RIDGE_CONV_ACT_RELU, NULL}, e2 = {RIDGE_CONV_ACT_RELU, res};
+        CHECK_OK(ridge_conv2d_forward_ref(&dd, x, wd, mid, bd, &e1));
+        CHECK_OK(ridge_conv2d_forward_ref(&pd, mid, wp, want, bp, &e2));
+        ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0}, op = {RIDGE_CONV_POINTWISE, 0};
+        ridge_conv2d_plan *dp = NULL, *pp = NULL;
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &dd, wd, &od, &dp));
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &pd, wp, &op, &pp));
+        if (dp && pp) {
+            CHECK_OK(ridge_conv2d_separable_forward(ctx, dp, pp, x, y, bd, &e1, bp, &e2, NULL));
+            double e = 0;
+            for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y[k] - want[k]));
+            CHECKF(e < 1e-4, "separable %zu: max error %g", i, e);
+            CHECK(ridge_conv2d_separable_forward(ctx, pp, dp, x, y, NULL, NULL, NULL, NULL,
+                                                 NULL) == RIDGE_EUNSUPPORTED);
+            CHECK(ridge_conv2d_separable_forward(ctx, dp, dp, x, y, NULL, NULL, NULL, NULL,
+                                                 NULL) == RIDGE_EUNSUPPORTED);
+        }
+        ridge_conv2d_plan_destroy(dp), ridge_conv2d_plan_destroy(pp);
+        free(x), free(wd), free(bd), free(wp), free(bp), free(mid), free(want), free(y), free(res);
+    }
+}
+
+/* Pooling in every layout against plain NCHW loops. */
+static void test_pool(ridge_ctx *ctx)
+{
+    const struct {
+        int64_t n, c, h, w, r, s, st, pt, pb, pl, pr;
+    } g[] = {{1, 3, 7, 9, 2, 2, 2, 0, 1, 0, 1}, {2, 19, 6, 5, 3, 3, 1, 1, 1, 1, 1},
+             {1, 70, 5, 5, 3, 2, 2, 1, 2, 0, 1}, {1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        for (int kind = 0; kind < 2; kind++)
+            for (int cp = 0; cp < 2; cp++) {
+                ridge_pool2d_desc d = {g[i].n, g[i].c, g[i].h, g[i].w, g[i].r, g[i].s, g[i].st,
+                                       g[i].st, g[i].pt, g[i].pb, g[i].pl, g[i].pr,
+                                       (ridge_pool_kind)kind, cp, RIDGE_NCHW};
+                int64_t oh, ow;
+                CHECK_OK(ridge_pool2d_desc_check(&d, &oh, &ow));
+                size_t xn = (size_t)(d.n * d.c * d.h * d.w), yn = (size_t)(d.n * d.c * oh * ow);
+                float *x = malloc(xn * 4), *want = malloc(yn * 4), *y0 = malloc(yn * 4);
+                fill(x, xn, 21 + (unsigned)i);
+                for (int64_t nc = 0; nc < d.n * d.c; nc++)
+                    for (int64_t a = 0; a < oh; a++)
+                        for (int64_t b = 0; b < ow; b++) {
+                            double acc = kind ? 0.0 : -INFINITY;
+                            int cnt = 0;
+                            for (int64_t r = 0; r < d.r; r++)
+                                for (int64_t s = 0; s < d.s; s++) {
+                                    int64_t ih = a * d.stride_h - d.pad_top + r;
+                                    int64_t iw = b * d.stride_w - d.pad_left + s;
+                                    if (ih < 0 || ih >= d.h || iw < 0 || iw >= d.w) continue;
+                                    double v = x[(nc * d.h + ih) * d.w + iw];
+                                    acc = kind ? acc + v : fmax(acc, v);
+                                    cnt++;
+                                }
+                            want[(nc * oh + a) * ow + b] =
+                                (float)(kind ? acc / (cp ? d.r * d.s : cnt) : acc);
+                        }
+                for (int l = 0; l < 3; l++) {
+                    d.layout = (ridge_layout)l;
+                    size_t xl = ridge_tensor_elems(d.layout, d.n, d.c, d.h, d.w);
+                    size_t yl = ridge_tensor_elems(d.layout, d.n, d.c, oh, ow);
+                    float *xt = malloc(xl * 4), *yt = malloc(yl * 4);
+                    CHECK_OK(
+                        ridge_layout_reorder(ctx, xt, d.layout, x, RIDGE_NCHW, d.n, d.c, d.h, d.w));
+                    CHECK_OK(ridge_pool2d_forward(ctx, &d, xt, yt));
+                    CHECK_OK(
+                        ridge_layout_reorder(ctx, y0, RIDGE_NCHW, yt, d.layout, d.n, d.c, oh, ow));
+                    double e = 0;
+                    for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y0[k] - want[k]));
+                    CHECKF(e <= 1e-6, "pool %zu kind %d count_pad %d %s: max error %g", i, kind,
+                           cp, ridge_layout_name(d.layout), e);
+                    free(xt), free(yt);
+                }
+                free(x), free(want), free(y0);
+            }
+    ridge_pool2d_desc bad = {1, 4, 5, 5, 2, 2, 2, 2, 2, 0, 0, 0, RIDGE_POOL_MAX, 0, RIDGE_NHWC};
+    CHECK(ridge_pool2d_desc_check(&bad, NULL, NULL) == RIDGE_EINVAL &&
+          strstr(ridge_last_error(), "smaller than"));
+    bad.pad_top = 0, bad.c = 0;
+    CHECK(ridge_pool2d_desc_check(&bad, NULL, NULL) == RIDGE_EINVAL &&
+          strstr(ridge_last_error(), "pool2d: c = 0"));
+}
+
+int main(int argc, char **argv)
+{
+    verbose = argc > 1 && !strcmp(argv[1], "-v");
+    ridge_ctx *ctxs[6];
+    int nctx = 0;
+    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
+    for (int i = 0; i < 3; i++)
+        for (int t = 1; t <= 2; t++) {
+            ridge_ctx *c = test_ctx(t, isas[i]);
+            if (c) ctxs[nctx++] = c;
+            else if (test_failed) return test_finish("test-conv");
+        }
+    test_reference(ctxs[0]);
+    test_bad(ctxs[nctx - 1]);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int l = 0; l < 3; l++) test_shape(&shapes[s], (ridge_layout)l, ctxs, nctx);
+    test_plan(ctxs[nctx - 1]);
+    test_fold_bn(ctxs[nctx - 1]);
+    test_pool(ctxs[nctx - 1]);
+    for (int i = 0; i < nctx; i++) test_separable(ctxs[i]);
+    printf("max error vs the fp64 reference, units of eps x sum of magnitudes:\n");
+    for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++)
+        printf("  %-13s %.2f\n", ridge_conv_algo_name((ridge_conv_algo)a), worst[a]);
+    for (int i = 0; i < nctx; i++) ridge_ctx_destroy(ctxs[i]);
+    return test_finish("test-conv");
+}

@@ -1,0 +1,258 @@
+/* CNN layers (issue 8): convolution layer, max/average pooling, batch normalization; each
+ * backward against central finite differences (batch normalization's of an fp64 forward
+ * written here; the others of the layers' own forward, which is linear or piecewise linear
+ * with the kinks kept far from the step), ReLU variants against the masked linear backward,
+ * thread-count independence, and bad arguments. */
+#include <float.h>
+#include <math.h>
+
+#include "test.h"
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void fill(float *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = frand(&seed);
+}
+
+static double dot(const float *a, const float *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return s;
+}
+
+static double rel(double got, double want) { return fabs(got - want) / (1 + fabs(want)); }
+
+/* ---- convolution layer ----------------------------------------------------------------------- */
+
+static void test_conv_layer(ridge_ctx *ctx)
+{
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = 2, d.c_in = 3, d.h = 6, d.w = 5, d.c_out = 4, d.r = d.s = 3;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    d.layout = RIDGE_NHWC;
+    int64_t oh, ow;
+    CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+    size_t xn = (size_t)(d.n * d.h * d.w * d.c_in), yn = (size_t)(d.n * oh * ow * d.c_out);
+    size_t wn = (size_t)(d.c_out * d.c_in * 9), bn = (size_t)d.c_out;
+    float *x = malloc(xn * 4), *w = malloc(wn * 4), *b = malloc(bn * 4), *g = malloc(yn * 4);
+    float *y = malloc(yn * 4), *dy = malloc(yn * 4), *dx = malloc(xn * 4), *dw = malloc(wn * 4);
+    float *db = malloc(bn * 4), *rx = malloc(xn * 4), *rw = malloc(wn * 4), *rb = malloc(bn * 4);
+    fill(x, xn, 1), fill(w, wn, 2), fill(b, bn, 3), fill(g, yn, 4);
+    /* act none: finite differences of L = sum(g * y) (linear: any step is exact up to rounding) */
+    CHECK_OK(ridge_conv_layer_forward(ctx, y, x, w, b, &d, RIDGE_EPI_NONE));
+    memcpy(dy, g, yn * 4);
+    CHECK_OK(ridge_conv_layer_backward(ctx, dx, dw, db, dy, x, w, y, &d, RIDGE_EPI_NONE));
+    double worst = 0;
+    float *vs[3] = {x, w, b}, *gs[3] = {dx, dw, db};
+    size_t ns[3] = {xn, wn, bn};
+    for (int v = 0; v < 3; v++)
+        for (size_t i = 0; i < ns[v]; i++) {
+            const float h = 0.25f, keep = vs[v][i];
+            vs[v][i] = keep + h;
+            CHECK_OK(ridge_conv_layer_forward(ctx, y, x, w, b, &d, RIDGE_EPI_NONE));
+            double lp = dot(g, y, yn);
+            vs[v][i] = keep - h;
+            CHECK_OK(ridge_conv_layer_forward(ctx, y, x, w, b, &d, RIDGE_EPI_NONE));
+            double lm = dot(g, y, yn);
+            vs[v][i] = keep;
+            worst = fmax(worst, rel(gs[v][i], (lp - lm) / (2 * h)));
+        }
+    CHECKF(worst < 1e-4, "conv layer finite differences: %.2e", worst);
+    /* relu: the masked linear backward */
+    CHECK_OK(ridge_conv_layer_forward(ctx, y, x, w, b, &d, RIDGE_EPI_RELU));
+    memcpy(dy, g, yn * 4);
+    CHECK_OK(ridge_conv_layer_backward(ctx, dx, dw, db, dy, x, w, y, &d, RIDGE_EPI_RELU));
+    int same = 1;
+    for (size_t i = 0; i < yn; i++) {
+        g[i] = y[i] > 0 ? g[i] : 0.0f;
+        same &= dy[i] == g[i];
+    }
+    CHECK(same);
+    CHECK_OK(ridge_conv2d_backward_data_ref(&d, rx, g, w));
+    CHECK_OK(ridge_conv2d_backward_weights_ref(&d, rw, rb, x, g));
+    worst = 0;
+    for (size_t i = 0; i < xn; i++) worst = fmax(worst, rel(dx[i], rx[i]));
+    for (size_t i = 0; i < wn; i++) worst = fmax(worst, rel(dw[i], rw[i]));
+    for (size_t i = 0; i < bn; i++) worst = fmax(worst, rel(db[i], rb[i]));
+    CHECKF(worst < 1e-5, "conv layer relu backward vs reference: %.2e", worst);
+    CHECK(ridge_conv_layer_forward(ctx, y, x, w, b, &d, RIDGE_EPI_GELU_TANH) == RIDGE_EINVAL);
+    free(x), free(w), free(b), free(g), free(y), free(dy), free(dx), free(dw), free(db);
+    free(rx), free(rw), free(rb);
+}
+
+/* ---- pooling --------------------------------------------------------------------------------- */
+
+static void test_pool(ridge_ctx *ctx, ridge_pool_kind kind, int64_t k, int64_t stride,
+                      int64_t pad, int64_t h, int64_t w)
+{
+    ridge_pool2d_desc d = {.n = 2, .c = 3, .h = h, .w = w, .r = k, .s = k, .stride_h = stride,
+                           .stride_w = stride, .pad_top = pad, .pad_bottom = pad, .pad_left = pad,
+                           .pad_right = pad, .kind = kind, .layout = RIDGE_NHWC};
+    int64_t oh, ow;
+    CHECK_OK(ridge_pool2d_desc_check(&d, &oh, &ow));
+    size_t xn = (size_t)(d.n * h * w * d.c), yn = (size_t)(d.n * oh * ow * d.c);
+    float *x = malloc(xn * 4), *y = malloc(yn * 4), *g = malloc(yn * 4), *dx = malloc(xn * 4);
+    int32_t *am = malloc(yn * 4);
+    /* distinct values 0.01 apart in a scrambled order: no ties, kinks far from the step */
+    for (size_t i = 0; i < xn; i++) x[i] = (float)((i * 7919) % xn) * 0.01f;
+    fill(g, yn, 9);
+    CHECK_OK(ridge_pool2d_forward_argmax(ctx, &d, x, y, am));
+    /* the same outputs as the inference forward */
+    float *y2 = malloc(yn * 4);
+    CHECK_OK(ridge_pool2d_forward(ctx, &d, x, y2));
+    CHECK(!memcmp(y, y2, yn * 4));
+    free(y2);
+    CHECK_OK(ridge_pool2d_backward(ctx, &d, dx, g, am));
+    double worst = 0;
+    for (size_t i = 0; i < xn; i++) {
+        const float hs = 1e-3f, keep = x[i];
+        x[i] = keep + hs;
+        CHECK_OK(ridge_pool2d_forward(ctx, &d, x, y));
+        double lp = dot(g, y, yn);
+        x[i] = keep - hs;
+        CHECK_OK(ridge_pool2d_forward(ctx, &d, x, y));
+        double lm = dot(g, y, yn);
+        x[i] = keep;
+        worst = fmax(worst, rel(dx[i], (lp - lm) / (2 * hs)));
+    }
+    CHECKF(worst < 2e-3, "%s pool k%lld s%lld p%lld on %lldx%lld: finite differences %.2e",
+           kind == RIDGE_POOL_MAX ? "max" : "avg", (long long)k, (long long)stride,
+           (long long)pad, (long long)h, (long long)w, worst);
+    free(x), free(y), free(g), free(dx), free(am);
+}
+
+/* ---- batch normalization --------------------------------------------------------------------- */
+
+static double bn_loss64(const float *x, const double *dx, size_t which, double hstep,
+                        const float *gamma, const float *beta, const float *g, size_t rows,
+                        size_t C, float eps, double *ymax_err, const float *yf)
+{
+    /* which: 0 x, 1 gamma, 2 beta; dx: the index perturbed (as a double offset) */
+    double L = 0;
+    for (size_t c = 0; c < C; c++) {
+        double m = 0, v = 0;
+        for (size_t r = 0; r < rows; r++) {
+            double xv = x[r * C + c] + (which == 0 && *dx == (double)(r * C + c) ? hstep : 0);
+            m += xv;
+        }
+        m /= (double)rows;
+        for (size_t r = 0; r < rows; r++) {
+            double xv = x[r * C + c] + (which == 0 && *dx == (double)(r * C + c) ? hstep : 0);
+            v += (xv - m) * (xv - m);
+        }
+        v /= (double)rows;
+        double ga = gamma[c] + (which == 1 && *dx == (double)c ? hstep : 0);
+        double be = beta[c] + (which == 2 && *dx == (double)c ? hstep : 0);
+        for (size_t r = 0; r < rows; r++) {
+            double xv = x[r * C + c] + (which == 0 && *dx == (double)(r * C + c) ? hstep : 0);
+            double y = ga * (xv - m) / sqrt(v + eps) + be;
+            if (ymax_err) *ymax_err = fmax(*ymax_err, rel(yf[r * C + c], y));
+            L += y * g[r * C + c];
+        }
+    }
+    return L;
+}
+
+static void test_batchnorm(ridge_ctx *c1, ridge_ctx *c2)
+{
+    const size_t rows = 37, C = 5;
+    const float eps = 1e-5f;
+    float *x = malloc(rows * C * 4), *y = malloc(rows * C * 4), *y2 = malloc(rows * C * 4);
+    float *g = malloc(rows * C * 4), *dy = malloc(rows * C * 4), *dx = malloc(rows * C * 4);
+    float gamma[5], beta[5], mean[5], rstd[5], dgamma[5], dbeta[5], rm[5], rv[5];
+    fill(x, rows * C, 5), fill(g, rows * C, 6), fill(gamma, C, 7), fill(beta, C, 8);
+    for (size_t i = 0; i < rows * C; i++) x[i] = x[i] * 3 + (float)(i % C); /* offset means */
+    for (size_t c = 0; c < C; c++) rm[c] = 0, rv[c] = 1;
+    CHECK_OK(ridge_batchnorm_forward_train(c1, y, mean, rstd, rm, rv, x, gamma, beta, rows, C,
+                                           eps, 0.1f, RIDGE_EPI_NONE));
+    double yerr = 0, zero = -1;
+    bn_loss64(x, &zero, 9, 0, gamma, beta, g, rows, C, eps, &yerr, y);
+    CHECKF(yerr < 1e-5, "batchnorm forward vs fp64: %.2e", yerr);
+    /* running statistics: PyTorch's update with the unbiased variance */
+    double err = 0;
+    for (size_t c = 0; c < C; c++) {
+        double m = 0, v = 0;
+        for (size_t r = 0; r < rows; r++) m += x[r * C + c];
+        m /= rows;
+        for (size_t r = 0; r < rows; r++) v += (x[r * C + c] - m) * (x[r * C + c] - m);
+        err = fmax(err, rel(rm[c], 0.1 * m));
+        err = fmax(err, rel(rv[c], 0.9 + 0.1 * v / (rows - 1)));
+    }
+    CHECKF(err < 1e-5, "batchnorm running statistics: %.2e", err);
+    memcpy(dy, g, rows * C * 4);
+    CHECK_OK(ridge_batchnorm_backward(c1, dx, dgamma, dbeta, dy, x, y, mean, rstd, gamma, rows,
+                                      C, RIDGE_EPI_NONE));
+    double worst = 0;
+    const double h = 1e-4;
+    for (int which = 0; which < 3; which++) {
+        size_t n = which == 0 ? rows * C : C;
+        const float *got = which == 0 ? dx : which == 1 ? dgamma : dbeta;
+        for (size_t i = 0; i < n; i++) {
+            double idx = (double)i;
+            double lp =
+                bn_loss64(x, &idx, (size_t)which, h, gamma, beta, g, rows, C, eps, NULL, NULL);
+            double lm =
+                bn_loss64(x, &idx, (size_t)which, -h, gamma, beta, g, rows, C, eps, NULL, NULL);
+            worst = fmax(worst, rel(got[i], (lp - lm) / (2 * h)));
+        }
+    }
+    CHECKF(worst < 1e-4, "batchnorm finite differences (fp64 forward): %.2e", worst);
+    /* relu: forward clamps, backward is the masked linear one; 2 threads give the same bits */
+    float dx2[5 * 37], dg2[5], db2[5];
+    CHECK_OK(ridge_batchnorm_forward_train(c2, y2, mean, rstd, NULL, NULL, x, gamma, beta, rows,
+                                           C, eps, 0.1f, RIDGE_EPI_RELU));
+    int ok = 1;
+    for (size_t i = 0; i < rows * C; i++) ok &= y2[i] == (y[i] > 0 ? y[i] : 0.0f);
+    CHECK(ok);
+    memcpy(dy, g, rows * C * 4);
+    CHECK_OK(ridge_batchnorm_backward(c2, dx2, dg2, db2, dy, x, y2, mean, rstd, gamma, rows, C,
+                                      RIDGE_EPI_RELU));
+    for (size_t i = 0; i < rows * C; i++) g[i] = y2[i] > 0 ? g[i] : 0.0f;
+    CHECK_OK(ridge_batchnorm_backward(c1, dx, dgamma, dbeta, g, x, y, mean, rstd, gamma, rows,
+                                      C, RIDGE_EPI_NONE));
+    CHECK(!memcmp(dx, dx2, sizeof dx2) && !memcmp(dgamma, dg2, sizeof dg2) &&
+          !memcmp(dbeta, db2, sizeof db2));
+    /* inference with the running statistics equals a train-mode formula with them */
+    CHECK_OK(ridge_batchnorm_forward_infer(c1, y, x, gamma, beta, rm, rv, rows, C, eps,
+                                           RIDGE_EPI_NONE));
+    err = 0;
+    for (size_t i = 0; i < rows * C; i++) {
+        size_t c = i % C;
+        err = fmax(err, rel(y[i], gamma[c] * (x[i] - rm[c]) / sqrt(rv[c] + eps) + beta[c]));
+    }
+    CHECKF(err < 1e-5, "batchnorm inference: %.2e", err);
+    CHECK(ridge_batchnorm_forward_train(c1, y, mean, rstd, NULL, NULL, x, gamma, beta, 0, C,
+                                        eps, 0.1f, RIDGE_EPI_NONE) == RIDGE_EINVAL);
+    free(x), free(y), free(y2), free(g), free(dy), free(dx);
+}
+
+int main(void)
+{
+    ridge_ctx *c1 = test_ctx(1, RIDGE_ISA_AUTO), *c2 = test_ctx(2, RIDGE_ISA_AUTO);
+    if (!c1 || !c2) return test_finish("test-nn-conv");
+    test_conv_layer(c2);
+    test_pool(c2, RIDGE_POOL_MAX, 2, 2, 0, 6, 7);
+    test_pool(c2, RIDGE_POOL_MAX, 3, 2, 1, 7, 6);
+    test_pool(c2, RIDGE_POOL_AVG, 2, 2, 0, 6, 7);
+    test_pool(c2, RIDGE_POOL_AVG, 3, 1, 1, 5, 5);
+    test_pool(c2, RIDGE_POOL_MAX, 3, 1, 1, 5, 6);
+    ridge_pool2d_desc nchw = {.n = 1, .c = 2, .h = 4, .w = 4, .r = 2, .s = 2, .stride_h = 2,
+                              .stride_w = 2, .kind = RIDGE_POOL_MAX, .layout = RIDGE_NCHW};
+    float b[32] = {0};
+    int32_t am[8];
+    CHECK(ridge_pool2d_forward_argmax(c1, &nchw, b, b + 16, am) == RIDGE_EUNSUPPORTED);
+    CHECK(ridge_pool2d_backward(c1, &nchw, b, b + 16, am) == RIDGE_EUNSUPPORTED);
+    nchw.layout = RIDGE_NHWC;
+    CHECK(ridge_pool2d_backward(c1, &nchw, b, b + 16, NULL) == RIDGE_EINVAL);
+    test_batchnorm(c1, c2);
+    ridge_ctx_destroy(c1);
+    ridge_ctx_destroy(c2);
+    return test_finish("test-nn-conv");
+}

@@ -1,0 +1,385 @@
+/* ridge train cnn / ridge eval cnn: a convolutional classifier on an MNIST-format dataset,
+ * with the same options, progress, checkpoints and resume behaviour as `ridge train mlp`.
+ * Defaults: Fashion-MNIST from /usr/share/datasets/fashion-mnist, the issue's network
+ * (RIDGE_CNN_DEFAULT_ARCH), batch 64, AdamW lr 1e-3 (weight decay 0.01) with a cosine
+ * schedule after 100 warm-up steps, 10 epochs, seed 1. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mlp-cli.h"
+
+int train_cnn(int argc, char **argv);
+int eval_cnn(int argc, char **argv);
+
+static void help(void)
+{
+    printf("usage: ridge train cnn [options]\n\n"
+           "Trains a convolutional network on an MNIST-format dataset and reports, after each\n"
+           "epoch, the training loss, the test loss and accuracy, and the epoch's time. The same\n"
+           "seed, batch and thread count give the same losses; --resume continues bit for bit.\n"
+           "\noptions:\n"
+           "  --data DIR         MNIST-format directory (default %s)\n"
+           "  --arch LAYERS      the network, comma-separated (default\n"
+           "                     %s):\n"
+           "                     convKxK-C, convKxKsS-C, bn, relu, maxpoolK[sS], avgpoolK[sS],\n"
+           "                     dense-N; the last is dense-<classes>\n"
+           "  --epochs N         train until N epochs are done (default 10)\n"
+           "  --batch N          batch size (default 64)\n"
+           "  --optimizer NAME   adamw or sgd (default adamw)\n"
+           "  --lr F             peak learning rate (default 1e-3 adamw, 0.05 sgd)\n"
+           "  --momentum F       sgd momentum (default 0.9)\n"
+           "  --weight-decay F   decoupled weight decay (default 0.01)\n"
+           "  --schedule NAME    cosine (after warm-up, to 0 at the last epoch) or constant\n"
+           "                     (default cosine)\n"
+           "  --warmup N         warm-up steps for cosine (default 100)\n"
+           "  --seed N           seed for initialization and shuffling (default 1)\n"
+           "  --limit N          train on the first N training images only\n"
+           "  --test-limit N     evaluate on the first N test images only\n"
+           "  --save FILE        save a checkpoint after every epoch (atomically)\n"
+           "  --resume FILE      continue from a checkpoint (its architecture, optimizer,\n"
+           "                     batch and seed; --epochs may extend the run)\n"
+           "  --stop-after N     stop after N epochs in this run\n"
+           "  --quiet            no progress line\n" CLI_COMMON_HELP,
+           MLP_DEFAULT_DATA, RIDGE_CNN_DEFAULT_ARCH);
+}
+
+typedef struct progress {
+    int tty;
+    unsigned epoch, epochs;
+    uint64_t t0, last;
+} progress;
+
+static int on_step(void *arg, size_t step, size_t steps, double loss, size_t samples)
+{
+    progress *p = arg;
+    uint64_t now = ridge_time_ns();
+    if (!p->tty || (now - p->last < 100000000 && step < steps)) return 0;
+    p->last = now;
+    double s = (double)(now - p->t0) * 1e-9, rate = (double)samples / (s > 0 ? s : 1e-9);
+    double eta = s / (double)step * (double)(steps - step) +
+                 s / (double)step * (double)steps * (p->epochs - p->epoch);
+    fprintf(stderr, "\r\033[Kepoch %u/%u  step %zu/%zu  loss %.4f  %.0f samples/s  ETA %.0f s",
+            p->epoch, p->epochs, step, steps, loss, rate, eta);
+    return 0;
+}
+
+/* The images must be the model's input size and the labels fit its classes. */
+static int check_data(const ridge_cnn *m, const char *source, const ridge_mnist *d)
+{
+    char arch[RIDGE_CNN_ARCH_MAX];
+    ridge_cnn_arch_format(&m->cfg, arch, sizeof arch);
+    if ((size_t)m->cfg.in_h != d->rows || (size_t)m->cfg.in_w != d->cols || m->cfg.in_c != 1) {
+        fprintf(stderr, "ridge: %s: the model takes %lldx%lldx%lld images, the data has %zux%zu\n",
+                source, (long long)m->cfg.in_h, (long long)m->cfg.in_w, (long long)m->cfg.in_c,
+                d->rows, d->cols);
+        return -1;
+    }
+    if (m->classes < (size_t)d->classes) {
+        fprintf(stderr, "ridge: %s: the model has %zu outputs (%s), the labels need %d classes\n",
+                source, m->classes, arch, d->classes);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct opts {
+    const char *data, *save, *resume, *arch, *optimizer, *schedule;
+    long epochs, batch, warmup, seed, limit, test_limit, stop_after;
+    double lr, momentum, weight_decay;
+    int quiet;
+} opts;
+
+int train_cnn(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    opts o = {.data = MLP_DEFAULT_DATA, .epochs = 10, .batch = -1, .warmup = -1, .seed = -1,
+              .lr = -1, .momentum = -1, .weight_decay = -1};
+    for (int i = 1; i < argc;) {
+        int r = cli_common_parse(&c, argc, argv, &i);
+        if (r < 0) return CLI_USAGE;
+        if (r > 0) continue;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(a, "--quiet")) {
+            o.quiet = 1;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &o.data);
+        else if (!strcmp(a, "--save")) bad = mlp_str_arg(a, v, &o.save);
+        else if (!strcmp(a, "--resume")) bad = mlp_str_arg(a, v, &o.resume);
+        else if (!strcmp(a, "--arch")) bad = mlp_str_arg(a, v, &o.arch);
+        else if (!strcmp(a, "--optimizer")) bad = mlp_str_arg(a, v, &o.optimizer);
+        else if (!strcmp(a, "--schedule")) bad = mlp_str_arg(a, v, &o.schedule);
+        else if (!strcmp(a, "--epochs")) bad = cli_int_arg(a, v, 1, 100000, &o.epochs);
+        else if (!strcmp(a, "--batch")) bad = cli_int_arg(a, v, 1, 1 << 20, &o.batch);
+        else if (!strcmp(a, "--warmup")) bad = cli_int_arg(a, v, 0, 1L << 40, &o.warmup);
+        else if (!strcmp(a, "--seed")) bad = cli_int_arg(a, v, 0, 0x7fffffffffffffffL, &o.seed);
+        else if (!strcmp(a, "--stop-after")) bad = cli_int_arg(a, v, 1, 100000, &o.stop_after);
+        else if (!strcmp(a, "--limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &o.limit);
+        else if (!strcmp(a, "--test-limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &o.test_limit);
+        else if (!strcmp(a, "--lr")) bad = mlp_float_arg(a, v, 1e-9, 100, &o.lr);
+        else if (!strcmp(a, "--momentum")) bad = mlp_float_arg(a, v, 0, 0.9999, &o.momentum);
+        else if (!strcmp(a, "--weight-decay")) bad = mlp_float_arg(a, v, 0, 10, &o.weight_decay);
+        else return cli_unknown("train cnn", a);
+        if (bad) return CLI_USAGE;
+        i += 2;
+    }
+    if (c.help) {
+        help();
+        return CLI_OK;
+    }
+
+    ridge_cnn_config cc;
+    ridge_cnn_config_init(&cc);
+    if (ridge_cnn_arch_parse(o.arch ? o.arch : RIDGE_CNN_DEFAULT_ARCH, &cc)) {
+        fprintf(stderr, "ridge train cnn: --arch: %s\n", ridge_last_error());
+        return CLI_USAGE;
+    }
+    ridge_optim_config oc;
+    ridge_optim_config_init(&oc);
+    oc.schedule = RIDGE_LR_COSINE;
+    oc.warmup = 100;
+    if ((o.optimizer && ridge_optim_parse(o.optimizer, &oc.kind)) ||
+        (o.schedule && ridge_lr_parse(o.schedule, &oc.schedule))) {
+        fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
+        return CLI_USAGE;
+    }
+    if (oc.kind == RIDGE_OPTIM_SGD) oc.lr = 0.05f;
+    if (o.resume) {
+        const char *fixed[] = {o.arch ? "--arch" : NULL, o.optimizer ? "--optimizer" : NULL,
+                               o.schedule ? "--schedule" : NULL, o.lr >= 0 ? "--lr" : NULL,
+                               o.momentum >= 0 ? "--momentum" : NULL,
+                               o.weight_decay >= 0 ? "--weight-decay" : NULL,
+                               o.warmup >= 0 ? "--warmup" : NULL, o.seed >= 0 ? "--seed" : NULL};
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (fixed[i]) {
+                fprintf(stderr, "ridge train cnn: %s cannot change with --resume (the checkpoint "
+                        "fixes it, so that the run continues exactly)\n", fixed[i]);
+                return CLI_USAGE;
+            }
+    }
+
+    ridge_ctx *ctx = cli_make_ctx(&c);
+    if (!ctx) return CLI_FAIL;
+    int rc = CLI_FAIL;
+    ridge_mnist tr = {0}, te = {0};
+    ridge_cnn *m = NULL;
+    if (ridge_mnist_load(o.data, "train", &tr) || ridge_mnist_load(o.data, "t10k", &te)) {
+        fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
+        goto done;
+    }
+    if (te.rows != tr.rows || te.cols != tr.cols) {
+        fprintf(stderr, "ridge train cnn: %s: test images are %zux%zu, training images %zux%zu\n",
+                o.data, te.rows, te.cols, tr.rows, tr.cols);
+        goto done;
+    }
+    const size_t ntrain = o.limit > 0 && (size_t)o.limit < tr.n ? (size_t)o.limit : tr.n;
+    const size_t ntest = o.test_limit > 0 && (size_t)o.test_limit < te.n ? (size_t)o.test_limit
+                                                                          : te.n;
+    if (o.resume) {
+        if (ridge_cnn_load(o.resume, &m)) {
+            fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
+            goto done;
+        }
+        if (o.batch > 0 && (size_t)o.batch != m->batch) {
+            fprintf(stderr, "ridge train cnn: %s was trained with batch %zu, --batch asks for "
+                    "%ld (resuming needs the same batch)\n", o.resume, m->batch, o.batch);
+            rc = CLI_USAGE;
+            goto done;
+        }
+    } else {
+        cc.in_h = (int64_t)tr.rows, cc.in_w = (int64_t)tr.cols, cc.in_c = 1;
+        mlp_input_stats(tr.images, ntrain * tr.rows * tr.cols, &cc.in_mean, &cc.in_std);
+        if (o.lr > 0) oc.lr = (float)o.lr;
+        if (o.momentum >= 0) oc.momentum = (float)o.momentum;
+        if (o.weight_decay >= 0) oc.weight_decay = (float)o.weight_decay;
+        if (o.warmup >= 0) oc.warmup = (uint64_t)o.warmup;
+        const size_t batch = o.batch > 0 ? (size_t)o.batch : 64;
+        oc.total = (uint64_t)o.epochs * ((ntrain + batch - 1) / batch);
+        if (ridge_cnn_create(&cc, &oc, batch, o.seed >= 0 ? (uint64_t)o.seed : 1, &m)) {
+            fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
+            rc = CLI_USAGE;
+            goto done;
+        }
+    }
+    if (check_data(m, o.resume ? o.resume : "--arch", &tr) ||
+        check_data(m, o.resume ? o.resume : "--arch", &te)) {
+        rc = CLI_USAGE;
+        goto done;
+    }
+
+    char arch[RIDGE_CNN_ARCH_MAX];
+    ridge_cnn_arch_format(&m->cfg, arch, sizeof arch);
+    if (!c.json)
+        printf("cnn %s, %zu parameters, %s lr %g (%s), batch %zu, %zu training / %zu test images "
+               "from %s, %d threads\n", arch, m->nparams, ridge_optim_name(m->opt.kind),
+               m->opt.lr, ridge_lr_name(m->opt.schedule), m->batch, ntrain, ntest, o.data,
+               ridge_ctx_threads(ctx));
+    else
+        printf("{\"model\": \"cnn\", \"arch\": \"%s\", \"parameters\": %zu, \"optimizer\": \"%s\", "
+               "\"lr\": %g, \"schedule\": \"%s\", \"batch\": %zu, \"seed\": %llu, \"threads\": %d, "
+               "\"train_images\": %zu, \"test_images\": %zu, \"epochs\": [",
+               arch, m->nparams, ridge_optim_name(m->opt.kind), m->opt.lr,
+               ridge_lr_name(m->opt.schedule), m->batch, (unsigned long long)m->seed,
+               ridge_ctx_threads(ctx), ntrain, ntest);
+    fflush(stdout);
+
+    progress p = {.tty = !o.quiet && isatty(2), .epochs = (unsigned)o.epochs};
+    size_t right = 0;
+    double test_loss = NAN;
+    int first = 1;
+    if (m->epoch >= (uint32_t)o.epochs && !c.json)
+        printf("%s has %u epochs done already (--epochs %ld)\n", o.resume, m->epoch, o.epochs);
+    const uint32_t stop = o.stop_after > 0 && m->epoch + (uint64_t)o.stop_after < (uint64_t)o.epochs
+                              ? m->epoch + (uint32_t)o.stop_after
+                              : (uint32_t)o.epochs;
+    while (m->epoch < stop) {
+        p.epoch = m->epoch + 1;
+        p.t0 = p.last = ridge_time_ns();
+        double train_loss;
+        if (ridge_cnn_train_epoch(ctx, m, tr.images, tr.labels, ntrain, on_step, &p,
+                                  &train_loss)) {
+            if (p.tty) fputc('\n', stderr);
+            fprintf(stderr, "ridge train cnn: epoch %u: %s\n", p.epoch, ridge_last_error());
+            goto done;
+        }
+        double secs = (double)(ridge_time_ns() - p.t0) * 1e-9;
+        if (p.tty) fprintf(stderr, "\r\033[K");
+        if (ridge_cnn_evaluate(ctx, m, te.images, te.labels, ntest, &test_loss, &right, NULL)) {
+            fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
+            goto done;
+        }
+        if (o.save && ridge_cnn_save(m, o.save)) {
+            fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
+            goto done;
+        }
+        double acc = 100.0 * (double)right / (double)ntest;
+        if (c.json)
+            printf("%s{\"epoch\": %u, \"train_loss\": %.6f, \"test_loss\": %.6f, "
+                   "\"test_accuracy\": %.4f, \"seconds\": %.3f, \"samples_per_s\": %.0f}",
+                   first ? "" : ", ", p.epoch, train_loss, test_loss, acc, secs,
+                   (double)ntrain / secs);
+        else
+            printf("epoch %u/%ld  train loss %.4f  test loss %.4f  test accuracy %.2f%%  "
+                   "%.2f s (%.0f samples/s)\n",
+                   p.epoch, o.epochs, train_loss, test_loss, acc, secs, (double)ntrain / secs);
+        fflush(stdout);
+        first = 0;
+    }
+    if (first &&
+        ridge_cnn_evaluate(ctx, m, te.images, te.labels, ntest, &test_loss, &right, NULL)) {
+        fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
+        goto done;
+    }
+    double acc = 100.0 * (double)right / (double)ntest;
+    if (c.json)
+        printf("], \"test_loss\": %.6f, \"test_accuracy\": %.4f%s%s%s}\n", test_loss, acc,
+               o.save ? ", \"saved\": \"" : "", o.save ? o.save : "", o.save ? "\"" : "");
+    else
+        printf("test accuracy %.2f%% (%zu/%zu)%s%s\n", acc, right, ntest,
+               o.save ? ", saved to " : "", o.save ? o.save : "");
+    rc = CLI_OK;
+done:
+    ridge_cnn_destroy(m);
+    ridge_mnist_free(&tr);
+    ridge_mnist_free(&te);
+    ridge_ctx_destroy(ctx);
+    return rc;
+}
+
+static void eval_help(void)
+{
+    printf("usage: ridge eval cnn --model FILE [options]\n\n"
+           "Evaluates a CNN checkpoint (batch norms folded into the convolutions) on a split of\n"
+           "an MNIST-format dataset: the mean loss, the accuracy and the confusion matrix (rows:\n"
+           "true label, columns: prediction).\n\noptions:\n"
+           "  --model FILE       the checkpoint (required)\n"
+           "  --data DIR         MNIST-format directory (default %s)\n"
+           "  --split NAME       t10k (the test split, default) or train\n" CLI_COMMON_HELP,
+           MLP_DEFAULT_DATA);
+}
+
+int eval_cnn(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
+    for (int i = 1; i < argc;) {
+        int r = cli_common_parse(&c, argc, argv, &i);
+        if (r < 0) return CLI_USAGE;
+        if (r > 0) continue;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad;
+        if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
+        else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
+        else if (!strcmp(a, "--split")) bad = mlp_str_arg(a, v, &split);
+        else return cli_unknown("eval cnn", a);
+        if (bad) return CLI_USAGE;
+        i += 2;
+    }
+    if (c.help) {
+        eval_help();
+        return CLI_OK;
+    }
+    if (!model) {
+        fprintf(stderr, "ridge eval cnn: --model FILE is required\n");
+        return CLI_USAGE;
+    }
+    ridge_ctx *ctx = cli_make_ctx(&c);
+    if (!ctx) return CLI_FAIL;
+    int rc = CLI_FAIL;
+    ridge_mnist d = {0};
+    ridge_cnn *m = NULL;
+    uint64_t *conf = NULL;
+    if (ridge_cnn_load(model, &m) || ridge_mnist_load(data, split, &d)) {
+        fprintf(stderr, "ridge eval cnn: %s\n", ridge_last_error());
+        goto done;
+    }
+    if (check_data(m, model, &d)) goto done;
+    const size_t C = m->classes;
+    conf = calloc(C * C, sizeof *conf);
+    double loss;
+    size_t right;
+    if (!conf || ridge_cnn_evaluate(ctx, m, d.images, d.labels, d.n, &loss, &right, conf)) {
+        fprintf(stderr, "ridge eval cnn: %s\n", conf ? ridge_last_error() : "out of memory");
+        goto done;
+    }
+    char arch[RIDGE_CNN_ARCH_MAX];
+    ridge_cnn_arch_format(&m->cfg, arch, sizeof arch);
+    double acc = 100.0 * (double)right / (double)d.n;
+    if (c.json) {
+        printf("{\"model\": \"%s\", \"arch\": \"%s\", \"epochs\": %u, \"split\": \"%s\", "
+               "\"images\": %zu, \"loss\": %.6f, \"accuracy\": %.4f, \"confusion\": [",
+               model, arch, m->epoch, split, d.n, loss, acc);
+        for (size_t i = 0; i < C; i++) {
+            printf("%s[", i ? ", " : "");
+            for (size_t j = 0; j < C; j++)
+                printf("%s%llu", j ? ", " : "", (unsigned long long)conf[i * C + j]);
+            printf("]");
+        }
+        printf("]}\n");
+    } else {
+        printf("%s: cnn %s, %u epochs\n%s split of %s: %zu images\nloss %.4f  accuracy %.2f%% "
+               "(%zu/%zu)\n\nconfusion (rows: true label, columns: predicted)\n     ",
+               model, arch, m->epoch, split, data, d.n, loss, acc, right, d.n);
+        for (size_t j = 0; j < C; j++) printf(" %5zu", j);
+        printf("\n");
+        for (size_t i = 0; i < C; i++) {
+            printf("%5zu", i);
+            for (size_t j = 0; j < C; j++) printf(" %5llu", (unsigned long long)conf[i * C + j]);
+            printf("\n");
+        }
+    }
+    rc = CLI_OK;
+done:
+    free(conf);
+    ridge_cnn_destroy(m);
+    ridge_mnist_free(&d);
+    ridge_ctx_destroy(ctx);
+    return rc;
+}
