@@ -60,7 +60,7 @@ ridge_status ridge_ctx_create(const ridge_ctx_options *opts, ridge_ctx **out)
     if (o.isa == RIDGE_ISA_AUTO) {
         const char *s = getenv("RIDGE_ISA");
         if (s && *s && (st = ridge_isa_parse(s, &o.isa)))
-            return ridge_error(st, "RIDGE_ISA: %s", ridge_last_error());
+            return ridge_error(st, "RIDGE_ISA='%s': expected ref, avx2, avx512 or auto", s);
     }
     if (o.isa == RIDGE_ISA_AUTO) o.isa = ridge_cpu_best_isa(cpu);
     if (o.isa < RIDGE_ISA_REF || o.isa > RIDGE_ISA_AVX512)
