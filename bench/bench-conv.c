@@ -81,7 +81,7 @@ static double max_rel_err(const float *y, const float *ref, size_t n)
     return m > 0 ? e / m : e;
 }
 
-/* ---- oneDNN ---------------------------------------------------------------------------------------- */
+/* ---- oneDNN ---------------------------------------------------------------------------------- */
 
 #ifdef RIDGE_HAVE_DNNL
 static dnnl_engine_t dnnl_eng;
@@ -215,14 +215,16 @@ static int dnnl_result(method *m, const ridge_conv2d_desc *d, int64_t oh, int64_
 }
 #endif /* RIDGE_HAVE_DNNL */
 
-/* ---- running a method ------------------------------------------------------------------------------- */
+/* ---- running a method ------------------------------------------------------------------------ */
 
 /* Copies x into the interior of the padded buffer xp (whose borders are zero): row by row,
  * each row contiguous in every layout (per channel block for NCHW16c, per channel for NCHW). */
 static void pad_copy(float *xp, const float *x, const ridge_conv2d_desc *d, int64_t pad)
 {
     int64_t hp = d->h + 2 * pad, wp = d->w + 2 * pad;
-    int64_t nb = d->layout == RIDGE_NHWC ? 1 : d->layout == RIDGE_NCHW16C ? (d->c_in + 15) / 16 : d->c_in;
+    int64_t nb = d->layout == RIDGE_NHWC      ? 1
+                 : d->layout == RIDGE_NCHW16C ? (d->c_in + 15) / 16
+                                              : d->c_in;
     int64_t cw = d->layout == RIDGE_NHWC ? d->c_in : d->layout == RIDGE_NCHW16C ? 16 : 1;
     for (int64_t n = 0; n < d->n; n++)
         for (int64_t b = 0; b < nb; b++) {
@@ -249,7 +251,7 @@ static int run_method(ridge_ctx *ctx, method *m, const ridge_conv2d_desc *d, int
     }
 }
 
-/* ---- one shape ------------------------------------------------------------------------------------ */
+/* ---- one shape ------------------------------------------------------------------------------- */
 
 typedef struct run_ctx {
     const ridge_bench_opts *o;
@@ -336,7 +338,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
 #ifdef RIDGE_HAVE_DNNL
     if (o->peers)
         for (int any = 1; any >= (layout == RIDGE_NCHW16C ? 1 : 0); any--) {
-            /* (oneDNN has no fast plain-nChw16c convolution on AVX2: its reference takes seconds) */
+            /* no plain-nChw16c peer: oneDNN's AVX2 build runs its reference there (seconds) */
             method *m = &ms[nm];
             m->kind = 2;
             if (dnnl_setup(m, &d, oh, ow, any, threads, x, w, b)) {
@@ -377,6 +379,9 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < nm; i++) {
             if (!ms[i].ok || !ms[i].samples) continue;
+            /* let the previous method's spinning workers (oneDNN's OpenMP team, ridge's pool)
+             * fall asleep, so they do not steal the other core from this one */
+            if (threads > 1) bench_quiesce(3000);
             uint64_t t0 = ridge_time_ns();
             for (int k = 0; k < per; k++) run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b);
             ms[i].samples[r] = (double)(ridge_time_ns() - t0) * 1e-9 / per;
@@ -398,7 +403,8 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
         double frac = NAN;
         if (rc->have_roof) {
             ridge_roofline_verdict v;
-            ridge_isa isa = ms[i].kind == 2 ? ridge_cpu_best_isa(ridge_cpu_get()) : ridge_ctx_isa(ctx);
+            ridge_isa isa =
+                ms[i].kind == 2 ? ridge_cpu_best_isa(ridge_cpu_get()) : ridge_ctx_isa(ctx);
             if (ridge_roofline_judge(&rc->roof, threads, ridge_roofline_peak_f32(isa), flops,
                                      cbytes, cbytes, st[i].median, &v) == RIDGE_OK)
                 frac = v.fraction * 100;
@@ -436,7 +442,7 @@ done:
     return fail ? -1 : 0;
 }
 
-/* ---- the depthwise-separable block --------------------------------------------------------------------- */
+/* ---- the depthwise-separable block ----------------------------------------------------------- */
 
 /* MobileNet's block (depthwise 3x3 + ReLU, pointwise 64 -> 64 + ReLU) fused and as two calls,
  * against the standard 3x3 convolution it replaces (AUTO), at 56x56. Each row's GFLOP/s is on
@@ -448,7 +454,8 @@ static int bench_separable(run_ctx *rc, ridge_ctx *ctx, int threads, int64_t bat
     ridge_conv2d_desc_init(&dd);
     dd.n = batch, dd.c_in = dd.c_out = dd.groups = C, dd.h = dd.w = H, dd.r = dd.s = 3;
     dd.pad_top = dd.pad_bottom = dd.pad_left = dd.pad_right = 1, dd.layout = RIDGE_NHWC;
-    pd = dd, pd.groups = 1, pd.r = pd.s = 1, pd.pad_top = pd.pad_bottom = pd.pad_left = pd.pad_right = 0;
+    pd = dd, pd.groups = 1, pd.r = pd.s = 1,
+    pd.pad_top = pd.pad_bottom = pd.pad_left = pd.pad_right = 0;
     sd = dd, sd.groups = 1;
     size_t n = (size_t)(batch * C * H * H);
     float *x = ridge_malloc(n * 4), *mid = ridge_malloc(n * 4), *y = ridge_malloc(n * 4);
@@ -492,7 +499,8 @@ static int bench_separable(run_ctx *rc, ridge_ctx *ctx, int threads, int64_t bat
     for (int r = -1; r < rounds; r++) /* r = -1: warm-up */
         for (int m = 0; m < NM; m++) {
             uint64_t t0 = ridge_time_ns();
-            if (m == FUSED) ridge_conv2d_separable_forward(ctx, dp, pp, x, y, NULL, &relu, NULL, &relu, ws);
+            if (m == FUSED)
+                ridge_conv2d_separable_forward(ctx, dp, pp, x, y, NULL, &relu, NULL, &relu, ws);
             else if (m == UNFUSED) {
                 ridge_conv2d_forward(ctx, dp, x, mid, NULL, &relu, ws);
                 ridge_conv2d_forward(ctx, pp, mid, y, NULL, &relu, ws);
@@ -522,7 +530,7 @@ done:
     return fail ? -1 : 0;
 }
 
-/* ---- the entry point --------------------------------------------------------------------------------- */
+/* ---- the entry point ------------------------------------------------------------------------- */
 
 static void help(void)
 {
@@ -533,7 +541,8 @@ static void help(void)
            "and 11x11 kernels) at 1 thread and at --threads, after checking each against the\n"
            "fp64 reference. Columns: median and best ms, GFLOP/s on the direct FLOP count,\n"
            "%% of the roof, workspace KiB (direct-padded: the padded copy), err_1e-6 (max\n"
-           "|y - ref| / max |ref| against the fp64 reference, in millionths), x_direct (speed vs direct; for direct-padded its time / direct's),\n"
+           "|y - ref| / max |ref| against the fp64 reference, in millionths), x_direct (speed vs "
+           "direct; for direct-padded its time / direct's),\n"
            "x_onednn (oneDNN's best time / this time: > 1 is faster than oneDNN), auto_vs_best\n"
            "(AUTO's time / the fastest ridge algorithm). Default layout nhwc, batch 1.\n"
            "The separable-64-56 rows: MobileNet's depthwise 3x3 + pointwise block, fused and as\n"
@@ -608,7 +617,8 @@ int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
             ridge_ctx *rctx = NULL;
             co.threads = max_threads;
             if (ridge_ctx_create(&co, &rctx) == RIDGE_OK)
-                rc.have_roof = ridge_roofline_for_ctx(rctx, RIDGE_ROOFLINE_QUICK, &rc.roof) == RIDGE_OK;
+                rc.have_roof =
+                    ridge_roofline_for_ctx(rctx, RIDGE_ROOFLINE_QUICK, &rc.roof) == RIDGE_OK;
             ridge_ctx_destroy(rctx);
         }
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -92,10 +92,12 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
     size_t yn = ridge_tensor_elems(l, d.n, d.c_out, oh, ow);
     size_t wn = (size_t)(d.c_out * (d.c_in / d.groups) * d.r * d.s);
     size_t xn0 = (size_t)(d.n * d.c_in * d.h * d.w), yn0 = (size_t)(d.n * d.c_out * oh * ow);
-    float *x0 = malloc(xn0 * 4), *x = malloc(xn * 4), *w = malloc(wn * 4), *bias = malloc(d.c_out * 4);
+    float *x0 = malloc(xn0 * 4), *x = malloc(xn * 4), *w = malloc(wn * 4),
+          *bias = malloc(d.c_out * 4);
     float *res0 = malloc(yn0 * 4), *res = malloc(yn * 4), *y = malloc((yn + GUARD) * 4);
     float *ref[2], *mag[2];
-    float *xa = malloc(xn * 4), *wa = malloc(wn * 4), *ba = malloc(d.c_out * 4), *ra = malloc(yn * 4);
+    float *xa = malloc(xn * 4), *wa = malloc(wn * 4), *ba = malloc(d.c_out * 4),
+          *ra = malloc(yn * 4);
     for (int e = 0; e < 2; e++) ref[e] = malloc(yn * 4), mag[e] = malloc(yn * 4);
     fill(x0, xn0, 1), fill(w, wn, 2), fill(bias, (size_t)d.c_out, 3), fill(res0, yn0, 4);
     ridge_ctx *c0 = ctxs[0];
@@ -132,7 +134,8 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
             size_t wsb = ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx));
             void *ws = ridge_malloc(wsb);
             for (int e = 0; e < 2; e++) {
-                for (size_t i = 0; i < yn + GUARD; i++) y[i] = NAN; /* unread outputs stay NaN-free */
+                for (size_t i = 0; i < yn + GUARD; i++)
+                    y[i] = NAN;                              /* unread outputs stay NaN-free */
                 if (e == 1 && a % 2) memcpy(y, res, yn * 4); /* residual aliasing y */
                 ridge_conv2d_epilogue ep = {RIDGE_CONV_ACT_RELU, (e == 1 && a % 2) ? y : res};
                 CHECK_OK(ridge_conv2d_forward(ctx, p, x, y, e ? bias : NULL, e ? &ep : NULL,
@@ -147,7 +150,8 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
                     if (!(u <= tol_eps((ridge_conv_algo)a, K))) bad++;
                 }
                 if (maxerr > worst[a]) worst[a] = maxerr;
-                CHECKF(bad == 0, "%s %s %s %s %d threads ep%d: %zu bad, max %.1f eps at %zu (y %g ref %g)",
+                CHECKF(bad == 0,
+                       "%s %s %s %s %d threads ep%d: %zu bad, max %.1f eps at %zu (y %g ref %g)",
                        s->name, ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a),
                        ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e, bad, maxerr,
                        at, y[at], ref[e][at]);
@@ -194,9 +198,11 @@ static void test_reference(ridge_ctx *ctx)
         size_t xl = ridge_tensor_elems((ridge_layout)l, s->n, s->ci, s->h, s->w);
         size_t yl = ridge_tensor_elems((ridge_layout)l, s->n, s->co, oh, ow);
         float *xt = malloc(xl * 4), *yt = malloc(yl * 4), *yb = malloc(yn * 4);
-        CHECK_OK(ridge_layout_reorder(ctx, xt, (ridge_layout)l, xs, RIDGE_NCHW, s->n, s->ci, s->h, s->w));
+        CHECK_OK(ridge_layout_reorder(ctx, xt, (ridge_layout)l, xs, RIDGE_NCHW, s->n, s->ci, s->h,
+                                      s->w));
         CHECK_OK(ridge_conv2d_forward_ref(&dl, xt, ws, yt, NULL, NULL));
-        CHECK_OK(ridge_layout_reorder(ctx, yb, RIDGE_NCHW, yt, (ridge_layout)l, s->n, s->co, oh, ow));
+        CHECK_OK(
+            ridge_layout_reorder(ctx, yb, RIDGE_NCHW, yt, (ridge_layout)l, s->n, s->co, oh, ow));
         CHECKF(!memcmp(yb, yr, yn * 4), "reference differs between nchw and %s",
                ridge_layout_name((ridge_layout)l));
         if (l == RIDGE_NCHW16C) { /* padded channels written as zero */
@@ -329,7 +335,16 @@ static void test_fold_bn(ridge_ctx *ctx)
     CHECK_OK(ridge_conv2d_fold_bn(17, 16 * 9, w, b, gm, bt, mu, var, 1e-5f));
     ridge_conv2d_plan *p = NULL;
     CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, NULL, &p));
+    CHECK_OK(ridge_profile_start(ctx, 256));
     CHECK_OK(ridge_conv2d_forward(ctx, p, x, yf, b, NULL, NULL));
+    ridge_profile_stop(ctx);
+    const ridge_prof_record *rec;
+    size_t nrec = ridge_profile_records(ctx, &rec), found = 0;
+    for (size_t i = 0; i < nrec; i++)
+        found += !strcmp(rec[i].op, "conv2d") &&
+                 !strcmp(rec[i].algo, ridge_conv_algo_name(ridge_conv2d_plan_algo(p))) &&
+                 rec[i].flops == ridge_conv2d_flops(&d);
+    CHECK(found == 1); /* the profiler sees the forward, with its algorithm and FLOPs */
     double maxd = 0;
     for (size_t i = 0; i < yn; i++) maxd = fmax(maxd, fabs((double)yf[i] - y[i]));
     CHECKF(maxd < 1e-4, "fold_bn: max difference %g", maxd);
@@ -356,13 +371,17 @@ static void test_separable(ridge_ctx *ctx)
         ridge_conv2d_desc_init(&pd);
         pd.n = dd.n, pd.c_in = dd.c_out, pd.h = oh, pd.w = ow, pd.c_out = g[i].co;
         pd.r = pd.s = 1, pd.layout = RIDGE_NHWC;
-        size_t xn = (size_t)(dd.n * dd.c_in * dd.h * dd.w), mn = (size_t)(dd.n * dd.c_out * oh * ow);
+        size_t xn = (size_t)(dd.n * dd.c_in * dd.h * dd.w),
+               mn = (size_t)(dd.n * dd.c_out * oh * ow);
         size_t yn = (size_t)(pd.n * pd.c_out * oh * ow);
-        float *x = malloc(xn * 4), *wd = malloc((size_t)dd.c_out * 9 * 4), *bd = malloc(dd.c_out * 4);
+        float *x = malloc(xn * 4), *wd = malloc((size_t)dd.c_out * 9 * 4),
+              *bd = malloc(dd.c_out * 4);
         float *wp = malloc((size_t)(pd.c_out * pd.c_in) * 4), *bp = malloc(pd.c_out * 4);
-        float *mid = malloc(mn * 4), *want = malloc(yn * 4), *y = malloc(yn * 4), *res = malloc(yn * 4);
+        float *mid = malloc(mn * 4), *want = malloc(yn * 4), *y = malloc(yn * 4),
+              *res = malloc(yn * 4);
         fill(x, xn, 31), fill(wd, (size_t)dd.c_out * 9, 32), fill(bd, (size_t)dd.c_out, 33);
-        fill(wp, (size_t)(pd.c_out * pd.c_in), 34), fill(bp, (size_t)pd.c_out, 35), fill(res, yn, 36);
+        fill(wp, (size_t)(pd.c_out * pd.c_in), 34), fill(bp, (size_t)pd.c_out, 35),
+            fill(res, yn, 36);
         ridge_conv2d_epilogue e1 = {RIDGE_CONV_ACT_RELU, NULL}, e2 = {RIDGE_CONV_ACT_RELU, res};
         CHECK_OK(ridge_conv2d_forward_ref(&dd, x, wd, mid, bd, &e1));
         CHECK_OK(ridge_conv2d_forward_ref(&pd, mid, wp, want, bp, &e2));
@@ -425,9 +444,11 @@ static void test_pool(ridge_ctx *ctx)
                     size_t xl = ridge_tensor_elems(d.layout, d.n, d.c, d.h, d.w);
                     size_t yl = ridge_tensor_elems(d.layout, d.n, d.c, oh, ow);
                     float *xt = malloc(xl * 4), *yt = malloc(yl * 4);
-                    CHECK_OK(ridge_layout_reorder(ctx, xt, d.layout, x, RIDGE_NCHW, d.n, d.c, d.h, d.w));
+                    CHECK_OK(
+                        ridge_layout_reorder(ctx, xt, d.layout, x, RIDGE_NCHW, d.n, d.c, d.h, d.w));
                     CHECK_OK(ridge_pool2d_forward(ctx, &d, xt, yt));
-                    CHECK_OK(ridge_layout_reorder(ctx, y0, RIDGE_NCHW, yt, d.layout, d.n, d.c, oh, ow));
+                    CHECK_OK(
+                        ridge_layout_reorder(ctx, y0, RIDGE_NCHW, yt, d.layout, d.n, d.c, oh, ow));
                     double e = 0;
                     for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y0[k] - want[k]));
                     CHECKF(e <= 1e-6, "pool %zu kind %d count_pad %d %s: max error %g", i, kind,

@@ -153,8 +153,10 @@ typedef struct ridge_conv2d_epilogue {
 
 /* y = act(conv(x, W) + bias + residual). x: (n, c_in, h, w), y: (n, c_out, oh, ow), both in
  * the descriptor's layout; bias: c_out floats or NULL; ep: NULL for none. workspace: at least
- * ridge_conv2d_workspace_size(plan, ridge_ctx_threads(ctx)) bytes, 64-byte aligned, or NULL
- * to use the ctx's scratch arena. x and y must not overlap. Deterministic for a given thread
+ * ridge_conv2d_workspace_size(plan, ridge_ctx_threads(ctx)) bytes (64-byte aligned is faster),
+ * or NULL to use the ctx's scratch arena. Plans that run on ridge_sgemm (im2col in NCHW and
+ * NHWC, pointwise in NCHW) must not be given the arena itself (SGEMM uses it; with NULL they
+ * take a temporary allocation). x and y must not overlap. Deterministic for a given thread
  * count. */
 ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *plan, const float *x,
                                   float *y, const float *bias, const ridge_conv2d_epilogue *ep,
@@ -166,14 +168,14 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
                                       const float *weights, float *y, const float *bias,
                                       const ridge_conv2d_epilogue *ep);
 
-/* ---- fusion helpers --------------------------------------------------------------------------- */
+/* ---- fusion helpers -------------------------------------------------------------------------- */
 
 /* The depthwise-separable block, fused: y = pw_ep(pointwise(dw_ep(depthwise(x) + dw_bias)) +
  * pw_bias), the intermediate kept in an L2-sized strip of rows instead of a tensor. dw: a plan
  * with the DEPTHWISE algorithm; pw: a POINTWISE plan whose input is dw's output (same n, c_in =
  * dw's c_out, h x w = dw's oh x ow, groups 1); both NHWC (RIDGE_EUNSUPPORTED otherwise).
  * dw_ep may not have a residual; pw_ep's residual is shaped like y. workspace: at least
- * ridge_conv2d_separable_workspace_size(dw, pw) bytes, or NULL for a temporary allocation. */
+ * ridge_conv2d_separable_workspace_size(dw, pw) bytes, or NULL for the ctx's scratch arena. */
 size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
                                              const ridge_conv2d_plan *pw);
 ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,

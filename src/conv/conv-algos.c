@@ -28,7 +28,7 @@
 
 static const float zeros[64];
 
-/* ---- Winograd matrices ------------------------------------------------------------------------ */
+/* ---- Winograd matrices ----------------------------------------------------------------------- */
 
 static const float bt2[16] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
 static const float g2[12] = {1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f, -0.5f, 0.5f, 0, 0, 1};
@@ -53,7 +53,7 @@ static int wino_m(ridge_conv_algo a)
     return a == RIDGE_CONV_WINOGRAD_2X3 ? 2 : 4;
 }
 
-/* ---- applicability, sizes ---------------------------------------------------------------------- */
+/* ---- applicability, sizes -------------------------------------------------------------------- */
 
 ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, char *why,
                                size_t n)
@@ -143,7 +143,7 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
     return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
 }
 
-/* ---- weight packing ------------------------------------------------------------------------------ */
+/* ---- weight packing -------------------------------------------------------------------------- */
 
 ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
 {
@@ -205,7 +205,7 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
     return RIDGE_OK;
 }
 
-/* ---- shared pieces of the forward passes --------------------------------------------------------- */
+/* ---- shared pieces of the forward passes ----------------------------------------------------- */
 
 typedef struct fwd {
     const ridge_conv2d_plan *p;
@@ -216,7 +216,8 @@ typedef struct fwd {
     int act;
     char *ws;
     size_t row0;       /* depthwise: the first output row (n*oh + oh) of this call */
-    ptrdiff_t yshift;  /* depthwise: subtracted from y offsets (a strip buffer's origin) */
+    ptrdiff_t yshift;  /* depthwise, pointwise: subtracted from y offsets (a strip's origin) */
+    int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -254,7 +255,7 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
     a->y = f->y;
 }
 
-/* ---- direct ------------------------------------------------------------------------------------ */
+/* ---- direct ---------------------------------------------------------------------------------- */
 
 static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
@@ -317,7 +318,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     }
 }
 
-/* ---- pointwise ------------------------------------------------------------------------------------ */
+/* ---- pointwise ------------------------------------------------------------------------------- */
 
 #define PW_BLOCK 96 /* pixels per work item: 16 micro-tiles */
 
@@ -325,7 +326,8 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
 {
     const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
-    const int64_t hw = p->oh * p->ow, nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
+    const int64_t hw = f->pixels ? f->pixels : p->oh * p->ow;
+    const int64_t nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
     conv_row_args a;
     a.xb = f->x;
     a.xps = p->xv.sw;
@@ -341,14 +343,14 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
             a.coff = p->xco + g * p->cig;
             a.w = p->wp + (g * p->ncob + cob) * p->cig * p->k->nr;
             a.xo = n * p->xv.sn + q0 * p->xv.sw;
-            a.yo = n * p->yv.sn + q0 * p->yv.sw;
+            a.yo = n * p->yv.sn + q0 * p->yv.sw - f->yshift;
             a.npix = RIDGE_MIN(PW_BLOCK, hw - q0);
             p->k->row(&a);
         }
     }
 }
 
-/* ---- im2col ----------------------------------------------------------------------------------------- */
+/* ---- im2col ---------------------------------------------------------------------------------- */
 
 /* Lowers pixels [q0, q0 + np) of image n, group g, to rows col[q][(r*S + s)*cig + ci] (zero
  * where the tap is in the padding): the A operand of a GEMM with the weights as
@@ -375,7 +377,8 @@ static void lower_pixels(const ridge_conv2d_plan *p, const float *xb, int64_t n,
                 if (ih < 0 || ih >= d->h) s0 = s1 = 0;
                 memset(c, 0, (size_t)(s0 * cig) * sizeof(float));
                 if (s1 > s0)
-                    memcpy(c + s0 * cig, xb + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig + xco[0],
+                    memcpy(c + s0 * cig,
+                           xb + n * p->xv.sn + ih * p->xv.sh + (iw0 + s0) * cig + xco[0],
                            (size_t)((s1 - s0) * cig) * sizeof(float));
                 memset(c + s1 * cig, 0, (size_t)((d->s - s1) * cig) * sizeof(float));
                 c += d->s * cig;
@@ -428,7 +431,8 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     }
 }
 
-/* ---- im2col and pointwise on ridge_sgemm (NCHW, NHWC) ----------------------------------------------
+/* ---- im2col and pointwise on ridge_sgemm (NCHW, NHWC)
+ * ----------------------------------------------
  *
  * NHWC:  Y[pixels][c_out] = A[pixels][K] * W^T[K][c_out]: A is the input itself (pointwise,
  *        lda = c_in) or a lowered strip (im2col, rows (r, s, ci)); W^T is prepacked once per
@@ -441,7 +445,10 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
 
 int conv_gemm_route(const ridge_conv2d_desc *d, ridge_conv_algo a)
 {
-    return (a == RIDGE_CONV_IM2COL || a == RIDGE_CONV_POINTWISE) && d->layout != RIDGE_NCHW16C;
+    /* pointwise in NHWC and NCHW16c runs the micro-kernel over whole images as one row of
+     * pixels, which measured faster than SGEMM on these shapes */
+    return (a == RIDGE_CONV_IM2COL && d->layout != RIDGE_NCHW16C) ||
+           (a == RIDGE_CONV_POINTWISE && d->layout == RIDGE_NCHW);
 }
 
 ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w)
@@ -487,7 +494,8 @@ static void lower_nhwc_range(void *arg, size_t b, size_t e, int ith)
 {
     const lower_args *l = arg;
     const int64_t K = l->p->cig * l->p->d.r * l->p->d.s;
-    lower_pixels(l->p, l->x, l->n, l->g, l->q0 + (int64_t)b, (int64_t)(e - b), l->col + (int64_t)b * K);
+    lower_pixels(l->p, l->x, l->n, l->g, l->q0 + (int64_t)b, (int64_t)(e - b),
+                 l->col + (int64_t)b * K);
 }
 
 /* NCHW rows col[(ci*R + r)*S + s][q], q over the strip. */
@@ -497,7 +505,8 @@ static void lower_nchw_range(void *arg, size_t b, size_t e, int ith)
     const ridge_conv2d_plan *p = l->p;
     const ridge_conv2d_desc *d = &p->d;
     for (size_t kk = b; kk < e; kk++) {
-        int64_t ci = (int64_t)kk / (d->r * d->s), r = (int64_t)kk / d->s % d->r, s = (int64_t)kk % d->s;
+        int64_t ci = (int64_t)kk / (d->r * d->s), r = (int64_t)kk / d->s % d->r,
+                s = (int64_t)kk % d->s;
         const float *xc = l->x + l->n * p->xv.sn + p->xco[l->g * p->cig + ci];
         float *row = l->col + (int64_t)kk * l->np;
         int64_t oh = l->q0 / p->ow, ow = l->q0 % p->ow;
@@ -514,7 +523,8 @@ static void lower_nchw_range(void *arg, size_t b, size_t e, int ith)
 static void copy_block(float *y, const float *res, int64_t rows, int64_t cols, int64_t ld)
 {
     if (res == y) return;
-    for (int64_t i = 0; i < rows; i++) memcpy(y + i * ld, res + i * ld, (size_t)cols * sizeof(float));
+    for (int64_t i = 0; i < rows; i++)
+        memcpy(y + i * ld, res + i * ld, (size_t)cols * sizeof(float));
 }
 
 static ridge_status gemm_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
@@ -580,7 +590,7 @@ static ridge_status gemm_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, con
     return st;
 }
 
-/* ---- depthwise --------------------------------------------------------------------------------------- */
+/* ---- depthwise ------------------------------------------------------------------------------- */
 
 static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 {
@@ -671,7 +681,7 @@ static void depthwise_nchw_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
-/* ---- Winograd --------------------------------------------------------------------------------------- */
+/* ---- Winograd -------------------------------------------------------------------------------- */
 
 /* The three steps of a block of nt tiles starting at tile t0, group g. V and M are the
  * block's [alpha^2][TB][cig] and [alpha^2][TB][cogp] planes. */
@@ -848,7 +858,8 @@ static void winograd_forward(ridge_ctx *ctx, const fwd *f)
         }
 }
 
-/* ---- the fused depthwise-separable block -----------------------------------------------------------
+/* ---- the fused depthwise-separable block
+ * -----------------------------------------------------------
  *
  * Per strip of output rows (sized so the strip of depthwise output, rows x ow x c floats, stays
  * within ~256 KiB, in L2): the depthwise rows, in parallel, into the strip; then the pointwise
@@ -860,42 +871,34 @@ int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw)
     return RIDGE_MAX(1, RIDGE_MIN(rows, dw->oh));
 }
 
-ridge_status conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
-                                    const ridge_conv2d_plan *pw, const float *x, float *y,
-                                    const float *dw_bias_padded, int dw_act,
-                                    const float *pw_bias, int pw_act, const float *res,
-                                    float *strip)
+void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                            const ridge_conv2d_plan *pw, const float *x, float *y,
+                            const float *dw_bias, int dw_act, const float *pw_bias, int pw_act,
+                            const float *res, float *strip)
 {
-    const int64_t rows = conv_separable_strip_rows(dw), C = dw->d.c_out, co = pw->d.c_out;
-    const int64_t ow = dw->ow;
-    ridge_epilogue e = {0};
-    e.act = pw_act ? RIDGE_EPI_RELU : RIDGE_EPI_NONE;
-    e.bias_kind = pw_bias ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
-    e.bias = pw_bias;
-    ridge_status st = RIDGE_OK;
-    for (int64_t n = 0; n < dw->d.n && !st; n++)
-        for (int64_t oh0 = 0; oh0 < dw->oh && !st; oh0 += rows) {
-            int64_t nr = RIDGE_MIN(rows, dw->oh - oh0);
-            fwd f = {dw, x, strip, dw_bias_padded, NULL, dw_act, NULL,
-                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh};
+    const int64_t rows = conv_separable_strip_rows(dw);
+    for (int64_t n = 0; n < dw->d.n; n++)
+        for (int64_t oh0 = 0; oh0 < dw->oh; oh0 += rows) {
+            int64_t nr = RIDGE_MIN(rows, dw->oh - oh0), np = nr * dw->ow;
+            fwd f = {dw, x, strip, dw_bias, NULL, dw_act, NULL,
+                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0};
             ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
-            float *yc = y + n * pw->yv.sn + oh0 * ow * co;
-            if (res) copy_block(yc, res + (yc - y), nr * ow, co, co);
-            st = ridge_sgemm_plan_execute(ctx, pw->gplan[0], RIDGE_NO_TRANS, (size_t)(nr * ow),
-                                          1.0f, strip, (size_t)C, res ? 1.0f : 0.0f, yc,
-                                          (size_t)co, &e);
+            /* the strip is one image of np pixels; y's rows start at (n, oh0) */
+            fwd g = {pw, strip, y, pw_bias, res, pw_act, NULL, 0,
+                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np};
+            ridge_parallel_for_2d(ctx, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK),
+                                  (size_t)pw->ncob, 1, 1, pointwise_range, &g);
         }
-    return st;
 }
 
-/* ---- dispatch ---------------------------------------------------------------------------------------- */
+/* ---- dispatch -------------------------------------------------------------------------------- */
 
 ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
                                float *y, const float *bias, const float *ubias, int act,
                                const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, x, y, bias, res, act, ws, 0, 0};
+    fwd f = {p, x, y, bias, res, act, ws, 0, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {

@@ -16,9 +16,9 @@
  * valid taps and the group's input channels, so the input is read in place (no im2col, no
  * padded copy). Per reduction step: 2 weight vectors, 6 broadcasts, 12 FMAs.
  *
- * Depthwise (dw_row): for a full 3x3 window, per vector of channels the 9 weights stay in
- * registers and each pixel is one load per FMA; other windows (borders, other sizes) run 4
- * pixels x 1 vector over the valid taps; channels past the last full vector go scalar.
+ * Depthwise (dw_row): 4 pixels x 1 vector of channels, pixels outer; the full 3x3 window is
+ * unrolled (each weight load shared by 4 pixels: 1.25 loads per FMA), other windows (borders,
+ * other sizes) loop over their valid taps; channels past the last full vector go scalar.
  *
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
  * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
@@ -271,7 +271,7 @@ static void conv_dw_row(const conv_dw_args *a)
     dw_row_generic(a, 0);
 }
 
-/* ---- Winograd transforms ---------------------------------------------------------------------- */
+/* ---- Winograd transforms --------------------------------------------------------------------- */
 
 /* 1D input transforms: r = B^T d. */
 static inline void bt2_1d(const VF d[4], VF r[4])

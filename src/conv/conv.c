@@ -192,7 +192,7 @@ double ridge_conv2d_flops(const ridge_conv2d_desc *d)
            (double)(d->c_in / d->groups) * (double)d->r * (double)d->s;
 }
 
-/* ---- algorithms ------------------------------------------------------------------------------- */
+/* ---- algorithms ------------------------------------------------------------------------------ */
 
 static const char *const algo_names[RIDGE_CONV_ALGO_COUNT] = {
     "ref", "direct", "im2col", "pointwise", "depthwise", "winograd-2x3", "winograd-4x3"};
@@ -244,7 +244,7 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
     return buf[i];
 }
 
-/* ---- the cost model --------------------------------------------------------------------------- */
+/* ---- the cost model -------------------------------------------------------------------------- */
 
 /* A roofline-style estimate: time = max(executed FLOPs / (peak * efficiency), bytes / memory
  * bandwidth) + the algorithm's extra passes + a fixed cost per call. The machine numbers are
@@ -345,9 +345,16 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         /* the reduction restarts per tap, or per kernel row when a window row is one run of
          * memory (NHWC, groups 1, no dilation): short loops pay their setup */
         double kc = d->layout == RIDGE_NHWC && G == 1 && d->dil_w == 1 ? cig * d->s : cig;
-        eff = (a == RIDGE_CONV_POINTWISE ? 0.85 : 0.90) * kc / (kc + 1.0);
+        /* pointwise on the micro-kernel runs whole images as one row: fewer calls */
+        eff = (a == RIDGE_CONV_POINTWISE ? (conv_gemm_route(d, a) ? 0.85 : 0.92) : 0.90) * kc /
+              (kc + 1.0);
         if (conv_gemm_route(d, a)) note = "on ridge_sgemm; ";
-        else if (!chan_contig) eff *= 0.5, note = "NCHW: strided broadcasts, scalar stores; ";
+        else if (!chan_contig) eff *= 0.8, note = "NCHW: strided broadcasts, scalar stores; ";
+        /* on a pointwise shape, direct splits the same GEMM at every row (10-15% measured) */
+        char unused[8];
+        if (a == RIDGE_CONV_DIRECT &&
+            conv_algo_applies(d, RIDGE_CONV_POINTWISE, unused, sizeof unused) == RIDGE_OK)
+            eff *= 0.88;
         else if (cogp > cog) note = "channel tail in scalar stores; ";
         if (conv_gemm_route(d, a)) extra = 5e-6 * d->n * G; /* one SGEMM call per image, group */
         break;
@@ -358,8 +365,11 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         eff = 0.80 * K / (K + 1.5);
         /* the lowered strip is written and read back through L2 (gathers: 1/4 of its rate) */
         extra = 2.0 * 4.0 * pix * G * K / (0.25 * m->l2bw);
+        if (d->layout == RIDGE_NCHW) /* the NCHW lowering gathers element by element */
+            extra = 2.5e-9 * pix * G * K, note = "NCHW: element-wise lowering; ";
         if (conv_gemm_route(d, a)) { /* one SGEMM call and one lowering per strip and group */
-            note = "on ridge_sgemm; ";
+            note = d->layout == RIDGE_NCHW ? "on ridge_sgemm, element-wise lowering; "
+                                           : "on ridge_sgemm; ";
             double strip = fmax(64.0, 262144.0 / K);
             extra += 1e-5 * d->n * G * ceil((double)p->oh * p->ow / strip);
         }
@@ -395,7 +405,7 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     return t;
 }
 
-/* ---- the plan --------------------------------------------------------------------------------- */
+/* ---- the plan -------------------------------------------------------------------------------- */
 
 ridge_conv_algo ridge_conv2d_plan_algo(const ridge_conv2d_plan *p)
 {
@@ -493,12 +503,22 @@ static tune_entry tune_cache[TUNE_CACHE];
 static int tune_count;
 static pthread_mutex_t tune_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int same_desc(const ridge_conv2d_desc *a, const ridge_conv2d_desc *b)
+{
+    return a->n == b->n && a->c_in == b->c_in && a->h == b->h && a->w == b->w &&
+           a->c_out == b->c_out && a->r == b->r && a->s == b->s && a->stride_h == b->stride_h &&
+           a->stride_w == b->stride_w && a->dil_h == b->dil_h && a->dil_w == b->dil_w &&
+           a->pad_top == b->pad_top && a->pad_bottom == b->pad_bottom &&
+           a->pad_left == b->pad_left && a->pad_right == b->pad_right &&
+           a->groups == b->groups && a->layout == b->layout;
+}
+
 static int tune_lookup(const ridge_conv2d_desc *d, ridge_isa isa, int threads, tune_entry *out)
 {
     int found = 0;
     pthread_mutex_lock(&tune_lock);
     for (int i = 0; i < tune_count && i < TUNE_CACHE && !found; i++)
-        if (!memcmp(&tune_cache[i].d, d, sizeof *d) && tune_cache[i].isa == isa &&
+        if (same_desc(&tune_cache[i].d, d) && tune_cache[i].isa == isa &&
             tune_cache[i].threads == threads)
             *out = tune_cache[i], found = 1;
     pthread_mutex_unlock(&tune_lock);
@@ -705,7 +725,36 @@ err_free_plan:
     return st;
 }
 
-/* ---- forward ---------------------------------------------------------------------------------- */
+/* ---- forward --------------------------------------------------------------------------------- */
+
+/* The profiler's record of one forward: the direct FLOP count, x + y + weights as bytes. */
+static void prof_end(ridge_ctx *ctx, const ridge_conv2d_plan *p, uint64_t t0)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    double bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w +
+                          (double)d->n * d->c_out * p->oh * p->ow) +
+                   (double)weight_bytes(p, p->algo);
+    RIDGE_PROF_END(ctx, t0, "conv2d", algo_names[p->algo], ridge_conv2d_flops(d), bytes, bytes,
+                   "n%lld %lld->%lld %lldx%lld k%lldx%lld/%lld %s", (long long)d->n,
+                   (long long)d->c_in, (long long)d->c_out, (long long)d->h, (long long)d->w,
+                   (long long)d->r, (long long)d->s, (long long)d->stride_h,
+                   ridge_layout_name(d->layout));
+}
+
+/* The bias as the kernels read it: whole NR blocks per group (depthwise: c_out + 2 NR), zeros
+ * past the channels, and zeros for no bias. */
+static void pad_bias(const ridge_conv2d_plan *p, const float *bias, float *bp)
+{
+    const int nr = p->k->nr;
+    if (p->algo == RIDGE_CONV_DEPTHWISE) {
+        for (int64_t c = 0; c < p->d.c_out + 2 * nr; c++)
+            bp[c] = bias && c < p->d.c_out ? bias[c] : 0.0f;
+        return;
+    }
+    for (int64_t g = 0; g < p->d.groups; g++)
+        for (int64_t j = 0; j < p->ncob * nr; j++)
+            bp[g * p->ncob * nr + j] = bias && j < p->cog ? bias[g * p->cog + j] : 0.0f;
+}
 
 ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
                                   float *y, const float *bias, const ridge_conv2d_epilogue *ep,
@@ -717,8 +766,10 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
     const float *res = ep ? ep->residual : NULL;
     if (act < 0 || act > RIDGE_CONV_ACT_RELU)
         return ridge_error(RIDGE_EINVAL, "conv2d_forward: act = %d is not a ridge_conv_act", act);
+    uint64_t t0 = RIDGE_PROF_START(ctx);
     if (p->algo == RIDGE_CONV_REF) {
         conv_forward_ref(&p->d, p->oh, p->ow, x, p->wref, y, bias, act, res);
+        prof_end(ctx, p, t0);
         return RIDGE_OK;
     }
     void *own = NULL; /* SGEMM-route plans use the ctx arena inside ridge_sgemm */
@@ -734,20 +785,13 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
     }
     /* the bias, padded to whole NR blocks per group, then the per-thread areas */
     float *bp = workspace;
-    const int nr = p->k->nr;
-    if (p->algo == RIDGE_CONV_DEPTHWISE) {
-        for (int64_t c = 0; c < p->d.c_out + 2 * nr; c++)
-            bp[c] = bias && c < p->d.c_out ? bias[c] : 0.0f;
-    } else {
-        for (int64_t g = 0; g < p->d.groups; g++)
-            for (int64_t j = 0; j < p->ncob * nr; j++)
-                bp[g * p->ncob * nr + j] = bias && j < p->cog ? bias[g * p->cog + j] : 0.0f;
-    }
+    pad_bias(p, bias, bp);
     ridge_status st = conv_algo_forward(ctx, p, x, y, bp, bias, act, res,
                                         (char *)workspace + ws_shared(p));
     ridge_free(own);
     if (st) return st;
     conv_zero_channel_padding(y, p->d.layout, p->d.n, p->d.c_out, p->oh, p->ow);
+    prof_end(ctx, p, t0);
     return RIDGE_OK;
 }
 
@@ -763,7 +807,7 @@ ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x
     return RIDGE_OK;
 }
 
-/* ---- fusion helpers --------------------------------------------------------------------------- */
+/* ---- fusion helpers -------------------------------------------------------------------------- */
 
 static ridge_status separable_check(const ridge_conv2d_plan *dw, const ridge_conv2d_plan *pw)
 {
@@ -791,7 +835,8 @@ size_t ridge_conv2d_separable_workspace_size(const ridge_conv2d_plan *dw,
                                              const ridge_conv2d_plan *pw)
 {
     if (separable_check(dw, pw)) return 0;
-    return ws_shared(dw) + (size_t)(conv_separable_strip_rows(dw) * dw->ow * dw->d.c_out) * 4;
+    return ws_shared(dw) + ws_shared(pw) +
+           (size_t)(conv_separable_strip_rows(dw) * dw->ow * dw->d.c_out) * 4;
 }
 
 ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
@@ -809,19 +854,17 @@ ridge_status ridge_conv2d_separable_forward(ridge_ctx *ctx, const ridge_conv2d_p
     int dw_act = dw_ep ? (int)dw_ep->act : 0, pw_act = pw_ep ? (int)pw_ep->act : 0;
     if (dw_act < 0 || dw_act > RIDGE_CONV_ACT_RELU || pw_act < 0 || pw_act > RIDGE_CONV_ACT_RELU)
         return ridge_error(RIDGE_EINVAL, "conv2d_separable: act is not a ridge_conv_act");
-    void *own = NULL; /* not the ctx arena: ridge_sgemm uses it */
     if (!workspace) {
-        workspace = own = ridge_malloc(ridge_conv2d_separable_workspace_size(dw, pw));
-        if (!own) return ridge_error(RIDGE_ENOMEM, "conv2d_separable: out of memory");
+        st = ridge_ctx_scratch(ctx, ridge_conv2d_separable_workspace_size(dw, pw), &workspace);
+        if (st) return st;
     }
-    float *bp = workspace;
-    for (int64_t c = 0; c < dw->d.c_out + 2 * dw->k->nr; c++)
-        bp[c] = dw_bias && c < dw->d.c_out ? dw_bias[c] : 0.0f;
-    st = conv_separable_forward(ctx, dw, pw, x, y, bp, dw_act, pw_bias, pw_act,
-                                pw_ep ? pw_ep->residual : NULL,
-                                (float *)((char *)workspace + ws_shared(dw)));
-    ridge_free(own);
-    return st;
+    float *dbp = workspace, *pbp = (float *)((char *)workspace + ws_shared(dw));
+    pad_bias(dw, dw_bias, dbp);
+    pad_bias(pw, pw_bias, pbp);
+    conv_separable_forward(ctx, dw, pw, x, y, dbp, dw_act, pbp, pw_act,
+                           pw_ep ? pw_ep->residual : NULL,
+                           (float *)((char *)pbp + ws_shared(pw)));
+    return RIDGE_OK;
 }
 
 ridge_status ridge_conv2d_fold_bn(int64_t c_out, int64_t per_out, float *w, float *bias,

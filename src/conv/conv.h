@@ -37,7 +37,7 @@ void conv_view_chan_table(const conv_view *v, int64_t c, ptrdiff_t *tab);
 void conv_zero_channel_padding(float *y, ridge_layout l, int64_t n, int64_t c, int64_t h,
                                int64_t w);
 
-/* ---- kernels ---------------------------------------------------------------------------------- */
+/* ---- kernels --------------------------------------------------------------------------------- */
 
 /* The register-tiled micro-kernel, run along a row of npix output pixels for NR output
  * channels. For pixel p and output channel j < NR:
@@ -118,7 +118,7 @@ typedef struct conv_wino_mats {
 } conv_wino_mats;
 const conv_wino_mats *conv_wino_mats_get(int m);
 
-/* ---- the plan --------------------------------------------------------------------------------- */
+/* ---- the plan -------------------------------------------------------------------------------- */
 
 struct ridge_conv2d_plan {
     ridge_conv2d_desc d;
@@ -157,11 +157,11 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
 ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w);
 /* The fused depthwise-separable block (NHWC): rows of depthwise output per strip, and the pass. */
 int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw);
-ridge_status conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
-                                    const ridge_conv2d_plan *pw, const float *x, float *y,
-                                    const float *dw_bias_padded, int dw_act,
-                                    const float *pw_bias, int pw_act, const float *res,
-                                    float *strip);
+/* Biases padded as ridge_conv2d_forward pads them. */
+void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
+                            const ridge_conv2d_plan *pw, const float *x, float *y,
+                            const float *dw_bias, int dw_act, const float *pw_bias, int pw_act,
+                            const float *res, float *strip);
 /* Whether algorithm a runs on ridge_sgemm for d (im2col and pointwise in NCHW and NHWC). */
 int conv_gemm_route(const ridge_conv2d_desc *d, ridge_conv_algo a);
 

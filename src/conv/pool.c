@@ -11,8 +11,10 @@ ridge_status ridge_pool2d_desc_check(const ridge_pool2d_desc *d, int64_t *oh, in
 {
     if (!d) return ridge_error(RIDGE_EINVAL, "pool2d: descriptor is NULL");
     if (d->kind != RIDGE_POOL_MAX && d->kind != RIDGE_POOL_AVG)
-        return ridge_error(RIDGE_EINVAL, "pool2d: kind = %d is not a ridge_pool_kind", (int)d->kind);
-    if (d->c < 1) return ridge_error(RIDGE_EINVAL, "pool2d: c = %lld, must be >= 1", (long long)d->c);
+        return ridge_error(RIDGE_EINVAL, "pool2d: kind = %d is not a ridge_pool_kind",
+                           (int)d->kind);
+    if (d->c < 1)
+        return ridge_error(RIDGE_EINVAL, "pool2d: c = %lld, must be >= 1", (long long)d->c);
     if (d->pad_top >= d->r || d->pad_bottom >= d->r || d->pad_left >= d->s ||
         d->pad_right >= d->s)
         return ridge_error(RIDGE_EINVAL, "pool2d: padding (t%lld b%lld l%lld r%lld) must be "
@@ -65,7 +67,8 @@ static void pool_rows(void *arg, size_t b, size_t e, int ith)
             for (int64_t cb = 0; cb < nblk; cb++) {
                 int64_t nc = d->c - cb * cblk < cblk ? d->c - cb * cblk : cblk;
                 /* the window origin may lie in the padding: only valid taps are addressed */
-                const ptrdiff_t xo = n * a->xv.sn + cb * a->xv.scb + ih0 * a->xv.sh + iw0 * a->xv.sw;
+                const ptrdiff_t xo =
+                    n * a->xv.sn + cb * a->xv.scb + ih0 * a->xv.sh + iw0 * a->xv.sw;
                 float *yp = a->y + n * a->yv.sn + cb * a->yv.scb + oh * a->yv.sh + ow * a->yv.sw;
                 float acc[64]; /* cblk <= 16 except NHWC: chunks of 64 channels */
                 for (int64_t c0 = 0; c0 < nc; c0 += 64) {
@@ -73,7 +76,8 @@ static void pool_rows(void *arg, size_t b, size_t e, int ith)
                     for (int64_t c = 0; c < m; c++) acc[c] = is_max ? -FLT_MAX : 0.0f;
                     for (int64_t r = r0; r < r1; r++)
                         for (int64_t s = s0; s < s1; s++) {
-                            const float *t = a->x + (xo + r * a->xv.sh + s * a->xv.sw + c0 * a->xv.sc);
+                            const float *t =
+                                a->x + (xo + r * a->xv.sh + s * a->xv.sw + c0 * a->xv.sc);
                             if (is_max)
                                 for (int64_t c = 0; c < m; c++)
                                     acc[c] = t[c * a->xv.sc] > acc[c] ? t[c * a->xv.sc] : acc[c];
