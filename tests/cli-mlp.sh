@@ -1,5 +1,5 @@
 #!/bin/sh
-# End-to-end `ridge train mlp` / `ridge eval mlp` on a 3000-image subset of Fashion-MNIST:
+# End-to-end `ridge train mlp` / `ridge eval mlp` on 2000-image subsets of Fashion-MNIST:
 # the loss must fall and the accuracy beat chance (10%) by far; --stop-after + --resume must
 # reproduce an uninterrupted run bit for bit, and 1 and 2 threads must train the same model;
 # bad inputs must fail with a message naming the problem and the right exit code. Exit 77
@@ -24,24 +24,25 @@ expect() {
     [ "$got" = "$rc" ] || fail "$* exited $got, expected $rc: $(cat "$T/err")"
     grep -q -- "$pat" "$T/err" || fail "$*: stderr lacks '$pat': $(cat "$T/err")"
 }
-train="$RIDGE train mlp --data $DATA --limit 3000 --epochs 3 --threads 2 --quiet"
+train="$RIDGE train mlp --data $DATA --limit 2000 --epochs 2 --threads 2 --quiet"
 
 $train --json --save "$T/a.ridge" >"$T/a.json" || fail "train exited $?"
 acc=$(sed 's/.*"test_accuracy": \([0-9.]*\), "saved".*/\1/' "$T/a.json")
 l1=$(sed 's/.*"epoch": 1, "train_loss": \([0-9.]*\).*/\1/' "$T/a.json")
-l3=$(sed 's/.*"epoch": 3, "train_loss": \([0-9.]*\).*/\1/' "$T/a.json")
-awk "BEGIN { exit !($acc > 70) }" || fail "test accuracy $acc% <= 70% (chance: 10%)"
-awk "BEGIN { exit !($l3 < 0.7 * $l1) }" || fail "train loss $l1 -> $l3 did not fall by 30%"
-echo "3 epochs on 3000 images: train loss $l1 -> $l3, test accuracy $acc%"
+l2=$(sed 's/.*"epoch": 2, "train_loss": \([0-9.]*\).*/\1/' "$T/a.json")
+awk "BEGIN { exit !($acc > 65) }" || fail "test accuracy $acc% <= 65% (chance: 10%)"
+awk "BEGIN { exit !($l2 < 0.7 * $l1) }" || fail "train loss $l1 -> $l2 did not fall by 30%"
+echo "2 epochs on 2000 images: train loss $l1 -> $l2, test accuracy $acc% on 2000"
 
 $train --save "$T/b.ridge" --stop-after 1 >/dev/null || fail "train --stop-after exited $?"
 $train --resume "$T/b.ridge" --save "$T/b.ridge" >/dev/null || fail "train --resume exited $?"
 cmp -s "$T/a.ridge" "$T/b.ridge" || fail "stop + resume differs from one uninterrupted run"
-$RIDGE train mlp --data "$DATA" --limit 3000 --epochs 3 --threads 1 --quiet --save "$T/c.ridge" \
+$RIDGE train mlp --data "$DATA" --limit 2000 --epochs 2 --threads 1 --quiet --save "$T/c.ridge" \
     >/dev/null || fail "train --threads 1 exited $?"
 cmp -s "$T/a.ridge" "$T/c.ridge" || fail "1 thread and 2 threads trained different models"
 
-$RIDGE eval mlp --model "$T/a.ridge" --data "$DATA" --json >"$T/e.json" || fail "eval exited $?"
+$RIDGE eval mlp --model "$T/a.ridge" --data "$DATA" --limit 2000 --json >"$T/e.json" ||
+    fail "eval exited $?"
 grep -q "\"accuracy\": $acc" "$T/e.json" || fail "eval accuracy differs from training's $acc"
 
 $RIDGE predict --model "$T/a.ridge" --data "$DATA" --index 0 --json >"$T/p.json" ||

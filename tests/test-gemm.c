@@ -390,6 +390,8 @@ static void test_bad_args(void)
     EXPECT_EINVAL(ridge_sgemm_ex(ctx, N, N, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2, &e), "act");
     e = (ridge_epilogue){.residual = a, .ldr = 1};
     EXPECT_EINVAL(ridge_sgemm_ex(ctx, N, N, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2, &e), "ldr (1)");
+    e = (ridge_epilogue){.residual = c, .ldr = 3};
+    EXPECT_EINVAL(ridge_sgemm_ex(ctx, N, N, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2, &e), "residual is c");
     ridge_sgemm_plan *plan = (ridge_sgemm_plan *)1;
     EXPECT_EINVAL(ridge_sgemm_plan_create(ctx, N, 4, 2, b, 3, &plan), "ldb (3) < n (4)");
     CHECK(plan == NULL);

@@ -18,8 +18,8 @@
  * - beta == 0 means "C is output only": C is never read (NaN or garbage in C does not leak).
  * - alpha == 0 or k == 0 means the product is not computed and A and B are not read (they may
  *   then be NULL); C becomes beta * C plus the epilogue.
- * - A, B (and bias, residual) must not overlap C, except residual == c with ldr == ldc (an
- *   in-place residual add, as in x = x + f(x)), which is allowed.
+ * - A, B (and bias, residual) must not overlap C, except residual == c with ldr == ldc (and,
+ *   batched, residual_stride == stride_c): an in-place residual add, as in x = x + f(x).
  * - No alignment is required of any pointer; 64-byte aligned rows are faster.
  * - The caller owns every buffer. Results are deterministic: the same bits for the same
  *   inputs, ISA and thread count (and, for a given ISA, independent of the thread count).
@@ -89,7 +89,9 @@ ridge_status ridge_sgemm_ex(ridge_ctx *ctx, ridge_trans trans_a, ridge_trans tra
 /* `batch` independent products: matrix i of A starts at a + i * stride_a, and so on (a
  * stride may be 0 to share one matrix, e.g. the weights; C strides must keep the outputs
  * disjoint). The epilogue's bias is shared by every product; the residual of product i is at
- * residual + i * epi->residual_stride. Attention's Q K^T and P V are this call. */
+ * residual + i * epi->residual_stride. Attention's Q K^T and P V are this call. Products too
+ * small to split among the threads run whole, several at once; the bits are the same as
+ * ridge_sgemm_ex on each product. */
 ridge_status ridge_sgemm_batched(ridge_ctx *ctx, ridge_trans trans_a, ridge_trans trans_b,
                                  size_t batch, size_t m, size_t n, size_t k,
                                  float alpha, const float *a, size_t lda, size_t stride_a,

@@ -24,7 +24,9 @@
  * packed (k-major NR-column panels, zero-padded, b_rs == NR) or read in place from a row-major
  * matrix (b_rs == ldb, masked loads on the last partial panel), which is the no-packing path
  * for small problems. After the k loop the epilogue (alpha, beta, bias, activation, residual)
- * runs on the accumulators before the single store, with masked stores on edge tiles. */
+ * runs on the accumulators before the single store, with masked stores on edge tiles.
+ * Packing transposes 8 x 8 blocks with 256-bit instructions in both ISAs (every AVX-512 CPU
+ * has AVX2), so that part is also exercised by the AVX2 tests. */
 #include <immintrin.h>
 #include <stddef.h>
 
@@ -114,25 +116,34 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
 }
 
 /* The MR x NR tile C[0:mr, 0:nr] from a packed A panel and B (packed or in place). */
+/* An edge tile of exactly R < MR rows: only R rows of FMAs (B is read the same way). */
+#define GEMM_SHORT_TILE(R)                                                                     \
+    do {                                                                                       \
+        vf accr[R][GEMM_NV];                                                                   \
+        if (nr == GEMM_NR || b_padded)                                                         \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 0);                      \
+        else                                                                                   \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 1);                      \
+        GEMM_FN(store_tile)(R, accr, c, ldc, mr, nr, t, 0);                                    \
+    } while (0)
+
 static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs, int b_padded,
                          float *c, size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t)
 {
-    vf acc[GEMM_MR][GEMM_NV];
     /* C is loaded and stored after the k loop: start bringing its lines in now */
     for (size_t r = 0; r < mr; r++) {
         _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
         _mm_prefetch((const char *)(c + r * ldc + GEMM_NR - 1), _MM_HINT_T0);
     }
-    if (mr == 1) {
-        /* a single row (m == 1 with a packed B, or the last row of an edge) */
-        vf acc1[1][GEMM_NV];
-        if (nr == GEMM_NR || b_padded)
-            GEMM_FN(tile_core)(1, GEMM_MR, acc1, kc, ap, b, b_rs, nr, 0);
-        else
-            GEMM_FN(tile_core)(1, GEMM_MR, acc1, kc, ap, b, b_rs, nr, 1);
-        GEMM_FN(store_tile)(1, acc1, c, ldc, mr, nr, t, 0);
-        return;
+    /* Short edge tiles (m == 1 with a plan, the last rows of m): fewer FMAs than a full tile */
+    switch (mr) {
+    case 1: GEMM_SHORT_TILE(1); return;
+    case 2: GEMM_SHORT_TILE(2); return;
+    case 3: GEMM_SHORT_TILE(3); return;
+    case 4: GEMM_SHORT_TILE(4); return;
+    default: break;
     }
+    vf acc[GEMM_MR][GEMM_NV];
     if (nr == GEMM_NR || b_padded)
         GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 0);
     else
@@ -140,30 +151,9 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
     if (mr == GEMM_MR && nr == GEMM_NR) GEMM_FN(store_tile)(GEMM_MR, acc, c, ldc, mr, nr, t, 1);
     else GEMM_FN(store_tile)(GEMM_MR, acc, c, ldc, mr, nr, t, 0);
 }
+#undef GEMM_SHORT_TILE
 
 /* ---- packing ------------------------------------------------------------------------------- */
-
-/* A (mc x kc, element (i, p) at a[i * rs + p * cs]) into MR-row panels, each kc x MR k-major,
- * the rows past mc zero. */
-static void GEMM_FN(pack_a)(size_t mc, size_t kc, const float *a, size_t rs, size_t cs,
-                            float *ap)
-{
-    for (size_t i = 0; i < mc; i += GEMM_MR, ap += GEMM_MR * kc) {
-        size_t mr = RIDGE_MIN((size_t)GEMM_MR, mc - i);
-        const float *ai = a + i * rs;
-        if (mr == GEMM_MR && cs == 1) {
-            for (size_t p = 0; p < kc; p++)
-                for (int r = 0; r < GEMM_MR; r++) ap[p * GEMM_MR + r] = ai[r * rs + p];
-        } else if (mr == GEMM_MR && rs == 1) {
-            for (size_t p = 0; p < kc; p++)
-                for (int r = 0; r < GEMM_MR; r++) ap[p * GEMM_MR + r] = ai[p * cs + r];
-        } else {
-            for (size_t p = 0; p < kc; p++)
-                for (size_t r = 0; r < GEMM_MR; r++)
-                    ap[p * GEMM_MR + r] = r < mr ? ai[r * rs + p * cs] : 0.0f;
-        }
-    }
-}
 
 /* dst[q * ldd + r] = src[r * lds + q] for an 8 x 8 block (256-bit: AVX-512 CPUs have AVX2). */
 GEMM_INLINE void GEMM_FN(transpose8x8)(const float *src, size_t lds, float *dst, size_t ldd)
@@ -188,6 +178,45 @@ GEMM_INLINE void GEMM_FN(transpose8x8)(const float *src, size_t lds, float *dst,
     _mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(s1, s5, 0x31));
     _mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(s2, s6, 0x31));
     _mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
+/* A (mc x kc, element (i, p) at a[i * rs + p * cs]) into MR-row panels, each kc x MR k-major,
+ * the rows past mc zero. */
+static void GEMM_FN(pack_a)(size_t mc, size_t kc, const float *a, size_t rs, size_t cs,
+                            float *ap)
+{
+    for (size_t i = 0; i < mc; i += GEMM_MR, ap += GEMM_MR * kc) {
+        size_t mr = RIDGE_MIN((size_t)GEMM_MR, mc - i);
+        const float *ai = a + i * rs;
+        if (mr == GEMM_MR && cs == 1) {
+            /* rows contiguous in p: 8 x 8 transposes of groups of up to 8 rows, each k's
+             * group written as 8 floats at ap[p * MR + r0]. A partial group (g < 8 rows)
+             * spills 8 - g floats into the next k's first rows: so partial groups go first
+             * and full ones overwrite the spill, and k runs upwards (the last spill lands in
+             * the next panel or the buffer's slack of MR * kc floats, rewritten later). */
+            size_t p = 0;
+            for (; p + 8 <= kc; p += 8) {
+                const int g0 = GEMM_MR % 8; /* rows in the partial group, at the end */
+                if (g0) {
+                    float blk[8][8] = {{0}};
+                    for (int r = 0; r < g0; r++)
+                        _mm256_storeu_ps(blk[r], _mm256_loadu_ps(ai + (GEMM_MR - g0 + r) * rs + p));
+                    GEMM_FN(transpose8x8)(&blk[0][0], 8, ap + p * GEMM_MR + GEMM_MR - g0, GEMM_MR);
+                }
+                for (int r0 = 0; r0 + 8 <= GEMM_MR; r0 += 8)
+                    GEMM_FN(transpose8x8)(ai + r0 * rs + p, rs, ap + p * GEMM_MR + r0, GEMM_MR);
+            }
+            for (; p < kc; p++)
+                for (int r = 0; r < GEMM_MR; r++) ap[p * GEMM_MR + r] = ai[r * rs + p];
+        } else if (mr == GEMM_MR && rs == 1) {
+            for (size_t p = 0; p < kc; p++)
+                for (int r = 0; r < GEMM_MR; r++) ap[p * GEMM_MR + r] = ai[p * cs + r];
+        } else {
+            for (size_t p = 0; p < kc; p++)
+                for (size_t r = 0; r < GEMM_MR; r++)
+                    ap[p * GEMM_MR + r] = r < mr ? ai[r * rs + p * cs] : 0.0f;
+        }
+    }
 }
 
 /* B (kc x nc, element (p, j) at b[p * rs + j * cs]) into NR-column panels, each kc x NR

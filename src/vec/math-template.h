@@ -83,14 +83,14 @@ static inline rv_f RV_FN(exp_ext)(rv_f x, rv_f xlo)
 
 static inline rv_f RV_FN(exp)(rv_f x) { return RV_FN(exp_ext)(x, rv_zero()); }
 
-static inline rv_f RV_FN(log)(rv_f x)
+/* log of x = m 2^(e + eadj) for positive normal x (eadj: the exponent's correction when x was
+ * scaled from a subnormal) */
+static inline rv_f RV_FN(log_core)(rv_f x, rv_f eadj)
 {
     const rv_f one = RV_C(1.0f), zero = rv_zero();
-    rv_m tiny = rv_cmp(x, RV_C(0x1p-126f), _CMP_LT_OQ);
-    rv_f xs = rv_sel(tiny, rv_mul(x, RV_C(0x1p23f)), x);
-    rv_i bits = rv_asi(xs);
+    rv_i bits = rv_asi(x);
     rv_f e = rv_cvtf(rv_isub(rv_srli(bits, 23), rv_set1i(126))); /* x = m 2^e, m in [1/2, 1) */
-    e = rv_sub(e, rv_sel(tiny, RV_C(23.0f), zero));
+    e = rv_add(e, eadj);
     rv_f m = rv_asf(rv_ior(rv_iand(bits, rv_set1i(0x007fffff)), rv_set1i(0x3f000000)));
     rv_m lo = rv_cmp(m, RV_C(0.707106781186547524f), _CMP_LT_OQ);
     e = rv_sub(e, rv_sel(lo, one, zero));
@@ -108,7 +108,19 @@ static inline rv_f RV_FN(log)(rv_f x)
     y = rv_mul(rv_mul(y, f), z);
     y = rv_fma(e, RV_C(-2.12194440e-4f), y);
     y = rv_fma(z, RV_C(-0.5f), y);
-    rv_f res = rv_fma(e, RV_C(0.693359375f), rv_add(f, y));
+    return rv_fma(e, RV_C(0.693359375f), rv_add(f, y));
+}
+
+static inline rv_f RV_FN(log)(rv_f x)
+{
+    /* the common case, every lane a positive normal finite float, skips the special cases */
+    rv_m special = rv_mor(rv_cmp(x, RV_C(0x1p-126f), _CMP_NGE_UQ),
+                          rv_cmp(x, RV_C(INFINITY), _CMP_EQ_OQ)); /* < FLT_MIN, NaN, +Inf */
+    if (!rv_any(special)) return RV_FN(log_core)(x, rv_zero());
+    const rv_f zero = rv_zero();
+    rv_m tiny = rv_cmp(x, RV_C(0x1p-126f), _CMP_LT_OQ);
+    rv_f xs = rv_sel(tiny, rv_mul(x, RV_C(0x1p23f)), x);
+    rv_f res = RV_FN(log_core)(xs, rv_sel(tiny, RV_C(-23.0f), zero));
     res = rv_sel(rv_cmp(x, zero, _CMP_EQ_OQ), RV_C(-INFINITY), res);
     res = rv_sel(rv_cmp(x, RV_C(INFINITY), _CMP_EQ_OQ), x, res);
     return rv_sel(rv_cmp(x, zero, _CMP_NGE_UQ), RV_C(NAN), res); /* x < 0 or NaN */

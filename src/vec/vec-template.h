@@ -8,9 +8,12 @@
  * to cover the 3-cycle add latency at 2 loads per cycle. min/max use 4 accumulators; NaN is
  * detected with one unordered compare per pair of vectors, and the first NaN is then
  * returned; spans shorter than a vector run a scalar loop, longer ones finish with an
- * overlapping last vector (min/max/find are idempotent). Integer sums are exact: int32 as 16-bit
- * halves in 32-bit lanes (flushed every 2^15 vectors), int64 as 32-bit halves in 64-bit lanes.
- * Elementwise kernels: 2 vectors per iteration, scalar tails (the same IEEE operations).
+ * overlapping last vector (min/max/find are idempotent). Integer sums are exact: int32 as a
+ * wrapped sum plus the exact sum of the high 16-bit halves in 32-bit lanes (flushed every 2^15
+ * vectors), int64 and int32 products as 32-bit halves in 64-bit lanes.
+ * Elementwise kernels: 2 vectors per iteration and an overlapping last vector whose inputs are
+ * loaded first (so in place works); spans shorter than a vector are scalar (the same IEEE
+ * operations, so the same results).
  * Activations: the math of math-template.h, masked loads/stores for the tail so that every
  * element gets exactly the same computation wherever it sits. */
 #ifndef RV_TABLE
@@ -26,47 +29,58 @@ _Static_assert(NACC_F64 == 8 || NACC_F64 == 4, "LANE_SUM handles 4 or 8 accumula
 
 /* ---- float / double sums in the fixed lane scheme ------------------------------------------ */
 
-/* how many of the W elements at offset o exist (0..W) */
+/* how many of the W elements at offset o exist (0..W), and where to point the masked load
+ * (never past the end, so no pointer beyond the array is formed even for an empty mask) */
+static inline size_t tail_off(size_t n, size_t o) { return o < n ? o : n; }
 static inline size_t tail_count(size_t n, size_t o, size_t w)
 {
     size_t c = o < n ? n - o : 0;
     return c < w ? c : w;
 }
 
+/* the masked step of the W elements at offset o: those of them that exist */
+#define LANE_TAIL(tailstep, a, o, W) tailstep(a, tail_off(n, o), tail_count(n, o, W))
+
 /* LANES/W accumulators (NACC = 8 or 4), named a0..a7 so they stay in registers: the loop
  * body, the tail and the pairwise fold of one sum kernel. The tail (< LANES elements) is a
  * masked load per accumulator, with empty masks past the end and no branch. step(acc, o) adds
  * the W elements at o; tailstep(acc, o, c) the first c of them. */
-#define LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce)                           \
-    VT a0 = zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;              \
-    if (n <= 2 * W) {                                                                           \
-        /* the full fold adds +0 to a0 and a1 (turning -0 into +0) and then sums them: the   \
-         * same as (a0 + a1) + 0, with a shorter dependency chain for short spans */         \
-        a0 = tailstep(a0, 0, tail_count(n, 0, W));                                              \
-        a1 = tailstep(a1, W, tail_count(n, W, W));                                              \
-        return reduce(add(add(a0, a1), zero()));                                                \
-    }                                                                                           \
-    size_t i = 0;                                                                               \
-    for (; i + LANES <= n; i += LANES) {                                                        \
-        a0 = step(a0, i), a1 = step(a1, i + W), a2 = step(a2, i + 2 * W);                       \
-        a3 = step(a3, i + 3 * W);                                                               \
-        if (NACC == 8) {                                                                        \
-            a4 = step(a4, i + 4 * W), a5 = step(a5, i + 5 * W), a6 = step(a6, i + 6 * W);       \
-            a7 = step(a7, i + 7 * W);                                                           \
-        }                                                                                       \
-    }                                                                                           \
-    a0 = tailstep(a0, i, tail_count(n, i, W));                                                  \
-    a1 = tailstep(a1, i + W, tail_count(n, i + W, W));                                          \
-    a2 = tailstep(a2, i + 2 * W, tail_count(n, i + 2 * W, W));                                  \
-    a3 = tailstep(a3, i + 3 * W, tail_count(n, i + 3 * W, W));                                  \
-    if (NACC == 8) {                                                                            \
-        a4 = tailstep(a4, i + 4 * W, tail_count(n, i + 4 * W, W));                              \
-        a5 = tailstep(a5, i + 5 * W, tail_count(n, i + 5 * W, W));                              \
-        a6 = tailstep(a6, i + 6 * W, tail_count(n, i + 6 * W, W));                              \
-        a7 = tailstep(a7, i + 7 * W, tail_count(n, i + 7 * W, W));                              \
-        a0 = add(a0, a4), a1 = add(a1, a5), a2 = add(a2, a6), a3 = add(a3, a7);                 \
-    }                                                                                           \
-    a0 = add(a0, a2), a1 = add(a1, a3);                                                         \
+#define LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce)                            \
+    VT a0 = zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;                 \
+    if (n <= 2 * W) {                                                                              \
+        /* the full fold adds +0 to a0 and a1 (turning -0 into +0) and then sums them: the      \
+         * same as (a0 + a1) + 0, with a shorter dependency chain for short spans */               \
+        a0 = LANE_TAIL(tailstep, a0, 0, W);                                                        \
+        a1 = LANE_TAIL(tailstep, a1, W, W);                                                        \
+        return reduce(add(add(a0, a1), zero()));                                                   \
+    }                                                                                              \
+    if (NACC == 8 && n <= 4 * W) { /* likewise ((a0 + a2) + (a1 + a3)) + 0 */                      \
+        a0 = tailstep(a0, 0, W), a1 = tailstep(a1, W, W);                                          \
+        a2 = LANE_TAIL(tailstep, a2, 2 * W, W);                                                    \
+        a3 = LANE_TAIL(tailstep, a3, 3 * W, W);                                                    \
+        return reduce(add(add(add(a0, a2), add(a1, a3)), zero()));                                 \
+    }                                                                                              \
+    size_t i = 0;                                                                                  \
+    for (; i + LANES <= n; i += LANES) {                                                           \
+        a0 = step(a0, i), a1 = step(a1, i + W), a2 = step(a2, i + 2 * W);                          \
+        a3 = step(a3, i + 3 * W);                                                                  \
+        if (NACC == 8) {                                                                           \
+            a4 = step(a4, i + 4 * W), a5 = step(a5, i + 5 * W), a6 = step(a6, i + 6 * W);          \
+            a7 = step(a7, i + 7 * W);                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    a0 = LANE_TAIL(tailstep, a0, i, W);                                                            \
+    a1 = LANE_TAIL(tailstep, a1, i + W, W);                                                        \
+    a2 = LANE_TAIL(tailstep, a2, i + 2 * W, W);                                                    \
+    a3 = LANE_TAIL(tailstep, a3, i + 3 * W, W);                                                    \
+    if (NACC == 8) {                                                                               \
+        a4 = LANE_TAIL(tailstep, a4, i + 4 * W, W);                                                \
+        a5 = LANE_TAIL(tailstep, a5, i + 5 * W, W);                                                \
+        a6 = LANE_TAIL(tailstep, a6, i + 6 * W, W);                                                \
+        a7 = LANE_TAIL(tailstep, a7, i + 7 * W, W);                                                \
+        a0 = add(a0, a4), a1 = add(a1, a5), a2 = add(a2, a6), a3 = add(a3, a7);                    \
+    }                                                                                              \
+    a0 = add(a0, a2), a1 = add(a1, a3);                                                            \
     return reduce(add(a0, a1))
 
 #define SUM_F32(a, o) rv_add(a, rv_load(x + (o)))
@@ -104,31 +118,36 @@ static double dot_f64(const double *x, const double *y, size_t n)
 
 /* ---- exact integer sums --------------------------------------------------------------------- */
 
-/* int32: x = hi 2^16 + lo, lo in [0, 2^16), hi in [-2^15, 2^15); 32-bit lanes of each hold
- * 2^15 of them safely (2 accumulators each, so a flush every 2^15 vectors per accumulator). */
+/* int32: x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane
+ * keeps the exact sum of hi (c of them, c <= 2^15: |sum| <= 2^30) and the wrapped sum of x;
+ * then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^31). Three
+ * operations per vector. */
 static ridge_i128 sum_i32(const int32_t *x, size_t n)
 {
+    if (n < 4 * RV_W) { /* short: int64 cannot overflow below 2^32 elements */
+        int64_t s = 0;
+        for (size_t i = 0; i < n; i++) s += x[i];
+        return s;
+    }
     ridge_i128 total = 0;
-    const rv_i lomask = rv_set1i(0xffff);
     size_t i = 0;
     while (i + 2 * RV_W <= n) {
-        rv_i lo0 = ri_zero(), hi0 = ri_zero(), lo1 = ri_zero(), hi1 = ri_zero();
+        rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
         size_t end = n - (n - i) % (2 * RV_W), cap = i + ((size_t)1 << 15) * 2 * RV_W;
         if (end > cap) end = cap;
         for (; i < end; i += 2 * RV_W) {
             rv_i a = ri_load(x + i), b = ri_load(x + i + RV_W);
-            lo0 = ri_add32(lo0, rv_iand(a, lomask));
-            hi0 = ri_add32(hi0, rv_srai(a, 16));
-            lo1 = ri_add32(lo1, rv_iand(b, lomask));
-            hi1 = ri_add32(hi1, rv_srai(b, 16));
+            w0 = ri_add32(w0, a), h0 = ri_add32(h0, rv_srai(a, 16));
+            w1 = ri_add32(w1, b), h1 = ri_add32(h1, rv_srai(b, 16));
         }
-        int32_t l0[RV_W], h0[RV_W], l1[RV_W], h1[RV_W];
-        ri_store(l0, lo0), ri_store(h0, hi0), ri_store(l1, lo1), ri_store(h1, hi1);
-        int64_t lo = 0, hi = 0;
-        for (int j = 0; j < RV_W; j++) {
-            lo += (int64_t)(uint32_t)l0[j] + (uint32_t)l1[j];
-            hi += (int64_t)h0[j] + h1[j];
-        }
+        int32_t tw[2][RV_W], th[2][RV_W];
+        ri_store(tw[0], w0), ri_store(th[0], h0), ri_store(tw[1], w1), ri_store(th[1], h1);
+        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^35, lo < 2^36 */
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < RV_W; j++) {
+                hi += th[k][j];
+                lo += (uint32_t)tw[k][j] - ((uint32_t)th[k][j] << 16);
+            }
         total += (ridge_i128)hi * 65536 + lo;
     }
     for (; i < n; i++) total += x[i];
@@ -139,6 +158,10 @@ static ridge_i128 sum_i32(const int32_t *x, size_t n)
 static ridge_i128 sum_i64(const int64_t *x, size_t n)
 {
     ridge_i128 total = 0;
+    if (n < 4 * RL_W) {
+        for (size_t i = 0; i < n; i++) total += x[i];
+        return total;
+    }
     const rv_i lomask = rl_set1(0xffffffff);
     size_t i = 0;
     while (i + 2 * RL_W <= n) {
@@ -155,7 +178,7 @@ static ridge_i128 sum_i64(const int64_t *x, size_t n)
         int64_t l0[RL_W], h0[RL_W], l1[RL_W], h1[RL_W];
         ri_store(l0, lo0), ri_store(h0, hi0), ri_store(l1, lo1), ri_store(h1, hi1);
         for (int j = 0; j < RL_W; j++)
-            total += ((ridge_i128)h0[j] + h1[j]) * ((ridge_i128)1 << 32) + (ridge_i128)l0[j] + l1[j];
+            total += ((ridge_i128)h0[j] + h1[j]) * ((ridge_i128)1 << 32) + l0[j] + l1[j];
     }
     for (; i < n; i++) total += x[i];
     return total;
@@ -190,38 +213,43 @@ static ridge_i128 dot_i32(const int32_t *x, const int32_t *y, size_t n)
 static size_t find_f32(const float *x, size_t n, float v);
 static size_t find_f64(const double *x, size_t n, double v);
 
-#define FMINMAX(name, T, W, vt, load, op, cmp, mor, mbits, reduce, findfn, sop)                  \
-    static T name(const T *x, size_t n)                                                         \
-    {                                                                                           \
-        if (n < W) {                                                                            \
-            T m = x[0];                                                                         \
-            for (size_t i = 0; i < n; i++) {                                                    \
-                if (x[i] != x[i]) return x[i];                                                  \
-                if (x[i] sop m) m = x[i];                                                       \
-            }                                                                                   \
-            return m;                                                                           \
-        }                                                                                       \
-        vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                             \
-        unsigned nan = mbits(cmp(m0, m0, _CMP_UNORD_Q));                                        \
-        size_t i = 0;                                                                           \
-        for (; i + 4 * W <= n; i += 4 * W) {                                                    \
-            vt a = load(x + i), b = load(x + i + W), c = load(x + i + 2 * W),                   \
-               d = load(x + i + 3 * W);                                                         \
-            m0 = op(m0, a), m1 = op(m1, b), m2 = op(m2, c), m3 = op(m3, d);                     \
-            nan |= mbits(mor(cmp(a, b, _CMP_UNORD_Q), cmp(c, d, _CMP_UNORD_Q)));                \
-        }                                                                                       \
-        for (; i + W <= n; i += W) {                                                            \
-            vt a = load(x + i);                                                                 \
-            m0 = op(m0, a);                                                                     \
-            nan |= mbits(cmp(a, a, _CMP_UNORD_Q));                                              \
-        }                                                                                       \
-        if (i < n) {                                                                            \
-            vt a = load(x + n - W);                                                             \
-            m1 = op(m1, a);                                                                     \
-            nan |= mbits(cmp(a, a, _CMP_UNORD_Q));                                              \
-        }                                                                                       \
-        if (nan) return x[findfn(x, n, (T)NAN)];                                                \
-        return reduce(op(op(m0, m1), op(m2, m3)));                                              \
+#define FMINMAX(name, T, W, vt, load, op, cmp, mor, mbits, reduce, findfn, sop)                    \
+    static T name(const T *x, size_t n)                                                            \
+    {                                                                                              \
+        if (n < W) {                                                                               \
+            T m = x[0];                                                                            \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                if (x[i] != x[i]) return x[i];                                                     \
+                if (x[i] sop m) m = x[i];                                                          \
+            }                                                                                      \
+            return m;                                                                              \
+        }                                                                                          \
+        if (n <= 2 * W) { /* two overlapping vectors cover it */                                   \
+            vt a = load(x), b = load(x + n - W);                                                   \
+            if (mbits(cmp(a, b, _CMP_UNORD_Q))) return x[findfn(x, n, (T)NAN)];                    \
+            return reduce(op(a, b));                                                               \
+        }                                                                                          \
+        vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                                \
+        unsigned nan = mbits(cmp(m0, m0, _CMP_UNORD_Q));                                           \
+        size_t i = 0;                                                                              \
+        for (; i + 4 * W <= n; i += 4 * W) {                                                       \
+            vt a = load(x + i), b = load(x + i + W), c = load(x + i + 2 * W),                      \
+               d = load(x + i + 3 * W);                                                            \
+            m0 = op(m0, a), m1 = op(m1, b), m2 = op(m2, c), m3 = op(m3, d);                        \
+            nan |= mbits(mor(cmp(a, b, _CMP_UNORD_Q), cmp(c, d, _CMP_UNORD_Q)));                   \
+        }                                                                                          \
+        for (; i + W <= n; i += W) {                                                               \
+            vt a = load(x + i);                                                                    \
+            m0 = op(m0, a);                                                                        \
+            nan |= mbits(cmp(a, a, _CMP_UNORD_Q));                                                 \
+        }                                                                                          \
+        if (i < n) {                                                                               \
+            vt a = load(x + n - W);                                                                \
+            m1 = op(m1, a);                                                                        \
+            nan |= mbits(cmp(a, a, _CMP_UNORD_Q));                                                 \
+        }                                                                                          \
+        if (nan) return x[findfn(x, n, (T)NAN)];                                                   \
+        return reduce(op(op(m0, m1), op(m2, m3)));                                                 \
     }
 FMINMAX(min_f32, float, RV_W, rv_f, rv_load, rv_min, rv_cmp, rv_mor, rv_mbits, rv_reduce_min,
         find_f32, <)
@@ -232,28 +260,28 @@ FMINMAX(min_f64, double, RD_W, rd_f, rd_load, rd_min, rd_cmp, rd_mor, rd_mbits, 
 FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, rd_cmp, rd_mor, rd_mbits, rd_reduce_max,
         find_f64, >)
 
-#define IMINMAX(name, T, W, op, sop)                                                            \
-    static T name(const T *x, size_t n)                                                         \
-    {                                                                                           \
-        T m = x[0];                                                                             \
-        if (n >= W) {                                                                           \
-            rv_i m0 = ri_load(x), m1 = m0, m2 = m0, m3 = m0;                                    \
-            size_t i = 0;                                                                       \
-            for (; i + 4 * W <= n; i += 4 * W) {                                                \
-                m0 = op(m0, ri_load(x + i)), m1 = op(m1, ri_load(x + i + W));                   \
-                m2 = op(m2, ri_load(x + i + 2 * W)), m3 = op(m3, ri_load(x + i + 3 * W));       \
-            }                                                                                   \
-            for (; i + W <= n; i += W) m0 = op(m0, ri_load(x + i));                             \
-            m1 = op(m1, ri_load(x + n - W));                                                    \
-            T t[W];                                                                             \
-            ri_store(t, op(op(m0, m1), op(m2, m3)));                                            \
-            for (int j = 0; j < W; j++)                                                         \
-                if (t[j] sop m) m = t[j];                                                       \
-            return m;                                                                           \
-        }                                                                                       \
-        for (size_t i = 1; i < n; i++)                                                          \
-            if (x[i] sop m) m = x[i];                                                           \
-        return m;                                                                               \
+#define IMINMAX(name, T, W, op, sop)                                                               \
+    static T name(const T *x, size_t n)                                                            \
+    {                                                                                              \
+        T m = x[0];                                                                                \
+        if (n >= W) {                                                                              \
+            rv_i m0 = ri_load(x), m1 = m0, m2 = m0, m3 = m0;                                       \
+            size_t i = 0;                                                                          \
+            for (; i + 4 * W <= n; i += 4 * W) {                                                   \
+                m0 = op(m0, ri_load(x + i)), m1 = op(m1, ri_load(x + i + W));                      \
+                m2 = op(m2, ri_load(x + i + 2 * W)), m3 = op(m3, ri_load(x + i + 3 * W));          \
+            }                                                                                      \
+            for (; i + W <= n; i += W) m0 = op(m0, ri_load(x + i));                                \
+            m1 = op(m1, ri_load(x + n - W));                                                       \
+            T t[W];                                                                                \
+            ri_store(t, op(op(m0, m1), op(m2, m3)));                                               \
+            for (int j = 0; j < W; j++)                                                            \
+                if (t[j] sop m) m = t[j];                                                          \
+            return m;                                                                              \
+        }                                                                                          \
+        for (size_t i = 1; i < n; i++)                                                             \
+            if (x[i] sop m) m = x[i];                                                              \
+        return m;                                                                                  \
     }
 IMINMAX(min_i32, int32_t, RV_W, ri_min32, <)
 IMINMAX(max_i32, int32_t, RV_W, ri_max32, >)
@@ -264,21 +292,21 @@ IMINMAX(max_i64, int64_t, RL_W, rl_max, >)
 
 /* bits(p) gives the match bits of the W elements at p; scans forward, then the overlapping
  * last vector; spans shorter than a vector are scalar. */
-#define FIND_BODY(W, bits, scalar_eq)                                                           \
-    size_t i = 0;                                                                               \
-    if (n >= W) {                                                                               \
-        for (; i + W <= n; i += W) {                                                            \
-            unsigned b_ = bits(x + i);                                                          \
-            if (b_) return i + (size_t)__builtin_ctz(b_);                                       \
-        }                                                                                       \
-        if (i < n) {                                                                            \
-            unsigned b_ = bits(x + n - W);                                                      \
-            if (b_) return n - W + (size_t)__builtin_ctz(b_);                                   \
-        }                                                                                       \
-        return n;                                                                               \
-    }                                                                                           \
-    for (; i < n; i++)                                                                          \
-        if (scalar_eq) return i;                                                                \
+#define FIND_BODY(W, bits, scalar_eq)                                                              \
+    size_t i = 0;                                                                                  \
+    if (n >= W) {                                                                                  \
+        for (; i + W <= n; i += W) {                                                               \
+            unsigned b_ = bits(x + i);                                                             \
+            if (b_) return i + (size_t)__builtin_ctz(b_);                                          \
+        }                                                                                          \
+        if (i < n) {                                                                               \
+            unsigned b_ = bits(x + n - W);                                                         \
+            if (b_) return n - W + (size_t)__builtin_ctz(b_);                                      \
+        }                                                                                          \
+        return n;                                                                                  \
+    }                                                                                              \
+    for (; i < n; i++)                                                                             \
+        if (scalar_eq) return i;                                                                   \
     return n
 
 static size_t find_f32(const float *x, size_t n, float v)
@@ -325,89 +353,94 @@ static size_t find_i64(const int64_t *x, size_t n, int64_t v)
 
 /* ---- elementwise ---------------------------------------------------------------------------- */
 
-/* out[i] = VEXPR / SEXPR over i, with a, b, c the i-th vectors / scalars of the inputs */
-#define EW_KERNEL(VEXPR, SEXPR)                                                                 \
-    size_t i = 0;                                                                               \
-    for (; i + 2 * RV_W <= n; i += 2 * RV_W) {                                                  \
-        rv_f r0, r1;                                                                            \
-        {                                                                                       \
-            size_t o = i;                                                                       \
-            r0 = VEXPR;                                                                         \
-        }                                                                                       \
-        {                                                                                       \
-            size_t o = i + RV_W;                                                                \
-            r1 = VEXPR;                                                                         \
-        }                                                                                       \
-        rv_store(out + i, r0);                                                                  \
-        rv_store(out + i + RV_W, r1);                                                           \
-    }                                                                                           \
-    for (; i + RV_W <= n; i += RV_W) {                                                          \
-        size_t o = i;                                                                           \
-        rv_store(out + i, VEXPR);                                                               \
-    }                                                                                           \
-    for (; i < n; i++) out[i] = SEXPR
+/* out[i] = VF(a, b, c) on the vectors of A, B, C at i (SF: the same on scalars, for spans
+ * shorter than a vector). No scalar tail: the last vector is computed at n - W, overlapping;
+ * its inputs are loaded before anything is stored, so the result is right in place too
+ * (out == A), and the overlapped elements are stored twice with the same value. */
+#define EW_KERNEL(VF, SF, A, B, C)                                                                 \
+    if (n < RV_W) {                                                                                \
+        for (size_t i = 0; i < n; i++) out[i] = SF;                                                \
+        return;                                                                                    \
+    }                                                                                              \
+    const size_t last = n - RV_W;                                                                  \
+    const rv_f la = rv_load(A + last), lb = rv_load(B + last), lc = rv_load(C + last);             \
+    (void)lb, (void)lc;                                                                            \
+    size_t i = 0;                                                                                  \
+    for (; i + 2 * RV_W <= n; i += 2 * RV_W) {                                                     \
+        rv_f r0 = VF(rv_load(A + i), rv_load(B + i), rv_load(C + i));                              \
+        rv_f r1 = VF(rv_load(A + i + RV_W), rv_load(B + i + RV_W), rv_load(C + i + RV_W));         \
+        rv_store(out + i, r0);                                                                     \
+        rv_store(out + i + RV_W, r1);                                                              \
+    }                                                                                              \
+    if (i + RV_W <= n) rv_store(out + i, VF(rv_load(A + i), rv_load(B + i), rv_load(C + i)));      \
+    rv_store(out + last, VF(la, lb, lc))
+
+#define V_ADD(a, b, c) rv_add(a, b)
+#define V_SUB(a, b, c) rv_sub(a, b)
+#define V_MUL(a, b, c) rv_mul(a, b)
+#define V_SCALE(a, b, c) rv_mul(va, a)
+#define V_AXPY(a, b, c) rv_fma(va, a, b)
+#define V_FMA(a, b, c) rv_fma(a, b, c)
+#define V_CLAMP(a, b, c) rv_min(vhi, rv_max(vlo, a)) /* keeps a NaN (see the mapping) */
 
 static void add_f32(float *out, const float *x, const float *y, size_t n)
 {
-    EW_KERNEL(rv_add(rv_load(x + o), rv_load(y + o)), x[i] + y[i]);
+    EW_KERNEL(V_ADD, x[i] + y[i], x, y, y);
 }
 static void sub_f32(float *out, const float *x, const float *y, size_t n)
 {
-    EW_KERNEL(rv_sub(rv_load(x + o), rv_load(y + o)), x[i] - y[i]);
+    EW_KERNEL(V_SUB, x[i] - y[i], x, y, y);
 }
 static void mul_f32(float *out, const float *x, const float *y, size_t n)
 {
-    EW_KERNEL(rv_mul(rv_load(x + o), rv_load(y + o)), x[i] * y[i]);
+    EW_KERNEL(V_MUL, x[i] * y[i], x, y, y);
 }
 static void scale_f32(float *out, const float *x, float a, size_t n)
 {
     rv_f va = rv_set1(a);
-    EW_KERNEL(rv_mul(va, rv_load(x + o)), a * x[i]);
+    EW_KERNEL(V_SCALE, a * x[i], x, x, x);
 }
 static void axpy_f32(float *out, float a, const float *x, size_t n)
 {
     rv_f va = rv_set1(a);
-    EW_KERNEL(rv_fma(va, rv_load(x + o), rv_load(out + o)), __builtin_fmaf(a, x[i], out[i]));
+    EW_KERNEL(V_AXPY, __builtin_fmaf(a, x[i], out[i]), x, out, out);
 }
 static void fma_f32(float *out, const float *x, const float *y, const float *z, size_t n)
 {
-    EW_KERNEL(rv_fma(rv_load(x + o), rv_load(y + o), rv_load(z + o)),
-              __builtin_fmaf(x[i], y[i], z[i]));
+    EW_KERNEL(V_FMA, __builtin_fmaf(x[i], y[i], z[i]), x, y, z);
 }
 static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
 {
-    /* rv_max(lo, x) keeps a NaN x (see the mapping), and so does rv_min(hi, .) */
     rv_f vlo = rv_set1(lo), vhi = rv_set1(hi);
-    EW_KERNEL(rv_min(vhi, rv_max(vlo, rv_load(x + o))),
-              x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i]);
+    EW_KERNEL(V_CLAMP, x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i], x, x, x);
 }
 
 /* ---- activations ---------------------------------------------------------------------------- */
 
 /* y = F(x) with F a vector function of (x, va); the tail through masked loads and stores */
-#define ACT_FWD(name, F)                                                                        \
-    static void act_##name(float *y, const float *x, size_t n, float alpha)                     \
-    {                                                                                           \
-        rv_f va = rv_set1(alpha);                                                               \
-        (void)va;                                                                               \
-        size_t i = 0;                                                                           \
-        for (; i + RV_W <= n; i += RV_W) rv_store(y + i, F(rv_load(x + i), va));                \
-        if (i < n) rv_store_n(y + i, F(rv_load_nz(x + i, n - i), va), n - i);         \
+#define ACT_FWD(name, F)                                                                           \
+    static void act_##name(float *y, const float *x, size_t n, float alpha)                        \
+    {                                                                                              \
+        rv_f va = rv_set1(alpha);                                                                  \
+        (void)va;                                                                                  \
+        size_t i = 0;                                                                              \
+        for (; i + RV_W <= n; i += RV_W) rv_store(y + i, F(rv_load(x + i), va));                   \
+        if (i < n) rv_store_n(y + i, F(rv_load_nz(x + i, n - i), va), n - i);                      \
     }
-#define ACT_BWD(name, G)                                                                        \
-    static void act_bwd_##name(float *dx, const float *dy, const float *x, size_t n,            \
-                               float alpha)                                                     \
-    {                                                                                           \
-        rv_f va = rv_set1(alpha);                                                               \
-        (void)va;                                                                               \
-        size_t i = 0;                                                                           \
-        for (; i + RV_W <= n; i += RV_W)                                                        \
-            rv_store(dx + i, rv_mul(rv_load(dy + i), G(rv_load(x + i), va)));                  \
-        if (i < n) {                                                                            \
-            size_t r = n - i;                                                                   \
-            rv_f g = G(rv_load_nz(x + i, r), va);                                     \
-            rv_store_n(dx + i, rv_mul(rv_load_nz(dy + i, r), g), r);                  \
-        }                                                                                       \
+#define ACT_BWD(name, G)                                                                           \
+    static void act_bwd_##name(float *dx, const float *dy, const float *x, size_t n,               \
+                               float alpha)                                                        \
+    {                                                                                              \
+        rv_f va = rv_set1(alpha);                                                                  \
+        (void)va;                                                                                  \
+        size_t i = 0;                                                                              \
+        for (; i + RV_W <= n; i += RV_W)                                                           \
+            rv_store(dx + i, rv_mul(rv_load(dy + i), G(rv_load(x + i), va)));                      \
+        if (i < n) {                                                                               \
+            size_t r = n - i;                                                                      \
+            rv_f g = G(rv_load_nz(x + i, r), va);                                                  \
+            rv_store_n(dx + i, rv_mul(rv_load_nz(dy + i, r), g), r);                               \
+        }                                                                                          \
     }
 
 #define F_RELU(x, a) rv_max(rv_zero(), x) /* NaN stays NaN */
@@ -429,8 +462,23 @@ static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
 #define G_EXP(x, a) RV_FN(exp)(x)
 #define G_LOG(x, a) RV_FN(log_grad)(x)
 
-ACT_FWD(relu, F_RELU)
-ACT_FWD(leaky_relu, F_LEAKY)
+/* relu and leaky relu are exact (max, one multiply): the elementwise kernel's overlapping
+ * last vector gives the same bits as a masked tail, cheaper; the scalar forms match the
+ * vector ones bit for bit (vmaxps(0, x) is 0 > x ? 0 : x, keeping -0 and NaN). */
+static void act_relu(float *out, const float *x, size_t n, float alpha)
+{
+    (void)alpha;
+#define V_RELU(a, b, c) rv_max(rv_zero(), a)
+    EW_KERNEL(V_RELU, 0.0f > x[i] ? 0.0f : x[i], x, x, x);
+#undef V_RELU
+}
+static void act_leaky_relu(float *out, const float *x, size_t n, float alpha)
+{
+    rv_f va = rv_set1(alpha);
+#define V_LEAKY(a, b, c) F_LEAKY(a, va)
+    EW_KERNEL(V_LEAKY, x[i] > 0 ? x[i] : alpha * x[i], x, x, x);
+#undef V_LEAKY
+}
 ACT_FWD(sigmoid, F_SIGMOID)
 ACT_FWD(tanh, F_TANH)
 ACT_FWD(gelu, F_GELU)
@@ -490,7 +538,9 @@ static void log_softmax_row(float *y, const float *x, size_t n)
     float ls = logf(rv_reduce_add(s0));
     rv_f vl = rv_set1(ls);
     float *out = y;
-    EW_KERNEL(rv_sub(rv_sub(rv_load(x + o), vm), vl), (x[i] - m) - ls);
+#define V_LSM(a, b, c) rv_sub(rv_sub(a, vm), vl)
+    EW_KERNEL(V_LSM, (x[i] - m) - ls, x, x, x);
+#undef V_LSM
 }
 
 static float dot_any(const float *x, const float *y, size_t n)
@@ -511,7 +561,9 @@ static void softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n
     float s = dot_any(dy, y, n);
     rv_f vs = rv_set1(s);
     float *out = dx;
-    EW_KERNEL(rv_mul(rv_load(y + o), rv_sub(rv_load(dy + o), vs)), y[i] * (dy[i] - s));
+#define V_SMB(a, b, c) rv_mul(a, rv_sub(b, vs))
+    EW_KERNEL(V_SMB, y[i] * (dy[i] - s), y, dy, dy);
+#undef V_SMB
 }
 
 static void log_softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)

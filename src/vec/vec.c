@@ -18,14 +18,13 @@
 #define PAR_MIN_ACT ((size_t)1 << 15)
 #define PAR_GRAIN 4096 /* a multiple of both block sizes */
 
-/* static inline (not the exported function) so the call is not through the PLT */
+/* The table of an ISA: one load (static inline, so entry points do not call through the PLT).
+ * A context's isa is resolved to ref, avx2 or avx512 when it is created. */
+static const ridge_vec_kernels *const tables[] = {&ridge_vec_kernels_ref, &ridge_vec_kernels_avx2,
+                                                  &ridge_vec_kernels_avx512};
 static inline const ridge_vec_kernels *kernels_for(ridge_isa isa)
 {
-    switch (isa) {
-    case RIDGE_ISA_AVX512: return &ridge_vec_kernels_avx512;
-    case RIDGE_ISA_AVX2: return &ridge_vec_kernels_avx2;
-    default: return &ridge_vec_kernels_ref;
-    }
+    return tables[(unsigned)isa <= RIDGE_ISA_AVX512 ? (unsigned)isa : 0];
 }
 
 const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa) { return kernels_for(isa); }
@@ -83,17 +82,12 @@ static void fsum_range(void *arg, size_t begin, size_t end, int ith)
     for (size_t b = begin; b < end; b++) j->partial[b] = block_sum(j, b);
 }
 
-/* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double.
- * One block (the common small case) is the kernel's result itself. */
+/* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double. */
 static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y, size_t n,
                          double *out)
 {
     fsum_job j = {K(ctx), x, y, n, type < 2 ? RIDGE_VEC_BLOCK_F32 : RIDGE_VEC_BLOCK_F64, type,
                   NULL};
-    if (n <= j.block) {
-        *out = block_sum(&j, 0);
-        return RIDGE_OK;
-    }
     size_t nb = (n + j.block - 1) / j.block;
     double s = 0;
     if (use_threads(ctx, n, PAR_MIN_MEM)) {
@@ -109,12 +103,17 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
     return RIDGE_OK;
 }
 
-#define FSUM_API(SC, name, T, type, Y, yarg)                                                  \
-    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
+/* One block (every span up to 2048 floats / 1024 doubles) is a direct kernel call. */
+#define FSUM_API(SC, name, T, type, Y, yarg, block, direct)                                   \
+    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                       \
     {                                                                                          \
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
         CHECK_OUT(#name);                                                                      \
+        if (n <= block) {                                                                      \
+            *out = K(ctx)->direct;                                                             \
+            return RIDGE_OK;                                                                   \
+        }                                                                                      \
         double s;                                                                              \
         ridge_status st = fsum(ctx, type, x, yarg, n, &s);                                     \
         if (st == RIDGE_OK) *out = (T)s;                                                       \
@@ -122,13 +121,15 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
     }
 #define NOY
 #define PUBLIC
-FSUM_API(PUBLIC, ridge_vec_sum_f32, float, 0, NOY, NULL)
-FSUM_API(PUBLIC, ridge_vec_sumsq_f32, float, 1, NOY, x)
-FSUM_API(PUBLIC, ridge_vec_sum_f64, double, 2, NOY, NULL)
-FSUM_API(PUBLIC, ridge_vec_sumsq_f64, double, 3, NOY, x)
 #define DOTY(T) , const T *y
-FSUM_API(static, dot_f32_checked, float, 1, DOTY(float), y)
-FSUM_API(static, dot_f64_checked, double, 3, DOTY(double), y)
+#define BF32 RIDGE_VEC_BLOCK_F32
+#define BF64 RIDGE_VEC_BLOCK_F64
+FSUM_API(PUBLIC, ridge_vec_sum_f32, float, 0, NOY, NULL, BF32, sum_f32(x, n))
+FSUM_API(PUBLIC, ridge_vec_sumsq_f32, float, 1, NOY, x, BF32, dot_f32(x, x, n))
+FSUM_API(PUBLIC, ridge_vec_sum_f64, double, 2, NOY, NULL, BF64, sum_f64(x, n))
+FSUM_API(PUBLIC, ridge_vec_sumsq_f64, double, 3, NOY, x, BF64, dot_f64(x, x, n))
+FSUM_API(static, dot_f32_checked, float, 1, DOTY(float), y, BF32, dot_f32(x, y, n))
+FSUM_API(static, dot_f64_checked, double, 3, DOTY(double), y, BF64, dot_f64(x, y, n))
 
 ridge_status ridge_vec_dot_f32(ridge_ctx *ctx, const float *x, const float *y, size_t n,
                                float *out)
@@ -191,11 +192,12 @@ static void isum_range(void *arg, size_t begin, size_t end, int ith)
 static ridge_status isum(ridge_ctx *ctx, const char *what, int type, const void *x,
                          const void *y, size_t n, int64_t *out)
 {
-    isum_job j = {K(ctx), x, y, type, {0}};
-    ridge_i128 s;
+    isum_job j;
+    j.k = K(ctx), j.x = x, j.y = y, j.type = type;
+    ridge_i128 s = 0;
     if (use_threads(ctx, n, PAR_MIN_MEM) && ctx->threads <= 64) {
+        for (int t = 0; t < ctx->threads; t++) j.part[t] = 0;
         ridge_parallel_for(ctx, n, PAR_GRAIN, isum_range, &j);
-        s = 0;
         for (int t = 0; t < ctx->threads; t++) s += j.part[t];
     } else {
         s = isum_run(&j, 0, n);
@@ -212,11 +214,22 @@ static ridge_status isum(ridge_ctx *ctx, const char *what, int type, const void 
         CHECK_CTX(#name);                                                                      \
         CHECK_PTR(x, #name);                                                                   \
         CHECK_OUT(#name);                                                                      \
+        if (type != 3 && n < PAR_MIN_MEM) { /* the common case: one direct kernel call */       \
+            const ridge_vec_kernels *k = K(ctx);                                               \
+            ridge_i128 s = type == 0   ? k->sum_i32((const void *)x, n)                        \
+                           : type == 1 ? k->dot_i32((const void *)x, (const void *)(yarg), n)  \
+                                       : k->sum_i64((const void *)x, n);                       \
+            if (s > INT64_MAX || s < INT64_MIN)                                                \
+                return ridge_error(RIDGE_EOVERFLOW, "%s: the result does not fit in int64",    \
+                                   #name);                                                     \
+            *out = (int64_t)s;                                                                 \
+            return RIDGE_OK;                                                                   \
+        }                                                                                      \
         return isum(ctx, #name, type, x, yarg, n, out);                                        \
     }
-ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, x)
 ISUM_API(PUBLIC, ridge_vec_sumsq_i32, int32_t, 1, NOY, x)
-ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, NULL)
+ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, x)
 ISUM_API(PUBLIC, ridge_vec_sumsq_i64, int64_t, 3, NOY, x)
 ISUM_API(static, dot_i32_checked, int32_t, 1, DOTY(int32_t), y)
 ISUM_API(static, dot_i64_checked, int64_t, 3, DOTY(int64_t), y)
@@ -249,9 +262,9 @@ ridge_status ridge_vec_mean_f32(ridge_ctx *ctx, const float *x, size_t n, float 
     CHECK_NONEMPTY("mean");
     CHECK_CTX("ridge_vec_mean_f32");
     CHECK_PTR(x, "ridge_vec_mean_f32");
-    double s;
-    ridge_status st = fsum(ctx, 0, x, NULL, n, &s);
-    if (st == RIDGE_OK) *out = (float)(s / (double)n);
+    float s;
+    ridge_status st = ridge_vec_sum_f32(ctx, x, n, &s);
+    if (st == RIDGE_OK) *out = (float)((double)s / (double)n);
     return st;
 }
 
@@ -272,14 +285,15 @@ static double i128_div(ridge_i128 s, size_t n)
     return (double)q + (double)r / (double)n;
 }
 
-#define IMEAN_API(name, T, type)                                                              \
+#define IMEAN_API(name, T, ty)                                                              \
     ridge_status name(ridge_ctx *ctx, const T *x, size_t n, double *out)                       \
     {                                                                                          \
         CHECK_CTX(#name);                                                                      \
         CHECK_OUT(#name);                                                                      \
         CHECK_NONEMPTY("mean");                                                                \
         CHECK_PTR(x, #name);                                                                   \
-        isum_job j = {K(ctx), x, NULL, type, {0}};                                             \
+        isum_job j;                                                                            \
+        j.k = K(ctx), j.x = x, j.y = NULL, j.type = ty;                                        \
         *out = i128_div(isum_run(&j, 0, n), n);                                                \
         return RIDGE_OK;                                                                       \
     }
@@ -392,74 +406,78 @@ static void ew_range(void *arg, size_t i, size_t e, int ith)
     }
 }
 
-static ridge_status ew_run(ridge_ctx *ctx, ew_job *j, size_t n, size_t par_min)
+/* The threaded path, out of line so that a small call sets up no stack frame. */
+static __attribute__((noinline)) ridge_status ew_par(ridge_ctx *ctx, ew_job j, size_t n)
 {
-    j->k = K(ctx);
-    if (use_threads(ctx, n, par_min)) ridge_parallel_for(ctx, n, PAR_GRAIN, ew_range, j);
-    else if (n) ew_range(j, 0, n, 0);
+    j.k = K(ctx);
+    ridge_parallel_for(ctx, n, PAR_GRAIN, ew_range, &j);
     return RIDGE_OK;
 }
 
-#define EW_CHECK(what, o, a, b, c)                                                            \
-    CHECK_CTX(what);                                                                           \
-    CHECK_PTR(o, what);                                                                        \
-    CHECK_PTR(a, what);                                                                        \
-    CHECK_PTR(b, what);                                                                        \
-    CHECK_PTR(c, what)
-
-ridge_status ridge_vec_add_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
+/* Names the bad argument (out of line: the common path is one predicted branch). */
+static __attribute__((noinline, cold)) ridge_status ew_bad(const char *what, const ridge_ctx *ctx,
+                                                          size_t n, const void *out,
+                                                          const void *a, const void *b,
+                                                          const void *c)
 {
-    EW_CHECK("ridge_vec_add_f32", z, x, y, x);
-    ew_job j = {.op = EW_ADD, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
+    if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", what);
+    const char *which = !out ? "the output" : !a ? "the first input" : !b ? "the second input"
+                                                                      : "the third input";
+    (void)c;
+    return ridge_error(RIDGE_EINVAL, "%s: %s is NULL with n = %zu", what, which, n);
 }
 
-ridge_status ridge_vec_sub_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
-{
-    EW_CHECK("ridge_vec_sub_f32", z, x, y, x);
-    ew_job j = {.op = EW_SUB, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
-}
+#define EW_OK(o, a, b, c) (ctx && (!n || ((o) && (a) && (b) && (c))))
 
-ridge_status ridge_vec_mul_f32(ridge_ctx *ctx, float *z, const float *x, const float *y, size_t n)
-{
-    EW_CHECK("ridge_vec_mul_f32", z, x, y, x);
-    ew_job j = {.op = EW_MUL, .out = z, .a = x, .b = y};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
-}
+/* Elementwise entry point: check, then the kernel directly below the threading threshold. */
+#define EW_API(name, PARAMS, o, a, b, c, PAR_MIN, CALL, JOB, PRE)                             \
+    ridge_status name PARAMS                                                                   \
+    {                                                                                          \
+        if (__builtin_expect(!EW_OK(o, a, b, c), 0)) return ew_bad(#name, ctx, n, o, a, b, c); \
+        PRE;                                                                                   \
+        if (__builtin_expect(n >= PAR_MIN, 0) && ctx->threads > 1) {                           \
+            ew_job j = JOB;                                                                    \
+            return ew_par(ctx, j, n);                                                          \
+        }                                                                                      \
+        K(ctx)->CALL;                                                                          \
+        return RIDGE_OK;                                                                       \
+    }
 
-ridge_status ridge_vec_scale_f32(ridge_ctx *ctx, float *y, const float *x, float a, size_t n)
-{
-    EW_CHECK("ridge_vec_scale_f32", y, x, x, x);
-    ew_job j = {.op = EW_SCALE, .out = y, .a = x, .s = a};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
-}
+/* Spans of up to 16 elements: a plain loop right here (the same IEEE operations, so the same
+ * results as the kernels) costs less than reaching the kernel. Not for fma/axpy: without
+ * -mfma in this file fmaf would be a libm call. */
+#define SMALL(stmt)                                                                           \
+    if (n <= 16) {                                                                             \
+        for (size_t i = 0; i < n; i++) stmt;                                                   \
+        return RIDGE_OK;                                                                       \
+    }
 
-ridge_status ridge_vec_axpy_f32(ridge_ctx *ctx, float *y, float a, const float *x, size_t n)
-{
-    EW_CHECK("ridge_vec_axpy_f32", y, x, x, x);
-    ew_job j = {.op = EW_AXPY, .out = y, .a = x, .s = a};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
-}
+#define P3 (ridge_ctx * ctx, float *z, const float *x, const float *y, size_t n)
+EW_API(ridge_vec_add_f32, P3, z, x, y, x, PAR_MIN_MEM, add_f32(z, x, y, n),
+       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] + y[i]))
+EW_API(ridge_vec_sub_f32, P3, z, x, y, x, PAR_MIN_MEM, sub_f32(z, x, y, n),
+       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] - y[i]))
+EW_API(ridge_vec_mul_f32, P3, z, x, y, x, PAR_MIN_MEM, mul_f32(z, x, y, n),
+       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] * y[i]))
+EW_API(ridge_vec_scale_f32, (ridge_ctx * ctx, float *y, const float *x, float a, size_t n), y, x,
+       x, x, PAR_MIN_MEM, scale_f32(y, x, a, n),
+       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), SMALL(y[i] = a * x[i]))
+EW_API(ridge_vec_axpy_f32, (ridge_ctx * ctx, float *y, float a, const float *x, size_t n), y, x,
+       x, x, PAR_MIN_MEM, axpy_f32(y, a, x, n), ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), )
+EW_API(ridge_vec_fma_f32,
+       (ridge_ctx * ctx, float *w, const float *x, const float *y, const float *z, size_t n), w,
+       x, y, z, PAR_MIN_MEM, fma_f32(w, x, y, z, n),
+       ((ew_job){.op = EW_FMA, .out = w, .a = x, .b = y, .c = z}), )
 
-ridge_status ridge_vec_fma_f32(ridge_ctx *ctx, float *w, const float *x, const float *y,
-                               const float *z, size_t n)
-{
-    EW_CHECK("ridge_vec_fma_f32", w, x, y, z);
-    ew_job j = {.op = EW_FMA, .out = w, .a = x, .b = y, .c = z};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
-}
-
-ridge_status ridge_vec_clamp_f32(ridge_ctx *ctx, float *y, const float *x, float lo, float hi,
-                                 size_t n)
-{
-    EW_CHECK("ridge_vec_clamp_f32", y, x, x, x);
-    if (!(lo <= hi))
-        return ridge_error(RIDGE_EINVAL, "ridge_vec_clamp_f32: lo (%g) > hi (%g) or NaN",
-                           (double)lo, (double)hi);
-    ew_job j = {.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi};
-    return ew_run(ctx, &j, n, PAR_MIN_MEM);
-}
+#define CLAMP_PRE                                                                             \
+    if (!(lo <= hi))                                                                           \
+    return ridge_error(RIDGE_EINVAL, "ridge_vec_clamp_f32: lo (%g) > hi (%g) or NaN", (double)lo, \
+                       (double)hi)
+EW_API(ridge_vec_clamp_f32,
+       (ridge_ctx * ctx, float *y, const float *x, float lo, float hi, size_t n), y, x, x, x,
+       PAR_MIN_MEM, clamp_f32(y, x, lo, hi, n),
+       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}),
+       CLAMP_PRE; SMALL(y[i] = x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i]))
 
 /* ---- activations -------------------------------------------------------------------------- */
 
@@ -476,26 +494,35 @@ static size_t act_par_min(ridge_act act)
     return act <= RIDGE_ACT_LEAKY_RELU ? PAR_MIN_MEM : PAR_MIN_ACT;
 }
 
+static ridge_status act_bad(const char *what, ridge_act act)
+{
+    return ridge_error(RIDGE_EINVAL, "%s: act = %d is not a ridge_act", what, (int)act);
+}
+
 ridge_status ridge_act_forward_f32(ridge_ctx *ctx, ridge_act act, float alpha, float *y,
                                    const float *x, size_t n)
 {
-    EW_CHECK("ridge_act_forward_f32", y, x, x, x);
-    if ((unsigned)act >= RIDGE_ACT_COUNT)
-        return ridge_error(RIDGE_EINVAL, "ridge_act_forward_f32: act = %d is not a ridge_act",
-                           (int)act);
-    ew_job j = {.op = EW_ACT, .out = y, .a = x, .s = alpha, .act = act};
-    return ew_run(ctx, &j, n, act_par_min(act));
+    if (__builtin_expect(!EW_OK(y, x, x, x), 0))
+        return ew_bad("ridge_act_forward_f32", ctx, n, y, x, x, x);
+    if ((unsigned)act >= RIDGE_ACT_COUNT) return act_bad("ridge_act_forward_f32", act);
+    if (__builtin_expect(n >= act_par_min(act), 0) && ctx->threads > 1)
+        return ew_par(ctx, (ew_job){.op = EW_ACT, .out = y, .a = x, .s = alpha, .act = act}, n);
+    K(ctx)->act[act](y, x, n, alpha);
+    return RIDGE_OK;
 }
 
 ridge_status ridge_act_backward_f32(ridge_ctx *ctx, ridge_act act, float alpha, float *dx,
                                     const float *dy, const float *x, size_t n)
 {
-    EW_CHECK("ridge_act_backward_f32", dx, dy, x, x);
-    if ((unsigned)act >= RIDGE_ACT_COUNT)
-        return ridge_error(RIDGE_EINVAL, "ridge_act_backward_f32: act = %d is not a ridge_act",
-                           (int)act);
-    ew_job j = {.op = EW_ACT_BWD, .out = dx, .a = dy, .b = x, .s = alpha, .act = act};
-    return ew_run(ctx, &j, n, act_par_min(act));
+    if (__builtin_expect(!EW_OK(dx, dy, x, x), 0))
+        return ew_bad("ridge_act_backward_f32", ctx, n, dx, dy, x, x);
+    if ((unsigned)act >= RIDGE_ACT_COUNT) return act_bad("ridge_act_backward_f32", act);
+    if (__builtin_expect(n >= act_par_min(act), 0) && ctx->threads > 1)
+        return ew_par(ctx,
+                      (ew_job){.op = EW_ACT_BWD, .out = dx, .a = dy, .b = x, .s = alpha, .act = act},
+                      n);
+    K(ctx)->act_bwd[act](dx, dy, x, n, alpha);
+    return RIDGE_OK;
 }
 
 #define ACT_API(name, A)                                                                      \
@@ -558,8 +585,9 @@ static ridge_status sm_run(ridge_ctx *ctx, const char *what, int op, float *out,
 {
     CHECK_CTX(what);
     size_t n;
-    ridge_status st = ridge_size_mul(rows, cols, what, &n);
-    if (st) return st;
+    if (__builtin_mul_overflow(rows, cols, &n))
+        return ridge_error(RIDGE_EOVERFLOW, "%s: rows (%zu) x cols (%zu) overflows", what, rows,
+                           cols);
     if (rows && !cols) return ridge_error(RIDGE_EINVAL, "%s: cols = 0 with rows = %zu", what, rows);
     CHECK_PTR(out, what);
     CHECK_PTR(a, what);
@@ -567,7 +595,8 @@ static ridge_status sm_run(ridge_ctx *ctx, const char *what, int op, float *out,
     sm_job j = {K(ctx), op, out, a, b, cols};
     if (use_threads(ctx, n, PAR_MIN_ACT) && rows > 1)
         ridge_parallel_for(ctx, rows, 1, sm_range, &j);
-    else if (n) sm_range(&j, 0, rows, 0);
+    else
+        sm_range(&j, 0, rows, 0);
     return RIDGE_OK;
 }
 

@@ -34,7 +34,8 @@ static void help(void)
            "options:\n"
            "  --model FILE       the checkpoint (required)\n"
            "  --data DIR         MNIST-format directory (default %s)\n"
-           "  --split NAME       t10k (the test split, default) or train\n" CLI_COMMON_HELP,
+           "  --split NAME       t10k (the test split, default) or train\n"
+           "  --limit N          only the first N images\n" CLI_COMMON_HELP,
            MLP_DEFAULT_DATA);
 }
 
@@ -43,6 +44,7 @@ static int eval_mlp(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
+    long limit = 0;
     for (int i = 1; i < argc;) {
         int r = cli_common_parse(&c, argc, argv, &i);
         if (r < 0) return CLI_USAGE;
@@ -52,6 +54,7 @@ static int eval_mlp(int argc, char **argv)
         if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
         else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
         else if (!strcmp(a, "--split")) bad = mlp_str_arg(a, v, &split);
+        else if (!strcmp(a, "--limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &limit);
         else return cli_unknown("eval mlp", a);
         if (bad) return CLI_USAGE;
         i += 2;
@@ -75,6 +78,7 @@ static int eval_mlp(int argc, char **argv)
         goto done;
     }
     if (mlp_check_data(m, model, d.rows * d.cols, d.classes)) goto done;
+    if (limit > 0 && (size_t)limit < d.n) d.n = (size_t)limit;
     const size_t C = m->cfg.sizes[m->cfg.nlayers];
     conf = calloc(C * C, sizeof *conf);
     double loss;

@@ -33,7 +33,7 @@ static void help(void)
            "                     (default cosine)\n"
            "  --warmup N         warm-up steps for cosine (default 100)\n"
            "  --seed N           seed for initialization, shuffling and dropout (default 1)\n"
-           "  --limit N          train on the first N training images only\n"
+           "  --limit N          use only the first N images of each split (quick runs)\n"
            "  --save FILE        save a checkpoint after every epoch (atomically)\n"
            "  --resume FILE      continue from a checkpoint (its architecture, optimizer,\n"
            "                     batch and seed; --epochs may extend the run)\n"
@@ -162,6 +162,7 @@ int train_mlp(int argc, char **argv)
     }
     const int classes = tr.classes > te.classes ? tr.classes : te.classes;
     const size_t ntrain = o.limit > 0 && (size_t)o.limit < tr.n ? (size_t)o.limit : tr.n;
+    if (o.limit > 0 && (size_t)o.limit < te.n) te.n = (size_t)o.limit;
 
     if (o.resume) {
         if (ridge_mlp_load(o.resume, &m)) {
