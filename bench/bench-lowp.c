@@ -127,6 +127,8 @@ static void roofs(ridge_ctx *ctx, int threads, double *i8, double *bf16, double 
         *bf16 = isa == RIDGE_ISA_AVX512 && pt.peak[RIDGE_PEAK_BF16_DOT] > 0
                     ? pt.peak[RIDGE_PEAK_BF16_DOT] : *f32;
     }
+    /* AVX-VNNI (ymm vpdpbusd) has no probe of its own: its roof is left unknown (0) */
+    if (strstr(ridge_lowp_describe(ctx), "avxvnni")) return;
     if (*i8 == 0 && ridge_ctx_isa(ctx) >= RIDGE_ISA_AVX2) {
         peak_job j = {{0}};
         ridge_parallel_run(ctx, threads, peak_task, &j);
