@@ -27,7 +27,7 @@
  * za * colsum(B)[j] is subtracted in the epilogue: the "+128 compensation".
  *
  * The requantization epilogue (ridge_requant), per element, with x = acc + bias[j]:
- *   RIDGE_LOWP_S32: C = x
+ *   RIDGE_LOWP_S32: C = x                               (max(x, 0) with relu)
  *   RIDGE_LOWP_F32: C = (float)x * scale[j]             (then max(., 0) with relu)
  *   RIDGE_LOWP_U8 / S8: v = (float)x * scale[j] in fp32, clamped to [lo - zo, hi - zo] (lo
  *     raised to zo with relu; [lo, hi] = [0, 255] or [-128, 127]), rounded to nearest even,
@@ -37,7 +37,8 @@
  * ---- bf16 ------------------------------------------------------------------------------------
  * bf16 values are uint16_t holding the top half of an IEEE fp32. Products are exact in fp32;
  * the sums are fp32, so the result is within (k + 1) eps sum |a||b| of the exact one
- * (eps = 2^-24 relative, any summation order: vdpbf16ps sums pairs).
+ * (eps = 2^-24 relative, any summation order: vdpbf16ps sums pairs). The AVX512-BF16 kernel
+ * treats denormal inputs and results as zero (vdpbf16ps's DAZ/FTZ); the AVX2 one does not.
  *
  * Common rules: sizes are size_t (a value above SIZE_MAX / 2 is a negative int: RIDGE_EINVAL);
  * row-major with leading dimensions in elements (>= max(1, stored columns)); op(B) is B (k, n)

@@ -127,6 +127,20 @@ static void im2col_rows(const ridge_qconv2d_plan *P, const uint8_t *x, uint8_t z
     }
 }
 
+typedef struct im2col_job {
+    const ridge_qconv2d_plan *P;
+    const uint8_t *x;
+    uint8_t zx;
+    size_t r0;
+    uint8_t *cols;
+} im2col_job;
+
+static void im2col_range(void *arg, size_t b, size_t e, int ith)
+{
+    const im2col_job *j = arg;
+    im2col_rows(j->P, j->x, j->zx, j->r0 + b, j->r0 + e, j->cols + b * j->P->k);
+}
+
 ridge_status ridge_qconv2d_forward(ridge_ctx *ctx, const ridge_qconv2d_plan *P,
                                    ridge_lowp_type x_type, const void *x, int32_t zx, void *y,
                                    const ridge_requant *rq)
@@ -152,7 +166,8 @@ ridge_status ridge_qconv2d_forward(ridge_ctx *ctx, const ridge_qconv2d_plan *P,
     ridge_status st = RIDGE_OK;
     for (size_t r0 = 0; r0 < rows && !st; r0 += strip) {
         size_t r1 = RIDGE_MIN(rows, r0 + strip);
-        im2col_rows(P, x, (uint8_t)zx, r0, r1, cols);
+        im2col_job j = {P, x, (uint8_t)zx, r0, cols};
+        ridge_parallel_for(ctx, r1 - r0, 16, im2col_range, &j);
         st = ridge_qgemm_plan_execute(ctx, P->gemm, x_type, r1 - r0, cols, P->k, zx,
                                       (char *)y + r0 * co * esz, co, rq);
     }
