@@ -14,9 +14,11 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# ridge's main job on built-in defaults: what this machine is, then an MLP trained on
+# Fashion-MNIST (784-128-10, AdamW, 10 epochs: about 10-20 s on 2 cores).
 demo: build
 	./$(BUILD)/ridge info
-	./$(BUILD)/ridge bench pool
+	./$(BUILD)/ridge train mlp
 
 test: build
 	cd $(BUILD) && ctest -L fast --output-on-failure -j $(JOBS)

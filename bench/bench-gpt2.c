@@ -4,11 +4,10 @@
  * random batch is finite and near ln(V) and falls after a step, runs one untimed step (the
  * first touches gradients and optimizer state), then times --steps steps and reports the
  * median and best ms/step, tokens/s, GFLOP/s (6 N B T plus attention, ridge_gpt2_train_flops)
- * and the share of the FMA peak measured in the same process on the same threads. A second
- * table breaks the steps down by part (forward and backward), each matrix product with its
- * own GFLOP/s.
+ * and the share of the fp32 FMA peak for the context's ISA and threads, measured in the same
+ * process just before (the roofline's probes). A second table breaks the steps down by part
+ * (forward and backward), each matrix product with its own GFLOP/s.
  */
-#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,43 +17,16 @@
 const char ridge_bench_gpt2_summary[] =
     "GPT-2 training step (d12 = 124M, B=4, T=64): ms/step, GFLOP/s, per-part breakdown";
 
-/* ---- FMA peak: 12 independent 8-wide FMA chains per thread -------------------------------- */
-
-typedef struct peak_job {
-    long iters;
-    double sink[64];
-} peak_job;
-
-__attribute__((target("avx2,fma"))) static void peak_task(void *p, int ith, int nth)
-{
-    peak_job *j = p;
-    __m256 a[12], m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
-    for (int k = 0; k < 12; k++) a[k] = _mm256_set1_ps((float)(k + ith));
-    for (long i = 0; i < j->iters; i++)
-        for (int k = 0; k < 12; k++) a[k] = _mm256_fmadd_ps(a[k], m, c);
-    __m256 s = a[0];
-    for (int k = 1; k < 12; k++) s = _mm256_add_ps(s, a[k]);
-    float out[8];
-    _mm256_storeu_ps(out, s);
-    if (ith < 64) j->sink[ith] = out[0];
-}
-
-/* GFLOP/s of FMA on all the context's threads (AVX2 only; 0 if the CPU lacks it). */
+/* The fp32 FMA ceiling of the context's ISA on its threads, measured now (the roofline's quick
+ * probes, about a second) so that it sees the machine as the steps do; 0 if unavailable. */
 static double fma_peak(ridge_ctx *ctx)
 {
-    const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
-    if (!cpu->avx2 || !cpu->fma) return 0;
-    int nth = ridge_ctx_threads(ctx);
-    peak_job j = {.iters = 2000000};
-    double best = 0;
-    for (int rep = 0; rep < 5; rep++) {
-        uint64_t t0 = ridge_time_ns();
-        ridge_parallel_run(ctx, nth, peak_task, &j);
-        double s = (double)(ridge_time_ns() - t0) * 1e-9;
-        double gf = (double)j.iters * 12 * 16 * nth / s * 1e-9;
-        if (gf > best) best = gf;
-    }
-    return best;
+    ridge_roofline roof;
+    ridge_roofline_point pt;
+    if (ridge_roofline_measure(ctx, RIDGE_ROOFLINE_QUICK, &roof) ||
+        ridge_roofline_at(&roof, ridge_ctx_threads(ctx), &pt))
+        return 0;
+    return pt.peak[ridge_roofline_peak_f32(ridge_ctx_isa(ctx))];
 }
 
 /* ---- the benchmark ------------------------------------------------------------------------ */
@@ -140,7 +112,7 @@ int ridge_bench_gpt2(const ridge_bench_opts *opts, int argc, char **argv)
     static const bench_col cols[] = {
         {"model", BENCH_STR},    {"B", BENCH_INT},         {"T", BENCH_INT},
         {"threads", BENCH_INT},  {"ms/step", BENCH_F1},    {"best ms", BENCH_F1},
-        {"tokens/s", BENCH_INT}, {"GFLOP/s", BENCH_F1},    {"fma peak", BENCH_F1},
+        {"tokens/s", BENCH_INT}, {"GFLOP/s", BENCH_F1},    {"peak", BENCH_F1},
         {"% peak", BENCH_F1},
     };
     bench_table t;

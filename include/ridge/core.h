@@ -148,6 +148,8 @@ typedef struct ridge_prof_record {
     double working_set;   /* bytes the operation touches: which memory level it lives in */
     uint64_t start_ns, end_ns;
     int thread;           /* 0 = the calling thread */
+    int depth;            /* 0 = called by the application; 1 = inside another recorded op
+                           * (an sgemm inside a dense layer), and so on */
 } ridge_prof_record;
 
 /* Starts recording into a buffer of `max_records` (older records are kept; records past the
@@ -156,6 +158,9 @@ typedef struct ridge_prof_record {
 ridge_status ridge_profile_start(ridge_ctx *ctx, size_t max_records);
 /* Stops recording; the records stay readable until the next start or the context's end. */
 void ridge_profile_stop(ridge_ctx *ctx);
+/* Records again after a stop, keeping what was recorded (e.g. only the training steps, not
+ * the validation between them). RIDGE_EINVAL if profiling was never started. */
+ridge_status ridge_profile_resume(ridge_ctx *ctx);
 /* The records so far (pointer valid until the next start/destroy); returns their count. */
 size_t ridge_profile_records(const ridge_ctx *ctx, const ridge_prof_record **out);
 /* How many records did not fit. */

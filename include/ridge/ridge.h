@@ -23,30 +23,19 @@
 
 #include "ridge/core.h"
 #include "ridge/perf.h"
+#include "ridge/profile.h"
 #include "ridge/vec.h"
 #include "ridge/gemm.h"
 #include "ridge/conv.h"
 #include "ridge/conv-backward.h"
-#include "ridge/perf.h"
-#include "ridge/vec.h"
-#include "ridge/conv.h"
-#include "ridge/vec.h"
-#include "ridge/gemm.h"
-#include "ridge/conv.h"
 #include "ridge/lowp.h"
 #include "ridge/nn.h"
 #include "ridge/mlp.h"
-#include "ridge/nn.h"
 #include "ridge/nn-conv.h"
-#include "ridge/mlp.h"
 #include "ridge/cnn.h"
-#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
-#include "ridge/nn.h"
-#include "ridge/mlp.h"
 #include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 #include "ridge/llmc.h"
 #include "ridge/gpt2.h"
 #include "ridge/quant.h"
-#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 
 #endif /* RIDGE_RIDGE_H */

@@ -14,6 +14,9 @@
  *                weights are packed per call into [g][ci block][phase pair][taps][co][NR];
  *                nothing else is copied. Split over (dx rows) x (ci blocks): disjoint outputs.
  *   dx, depthwise  the same phases and segments on the depthwise row kernel (NHWC, NCHW16c).
+ *   dx, winograd   3x3 stride 1: the forward's Winograd plan on dy with the kernel rotated and
+ *                transposed (the rotation folded into its weight transform), padding 2 - pad.
+ *   dx, im2col   NHWC: SGEMM dcol = dy W per chunk of images, then a col2im gather per dx row.
  *   dw, direct   per (group, co block of NR, tap (r, s)) work item, the micro-kernel with the
  *                group's input channels as its "pixels" (x read in place, a uniform-stride run
  *                at a time) and the tap's valid output pixels as the reduction (rows [oh_lo,
@@ -23,9 +26,12 @@
  *                L1 and the x rows in L2 across the channel tiles. Items are disjoint outputs:
  *                no reduction across threads at all, so the bits do not depend on the thread
  *                count.
+ *   dw, im2col   NHWC: lowering of ~4 MiB chunks of images, dW = dy^T col by SGEMM (dy read
+ *                in place), chunks added in order.
  *   dw, depthwise  per (tap, 16-channel block): a vector sum over the batch and the tap's
  *                valid output pixels (NHWC, NCHW16c).
- *   db           per output channel block, a sum over the packed dy in fp64. */
+ *   db           fp64 sums (direct: while packing dy, per channel block; im2col: float sums
+ *                of 64 pixels added in double; depthwise: per channel). */
 #include <string.h>
 
 #include "conv/conv-backward.h"

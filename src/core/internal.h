@@ -33,27 +33,39 @@ void ridge_pool_set_profile(ridge_pool *pool, ridge_profile *prof);
 
 struct ridge_profile {
     int on;
+    int depth;            /* recorded ops open on the calling thread */
     ridge_prof_record *recs;
     size_t cap, n, dropped;
 };
 
-/* Appends a record (the caller checked prof->on). */
+/* Appends a record at the current depth (the caller checked prof->on). */
 void ridge_profile_add(ridge_profile *prof, const char *op, const char *algo, double flops,
                        double bytes, double working_set, uint64_t start_ns, uint64_t end_ns,
                        int thread, const char *shape_fmt, ...)
     __attribute__((format(printf, 10, 11)));
+/* How many pool tasks the calling thread is inside (pool.c). Records are written only outside
+ * tasks, by the thread that owns the context, so the buffer never sees two writers. */
+extern _Thread_local int ridge_task_depth;
 
-/* Kernel entry points bracket their work with these:
+/* Opens a recorded op: depth + 1, returns the start time. */
+uint64_t ridge_profile_enter(ridge_profile *prof);
+
+/* Entry points bracket their work with these, after argument checks and on every path out:
  *   uint64_t t0 = RIDGE_PROF_START(ctx);
  *   ... compute ...
  *   RIDGE_PROF_END(ctx, t0, "sgemm", algo, flops, bytes, ws, "%zux%zux%zu", m, n, k);
- * With profiling off each is one branch on a flag in the context. */
-#define RIDGE_PROF_START(ctx) ((ctx)->prof.on ? ridge_time_ns() : 0)
+ * flops: the analytic count (the direct algorithm's, for Winograd and FFT); bytes: compulsory
+ * traffic (each input read once, each output written once); ws: the bytes touched, which
+ * places the op in a memory level. With profiling off each macro is one predictable branch. */
+#define RIDGE_PROF_START(ctx) \
+    ((ctx) && (ctx)->prof.on && !ridge_task_depth ? ridge_profile_enter(&(ctx)->prof) : 0)
 #define RIDGE_PROF_END(ctx, t0, op, algo, flops, bytes, ws, ...)                              \
     do {                                                                                       \
-        if ((ctx)->prof.on)                                                                    \
+        if ((t0) != 0 && (ctx)->prof.on) {                                                       \
+            (ctx)->prof.depth--;                                                               \
             ridge_profile_add(&(ctx)->prof, op, algo, flops, bytes, ws, t0, ridge_time_ns(), 0, \
                               __VA_ARGS__);                                                    \
+        }                                                                                      \
     } while (0)
 
 struct ridge_ctx {

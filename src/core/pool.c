@@ -51,6 +51,16 @@ struct ridge_pool {
     uint64_t *span;        /* 2 * threads: start, end per thread */
 };
 
+_Thread_local int ridge_task_depth;
+
+/* Runs one thread's share of a job, marked as inside a task. */
+static void run_task(ridge_task_fn fn, void *arg, int ith, int nth)
+{
+    ridge_task_depth++;
+    fn(arg, ith, nth);
+    ridge_task_depth--;
+}
+
 typedef struct worker_start {
     ridge_pool *pool;
     int ith;
@@ -100,7 +110,7 @@ static void *worker_main(void *p)
         int stop = atomic_load_explicit(&pool->stop, memory_order_relaxed);
         if (!stop && ith < pool->nth) {
             if (pool->prof) pool->span[2 * ith] = ridge_time_ns();
-            pool->fn(pool->arg, ith, pool->nth);
+            run_task(pool->fn, pool->arg, ith, pool->nth);
             if (pool->prof) pool->span[2 * ith + 1] = ridge_time_ns();
         }
         if (atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel) == 1 &&
@@ -121,7 +131,7 @@ static void fork_join(ridge_pool *pool)
 
     uint64_t t0 = 0, t1 = 0;
     if (pool->prof) t0 = ridge_time_ns();
-    if (!pool->stop && pool->nth > 0) pool->fn(pool->arg, 0, pool->nth);
+    if (!pool->stop && pool->nth > 0) run_task(pool->fn, pool->arg, 0, pool->nth);
     if (pool->prof) t1 = ridge_time_ns();
 
     uint32_t left;
@@ -210,7 +220,7 @@ void ridge_pool_run(ridge_pool *pool, int nth, ridge_task_fn fn, void *arg)
     if (nth == 1 || pool->started == 0 ||
         !atomic_compare_exchange_strong(&pool->busy, &expected, 1)) {
         /* serial: one thread, or nested/concurrent use of a busy pool */
-        for (int i = 0; i < nth; i++) fn(arg, i, nth);
+        for (int i = 0; i < nth; i++) run_task(fn, arg, i, nth);
         return;
     }
     pool->fn = fn;

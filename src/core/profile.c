@@ -23,6 +23,7 @@ ridge_status ridge_profile_start(ridge_ctx *ctx, size_t max_records)
         p->cap = max_records;
     }
     p->n = p->dropped = 0;
+    p->depth = 0;
     p->on = 1;
     ridge_pool_set_profile(ctx->pool, p);
     return RIDGE_OK;
@@ -35,6 +36,16 @@ void ridge_profile_stop(ridge_ctx *ctx)
     ridge_pool_set_profile(ctx->pool, NULL);
 }
 
+ridge_status ridge_profile_resume(ridge_ctx *ctx)
+{
+    if (!ctx || !ctx->prof.recs)
+        return ridge_error(RIDGE_EINVAL, "profile_resume: profiling was never started");
+    ctx->prof.on = 1;
+    ctx->prof.depth = 0;
+    ridge_pool_set_profile(ctx->pool, &ctx->prof);
+    return RIDGE_OK;
+}
+
 size_t ridge_profile_records(const ridge_ctx *ctx, const ridge_prof_record **out)
 {
     *out = ctx->prof.recs;
@@ -44,6 +55,12 @@ size_t ridge_profile_records(const ridge_ctx *ctx, const ridge_prof_record **out
 size_t ridge_profile_dropped(const ridge_ctx *ctx)
 {
     return ctx->prof.dropped;
+}
+
+uint64_t ridge_profile_enter(ridge_profile *p)
+{
+    p->depth++;
+    return ridge_time_ns();
 }
 
 void ridge_profile_add(ridge_profile *p, const char *op, const char *algo, double flops,
@@ -63,6 +80,7 @@ void ridge_profile_add(ridge_profile *p, const char *op, const char *algo, doubl
     r->start_ns = start_ns;
     r->end_ns = end_ns;
     r->thread = thread;
+    r->depth = p->depth;
     va_list ap;
     va_start(ap, shape_fmt);
     vsnprintf(r->shape, sizeof r->shape, shape_fmt, ap);

@@ -517,6 +517,14 @@ static ridge_status check_b(const char *fn, ridge_trans trans_b, size_t batch, s
     return st;
 }
 
+/* Compulsory bytes of `batch` products (m x k) (k x n) -> (m x n): A, B read once, C written
+ * once, and read too when beta != 0. For the profiler. */
+static double gemm_bytes(size_t batch, size_t m, size_t n, size_t k, float beta)
+{
+    double c = (double)m * n * (beta != 0.0f ? 2 : 1);
+    return 4.0 * batch * ((double)m * k + (double)k * n + c);
+}
+
 static ridge_status sgemm_common(const char *fn, ridge_ctx *ctx, ridge_trans trans_a,
                                  ridge_trans trans_b, size_t batch, size_t m, size_t n, size_t k,
                                  float alpha, const float *a, size_t lda, size_t stride_a,
@@ -534,7 +542,12 @@ static ridge_status sgemm_common(const char *fn, ridge_ctx *ctx, ridge_trans tra
     if (epi) j.p.epi = *epi, j.sr = epi->residual_stride;
     set_a(&j.p, trans_a, j.p.k ? a : NULL, lda);
     set_b(&j.p, trans_b, j.p.k ? b : NULL, ldb);
-    return run_batch(ctx, &j);
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    st = run_batch(ctx, &j);
+    double bytes = gemm_bytes(batch, m, n, k, beta);
+    RIDGE_PROF_END(ctx, t0, fn, j.K ? j.K->name : "f32-gemm-ref", 2.0 * batch * m * n * k, bytes,
+                   bytes, "%zux%zux%zu %c%c", m, n, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N');
+    return st;
 }
 
 ridge_status ridge_sgemm(ridge_ctx *ctx, ridge_trans trans_a, ridge_trans trans_b, size_t m,
@@ -659,7 +672,13 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
     set_a(&p, trans_a, p.k ? a : NULL, lda);
     set_b(&p, RIDGE_NO_TRANS, p.k ? plan->packed : NULL, plan->n);
     plan_b pb = {plan->K && p.k ? plan->packed : NULL, plan->kc, plan->npad};
-    return run_product(ctx, useful_threads(ctx, m, plan->n, p.k), &p, plan->K, &pb, NULL);
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    st = run_product(ctx, useful_threads(ctx, m, plan->n, p.k), &p, plan->K, &pb, NULL);
+    double bytes = gemm_bytes(1, m, plan->n, plan->k, beta);
+    RIDGE_PROF_END(ctx, t0, fn, plan->K ? plan->K->name : "f32-gemm-ref",
+                   2.0 * m * plan->n * plan->k, bytes, bytes, "%zux%zux%zu %cN", m, plan->n,
+                   plan->k, trans_a ? 'T' : 'N');
+    return st;
 }
 
 /* ---- introspection --------------------------------------------------------------------------- */

@@ -60,11 +60,20 @@ static void enc_fwd_rows(void *p, size_t r0, size_t r1, int ith)
     }
 }
 
-void ridge_gpt2_encoder_forward(ridge_ctx *ctx, float *out, const int *inp, const float *wte,
+static void ridge_gpt2_encoder_forward_untimed(ridge_ctx *ctx, float *out, const int *inp, const float *wte,
                                 const float *wpe, size_t B, size_t T, size_t C)
 {
     enc_job j = {.out = out, .wte = wte, .wpe = wpe, .inp = inp, .B = B, .T = T, .C = C};
     ridge_parallel_for(ctx, B * T, 1, enc_fwd_rows, &j);
+}
+
+/* ridge_gpt2_encoder_forward, recorded by the profiler as "gpt2.encoder.fwd". */
+void ridge_gpt2_encoder_forward(ridge_ctx *ctx, float *out, const int *inp, const float *wte,
+                                const float *wpe, size_t B, size_t T, size_t C)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_encoder_forward_untimed(ctx, out, inp, wte, wpe, B, T, C);
+    RIDGE_PROF_END(ctx, t0, "gpt2.encoder.fwd", "", (double)B * T * C, 4.0 * (3.0 * B * T * C + (double)B * T), 4.0 * (3.0 * B * T * C), "%zux%zux%zu", B, T, C);
 }
 
 static void enc_bwd_cols(void *p, size_t c0, size_t c1, int ith)
@@ -80,11 +89,20 @@ static void enc_bwd_cols(void *p, size_t c0, size_t c1, int ith)
     }
 }
 
-void ridge_gpt2_encoder_backward(ridge_ctx *ctx, float *dwte, float *dwpe, const float *dout,
+static void ridge_gpt2_encoder_backward_untimed(ridge_ctx *ctx, float *dwte, float *dwpe, const float *dout,
                                  const int *inp, size_t B, size_t T, size_t C)
 {
     enc_job j = {.dwte = dwte, .dwpe = dwpe, .dout = dout, .inp = inp, .B = B, .T = T, .C = C};
     ridge_parallel_for(ctx, C, COL_GRAIN, enc_bwd_cols, &j);
+}
+
+/* ridge_gpt2_encoder_backward, recorded by the profiler as "gpt2.encoder.bwd". */
+void ridge_gpt2_encoder_backward(ridge_ctx *ctx, float *dwte, float *dwpe, const float *dout,
+                                 const int *inp, size_t B, size_t T, size_t C)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_encoder_backward_untimed(ctx, dwte, dwpe, dout, inp, B, T, C);
+    RIDGE_PROF_END(ctx, t0, "gpt2.encoder.bwd", "", 2.0 * B * T * C, 4.0 * (5.0 * B * T * C), 4.0 * (3.0 * B * T * C), "%zux%zux%zu", B, T, C);
 }
 
 /* ---- layer norm ------------------------------------------------------------------------- */
@@ -115,12 +133,22 @@ static void ln_fwd_rows(void *p, size_t r0, size_t r1, int ith)
     }
 }
 
-void ridge_gpt2_layernorm_forward(ridge_ctx *ctx, float *out, float *mean, float *rstd,
+static void ridge_gpt2_layernorm_forward_untimed(ridge_ctx *ctx, float *out, float *mean, float *rstd,
                                   const float *inp, const float *w, const float *b, size_t N,
                                   size_t C)
 {
     ln_job j = {.out = out, .mean = mean, .rstd = rstd, .inp = inp, .w = w, .b = b, .N = N, .C = C};
     ridge_parallel_for(ctx, N, 1, ln_fwd_rows, &j);
+}
+
+/* ridge_gpt2_layernorm_forward, recorded by the profiler as "layernorm.fwd". */
+void ridge_gpt2_layernorm_forward(ridge_ctx *ctx, float *out, float *mean, float *rstd,
+                                  const float *inp, const float *w, const float *b, size_t N,
+                                  size_t C)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_layernorm_forward_untimed(ctx, out, mean, rstd, inp, w, b, N, C);
+    RIDGE_PROF_END(ctx, t0, "layernorm.fwd", "", 7.0 * N * C, 4.0 * (2.0 * N * C + 2.0 * C + 2.0 * N), 4.0 * (2.0 * N * C), "%zux%zu", N, C);
 }
 
 /* dinp += rstd (w dout - mean(w dout) - norm mean(w dout norm)) per row */
@@ -159,7 +187,7 @@ static void ln_bwd_cols(void *p, size_t c0, size_t c1, int ith)
     }
 }
 
-void ridge_gpt2_layernorm_backward(ridge_ctx *ctx, float *dinp, float *dw, float *db,
+static void ridge_gpt2_layernorm_backward_untimed(ridge_ctx *ctx, float *dinp, float *dw, float *db,
                                    const float *dout, const float *inp, const float *w,
                                    const float *mean, const float *rstd, size_t N, size_t C)
 {
@@ -169,9 +197,19 @@ void ridge_gpt2_layernorm_backward(ridge_ctx *ctx, float *dinp, float *dw, float
     ridge_parallel_for(ctx, C, COL_GRAIN, ln_bwd_cols, &j);
 }
 
+/* ridge_gpt2_layernorm_backward, recorded by the profiler as "layernorm.bwd". */
+void ridge_gpt2_layernorm_backward(ridge_ctx *ctx, float *dinp, float *dw, float *db,
+                                   const float *dout, const float *inp, const float *w,
+                                   const float *mean, const float *rstd, size_t N, size_t C)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_layernorm_backward_untimed(ctx, dinp, dw, db, dout, inp, w, mean, rstd, N, C);
+    RIDGE_PROF_END(ctx, t0, "layernorm.bwd", "", 12.0 * N * C, 4.0 * (4.0 * N * C + 4.0 * C + 2.0 * N), 4.0 * (4.0 * N * C), "%zux%zu", N, C);
+}
+
 /* ---- matmul ----------------------------------------------------------------------------- */
 
-ridge_status ridge_gpt2_matmul_forward(ridge_ctx *ctx, float *out, const float *inp,
+static ridge_status ridge_gpt2_matmul_forward_untimed(ridge_ctx *ctx, float *out, const float *inp,
                                        const float *w, const float *bias,
                                        const float *residual, size_t N, size_t C, size_t OC)
 {
@@ -180,6 +218,17 @@ ridge_status ridge_gpt2_matmul_forward(ridge_ctx *ctx, float *out, const float *
     if (residual) e.residual = residual, e.ldr = OC;
     return ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, RIDGE_TRANS, N, OC, C, 1.0f, inp, C, w, C, 0.0f,
                           out, OC, &e);
+}
+
+/* ridge_gpt2_matmul_forward, recorded by the profiler as "matmul.fwd". */
+ridge_status ridge_gpt2_matmul_forward(ridge_ctx *ctx, float *out, const float *inp,
+                                       const float *w, const float *bias,
+                                       const float *residual, size_t N, size_t C, size_t OC)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = ridge_gpt2_matmul_forward_untimed(ctx, out, inp, w, bias, residual, N, C, OC);
+    RIDGE_PROF_END(ctx, t0, "matmul.fwd", "", 2.0 * N * C * OC, 4.0 * ((double)N * C + (double)C * OC + (double)N * OC * (residual ? 2 : 1)), 4.0 * ((double)N * C + (double)C * OC + (double)N * OC), "%zux%zux%zu", N, OC, C);
+    return st;
 }
 
 typedef struct colsum_job {
@@ -197,7 +246,7 @@ static void colsum_cols(void *p, size_t c0, size_t c1, int ith)
     }
 }
 
-ridge_status ridge_gpt2_matmul_backward(ridge_ctx *ctx, float *dinp, float *dw, float *dbias,
+static ridge_status ridge_gpt2_matmul_backward_untimed(ridge_ctx *ctx, float *dinp, float *dw, float *dbias,
                                         const float *dout, const float *inp, const float *w,
                                         size_t N, size_t C, size_t OC)
 {
@@ -212,6 +261,17 @@ ridge_status ridge_gpt2_matmul_backward(ridge_ctx *ctx, float *dinp, float *dw, 
         colsum_job j = {dbias, dout, N, OC};
         ridge_parallel_for(ctx, OC, COL_GRAIN, colsum_cols, &j);
     }
+    return st;
+}
+
+/* ridge_gpt2_matmul_backward, recorded by the profiler as "matmul.bwd". */
+ridge_status ridge_gpt2_matmul_backward(ridge_ctx *ctx, float *dinp, float *dw, float *dbias,
+                                        const float *dout, const float *inp, const float *w,
+                                        size_t N, size_t C, size_t OC)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = ridge_gpt2_matmul_backward_untimed(ctx, dinp, dw, dbias, dout, inp, w, N, C, OC);
+    RIDGE_PROF_END(ctx, t0, "matmul.bwd", "", 4.0 * N * C * OC, 4.0 * (2.0 * N * OC + 2.0 * N * C + 3.0 * C * OC), 4.0 * ((double)N * C + (double)C * OC + (double)N * OC), "%zux%zux%zu", N, OC, C);
     return st;
 }
 
@@ -307,11 +367,20 @@ static void att_fwd_heads(void *p, size_t i0, size_t i1, int ith)
     }
 }
 
-void ridge_gpt2_attention_forward(ridge_ctx *ctx, float *out, float *lse, const float *qkv,
+static void ridge_gpt2_attention_forward_untimed(ridge_ctx *ctx, float *out, float *lse, const float *qkv,
                                   size_t B, size_t T, size_t C, size_t NH)
 {
     att_job j = {.k = kernels(ctx), .out = out, .lse = lse, .qkv = qkv, .T = T, .C = C, .NH = NH};
     ridge_parallel_for(ctx, B * NH, 1, att_fwd_heads, &j);
+}
+
+/* ridge_gpt2_attention_forward, recorded by the profiler as "attention.fwd". */
+void ridge_gpt2_attention_forward(ridge_ctx *ctx, float *out, float *lse, const float *qkv,
+                                  size_t B, size_t T, size_t C, size_t NH)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_attention_forward_untimed(ctx, out, lse, qkv, B, T, C, NH);
+    RIDGE_PROF_END(ctx, t0, "attention.fwd", "", 2.0 * B * T * T * C, 4.0 * (4.0 * B * T * C + (double)B * NH * T), 4.0 * (4.0 * B * T * C), "%zux%zux%zu h%zu", B, T, C, NH);
 }
 
 static void att_bwd_heads(void *p, size_t i0, size_t i1, int ith)
@@ -326,7 +395,7 @@ static void att_bwd_heads(void *p, size_t i0, size_t i1, int ith)
     }
 }
 
-void ridge_gpt2_attention_backward(ridge_ctx *ctx, float *dqkv, const float *dout,
+static void ridge_gpt2_attention_backward_untimed(ridge_ctx *ctx, float *dqkv, const float *dout,
                                    const float *qkv, const float *out, const float *lse,
                                    size_t B, size_t T, size_t C, size_t NH)
 {
@@ -335,17 +404,46 @@ void ridge_gpt2_attention_backward(ridge_ctx *ctx, float *dqkv, const float *dou
     ridge_parallel_for(ctx, B * NH, 1, att_bwd_heads, &j);
 }
 
+/* ridge_gpt2_attention_backward, recorded by the profiler as "attention.bwd". */
+void ridge_gpt2_attention_backward(ridge_ctx *ctx, float *dqkv, const float *dout,
+                                   const float *qkv, const float *out, const float *lse,
+                                   size_t B, size_t T, size_t C, size_t NH)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_attention_backward_untimed(ctx, dqkv, dout, qkv, out, lse, B, T, C, NH);
+    RIDGE_PROF_END(ctx, t0, "attention.bwd", "", 4.0 * B * T * T * C, 4.0 * (8.0 * B * T * C + (double)B * NH * T), 4.0 * (8.0 * B * T * C), "%zux%zux%zu h%zu", B, T, C, NH);
+}
+
 /* ---- GELU (the vec family's) ------------------------------------------------------------- */
 
-ridge_status ridge_gpt2_gelu_forward(ridge_ctx *ctx, float *out, const float *inp, size_t n)
+static ridge_status ridge_gpt2_gelu_forward_untimed(ridge_ctx *ctx, float *out, const float *inp, size_t n)
 {
     return ridge_gelu_f32(ctx, out, inp, n);
 }
 
-ridge_status ridge_gpt2_gelu_backward(ridge_ctx *ctx, float *dinp, const float *inp,
+/* ridge_gpt2_gelu_forward, recorded by the profiler as "gelu.fwd". */
+ridge_status ridge_gpt2_gelu_forward(ridge_ctx *ctx, float *out, const float *inp, size_t n)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = ridge_gpt2_gelu_forward_untimed(ctx, out, inp, n);
+    RIDGE_PROF_END(ctx, t0, "gelu.fwd", "", 15.0 * n, 8.0 * n, 8.0 * n, "%zu", n);
+    return st;
+}
+
+static ridge_status ridge_gpt2_gelu_backward_untimed(ridge_ctx *ctx, float *dinp, const float *inp,
                                       const float *dout, size_t n)
 {
     return ridge_gelu_backward_f32(ctx, dinp, dout, inp, n);
+}
+
+/* ridge_gpt2_gelu_backward, recorded by the profiler as "gelu.bwd". */
+ridge_status ridge_gpt2_gelu_backward(ridge_ctx *ctx, float *dinp, const float *inp,
+                                      const float *dout, size_t n)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = ridge_gpt2_gelu_backward_untimed(ctx, dinp, inp, dout, n);
+    RIDGE_PROF_END(ctx, t0, "gelu.bwd", "", 20.0 * n, 12.0 * n, 12.0 * n, "%zu", n);
+    return st;
 }
 
 /* ---- softmax + cross-entropy ------------------------------------------------------------ */
@@ -378,11 +476,20 @@ static void ce_fwd_rows(void *p, size_t r0, size_t r1, int ith)
     }
 }
 
-void ridge_gpt2_softmax_crossentropy_forward(ridge_ctx *ctx, float *x, float *losses,
+static void ridge_gpt2_softmax_crossentropy_forward_untimed(ridge_ctx *ctx, float *x, float *losses,
                                              const int *targets, size_t N, size_t V, size_t Vp)
 {
     ce_job j = {.k = kernels(ctx), .x = x, .losses = losses, .targets = targets, .V = V, .Vp = Vp};
     ridge_parallel_for(ctx, N, 1, ce_fwd_rows, &j);
+}
+
+/* ridge_gpt2_softmax_crossentropy_forward, recorded by the profiler as "softmax_xent.fwd". */
+void ridge_gpt2_softmax_crossentropy_forward(ridge_ctx *ctx, float *x, float *losses,
+                                             const int *targets, size_t N, size_t V, size_t Vp)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_softmax_crossentropy_forward_untimed(ctx, x, losses, targets, N, V, Vp);
+    RIDGE_PROF_END(ctx, t0, "softmax_xent.fwd", "", 5.0 * N * V, 8.0 * N * Vp, 8.0 * N * Vp, "%zux%zu", N, V);
 }
 
 static void ce_bwd_rows(void *p, size_t r0, size_t r1, int ith)
@@ -396,11 +503,20 @@ static void ce_bwd_rows(void *p, size_t r0, size_t r1, int ith)
     }
 }
 
-void ridge_gpt2_softmax_crossentropy_backward(ridge_ctx *ctx, float *x, const int *targets,
+static void ridge_gpt2_softmax_crossentropy_backward_untimed(ridge_ctx *ctx, float *x, const int *targets,
                                               float dloss, size_t N, size_t V, size_t Vp)
 {
     ce_job j = {.x = x, .targets = targets, .dloss = dloss, .V = V, .Vp = Vp};
     ridge_parallel_for(ctx, N, 1, ce_bwd_rows, &j);
+}
+
+/* ridge_gpt2_softmax_crossentropy_backward, recorded by the profiler as "softmax_xent.bwd". */
+void ridge_gpt2_softmax_crossentropy_backward(ridge_ctx *ctx, float *x, const int *targets,
+                                              float dloss, size_t N, size_t V, size_t Vp)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_softmax_crossentropy_backward_untimed(ctx, x, targets, dloss, N, V, Vp);
+    RIDGE_PROF_END(ctx, t0, "softmax_xent.bwd", "", 2.0 * N * V, 8.0 * N * Vp, 8.0 * N * Vp, "%zux%zu", N, V);
 }
 
 /* ---- AdamW ------------------------------------------------------------------------------ */
@@ -430,7 +546,7 @@ static void adamw_range(void *arg, size_t i0, size_t i1, int ith)
     j->k->adamw(j->p + i0, j->g + i0, j->m + i0, j->v + i0, i1 - i0, &j->a);
 }
 
-void ridge_gpt2_adamw(ridge_ctx *ctx, float *params, const float *grads, float *m, float *v,
+static void ridge_gpt2_adamw_untimed(ridge_ctx *ctx, float *params, const float *grads, float *m, float *v,
                       size_t n, int t, float lr, float beta1, float beta2, float eps,
                       float weight_decay)
 {
@@ -438,6 +554,16 @@ void ridge_gpt2_adamw(ridge_ctx *ctx, float *params, const float *grads, float *
                    {lr, beta1, beta2, eps, weight_decay, 1.0f - powf(beta1, (float)t),
                     1.0f - powf(beta2, (float)t)}};
     ridge_parallel_for(ctx, n, 4096, adamw_range, &j);
+}
+
+/* ridge_gpt2_adamw, recorded by the profiler as "adamw". */
+void ridge_gpt2_adamw(ridge_ctx *ctx, float *params, const float *grads, float *m, float *v,
+                      size_t n, int t, float lr, float beta1, float beta2, float eps,
+                      float weight_decay)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_gpt2_adamw_untimed(ctx, params, grads, m, v, n, t, lr, beta1, beta2, eps, weight_decay);
+    RIDGE_PROF_END(ctx, t0, "adamw", "", 12.0 * n, 28.0 * n, 16.0 * n, "%zu params", n);
 }
 
 const gpt2_kernels ridge_gpt2_kernels__ref = {softmax_ref, adamw_ref, att_fwd_ref, att_bwd_ref};

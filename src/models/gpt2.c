@@ -1,13 +1,15 @@
 /* GPT-2: the model, its forward and backward passes and AdamW (include/ridge/gpt2.h).
  *
  * Memory, as in llm.c: one allocation each for parameters, gradients, the two AdamW moments
- * and activations, with a table of views. Two departures from llm.c's activations, both exact:
+ * and activations, with a table of views. Three departures from llm.c's activations, all exact:
  *  - the attention and MLP output projections add the residual in the GEMM's epilogue, so the
  *    stream is written once (llm.c keeps attproj/fcproj and adds them in a separate pass);
  *    their backward needs only d(residual), which is what the projection's gradient is;
  *  - logits, probabilities and their gradient share one (B,T,Vp) buffer, each overwriting the
  *    last, and the backward pass walks down the layers with one d(residual) buffer and three
- *    scratch buffers instead of a full copy of every activation's gradient.
+ *    scratch buffers instead of a full copy of every activation's gradient;
+ *  - attention is fused (gpt2-layers.c): per layer it keeps each query's log-sum-exp, not the
+ *    (B,NH,T,T) scores and weights.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -39,7 +39,7 @@ static void bwd_range(void *arg, size_t begin, size_t end, int ith)
         for (size_t i = begin; i < end; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 
-ridge_status ridge_nn_act_backward(ridge_ctx *ctx, float *dx, const float *dy, const float *y,
+static ridge_status ridge_nn_act_backward_untimed(ridge_ctx *ctx, float *dx, const float *dy, const float *y,
                                    size_t n, ridge_epi_act act)
 {
     if (!ctx || (n && (!dx || !dy || (act != RIDGE_EPI_NONE && !y))))
@@ -61,4 +61,14 @@ ridge_status ridge_nn_act_backward(ridge_ctx *ctx, float *dx, const float *dy, c
                            "act_backward: gelu's derivative needs its input, not its output");
     }
     return ridge_error(RIDGE_EINVAL, "act_backward: unknown activation %d", (int)act);
+}
+
+/* ridge_nn_act_backward, recorded by the profiler as "act.bwd". */
+ridge_status ridge_nn_act_backward(ridge_ctx *ctx, float *dx, const float *dy, const float *y,
+                                   size_t n, ridge_epi_act act)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = ridge_nn_act_backward_untimed(ctx, dx, dy, y, n, act);
+    RIDGE_PROF_END(ctx, t0, "act.bwd", "", 2.0 * n, 12.0 * n, 12.0 * n, "%zu", n);
+    return st;
 }

@@ -99,7 +99,7 @@ static void step_range(void *arg, size_t begin, size_t end, int ith)
         a->sgd(a->p + begin, a->g + begin, a->m ? a->m + begin : NULL, end - begin, &a->k);
 }
 
-ridge_status ridge_optim_step(ridge_ctx *ctx, const ridge_optim_config *c, float *params,
+static ridge_status ridge_optim_step_untimed(ridge_ctx *ctx, const ridge_optim_config *c, float *params,
                               const float *grads, float *state, size_t n, uint64_t step)
 {
     ridge_status st = ridge_optim_config_check(c);
@@ -137,4 +137,14 @@ ridge_status ridge_optim_step(ridge_ctx *ctx, const ridge_optim_config *c, float
     if (n < 65536) step_range(&a, 0, n, 0);
     else ridge_parallel_for(ctx, n, 4096, step_range, &a);
     return RIDGE_OK;
+}
+
+/* ridge_optim_step, recorded by the profiler as "optim.step". */
+ridge_status ridge_optim_step(ridge_ctx *ctx, const ridge_optim_config *c, float *params,
+                              const float *grads, float *state, size_t n, uint64_t step)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = ridge_optim_step_untimed(ctx, c, params, grads, state, n, step);
+    RIDGE_PROF_END(ctx, t0, "optim.step", "", (c && c->kind == RIDGE_OPTIM_ADAMW ? 12.0 : 4.0) * n, 4.0 * n * (c && c->kind == RIDGE_OPTIM_ADAMW ? 7 : 3), 4.0 * n * 4, "%zu params", n);
+    return st;
 }

@@ -124,7 +124,15 @@ static ridge_status check(const char *fn, const ridge_pool2d_desc *d, int64_t *o
     return RIDGE_OK;
 }
 
-ridge_status ridge_pool2d_forward_argmax(ridge_ctx *ctx, const ridge_pool2d_desc *d,
+/* Bytes a pooling pass moves: x once, y (and its argmax) once. For the profiler. */
+static double pool_bytes(const ridge_pool2d_desc *d)
+{
+    int64_t oh, ow;
+    if (!d || ridge_pool2d_desc_check(d, &oh, &ow)) return 0;
+    return 4.0 * (double)d->n * d->c * ((double)d->h * d->w + 2.0 * oh * ow);
+}
+
+static ridge_status ridge_pool2d_forward_argmax_untimed(ridge_ctx *ctx, const ridge_pool2d_desc *d,
                                          const float *x, float *y, int32_t *argmax)
 {
     int64_t oh, ow;
@@ -137,7 +145,17 @@ ridge_status ridge_pool2d_forward_argmax(ridge_ctx *ctx, const ridge_pool2d_desc
     return RIDGE_OK;
 }
 
-ridge_status ridge_pool2d_backward(ridge_ctx *ctx, const ridge_pool2d_desc *d, float *dx,
+/* ridge_pool2d_forward_argmax, recorded by the profiler as "pool.fwd". */
+ridge_status ridge_pool2d_forward_argmax(ridge_ctx *ctx, const ridge_pool2d_desc *d,
+                                         const float *x, float *y, int32_t *argmax)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = ridge_pool2d_forward_argmax_untimed(ctx, d, x, y, argmax);
+    RIDGE_PROF_END(ctx, t0, "pool.fwd", "", 0, pool_bytes(d), pool_bytes(d), "%lldx%lldx%lldx%lld", (long long)(d ? d->n : 0), (long long)(d ? d->h : 0), (long long)(d ? d->w : 0), (long long)(d ? d->c : 0));
+    return st;
+}
+
+static ridge_status ridge_pool2d_backward_untimed(ridge_ctx *ctx, const ridge_pool2d_desc *d, float *dx,
                                    const float *dy, const int32_t *argmax)
 {
     int64_t oh, ow;
@@ -149,4 +167,14 @@ ridge_status ridge_pool2d_backward(ridge_ctx *ctx, const ridge_pool2d_desc *d, f
     pool_args p = {d, oh, ow, dx, dy, NULL, argmax};
     ridge_parallel_for(ctx, (size_t)d->n, 1, backward_range, &p);
     return RIDGE_OK;
+}
+
+/* ridge_pool2d_backward, recorded by the profiler as "pool.bwd". */
+ridge_status ridge_pool2d_backward(ridge_ctx *ctx, const ridge_pool2d_desc *d, float *dx,
+                                   const float *dy, const int32_t *argmax)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = ridge_pool2d_backward_untimed(ctx, d, dx, dy, argmax);
+    RIDGE_PROF_END(ctx, t0, "pool.bwd", "", 0, pool_bytes(d), pool_bytes(d), "%lldx%lldx%lldx%lld", (long long)(d ? d->n : 0), (long long)(d ? d->h : 0), (long long)(d ? d->w : 0), (long long)(d ? d->c : 0));
+    return st;
 }

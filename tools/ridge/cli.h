@@ -49,4 +49,16 @@ ridge_ctx *cli_make_ctx(const cli_common *c);
 /* Prints "ridge <cmd>: unknown option 'x'" and the hint to use --help; returns CLI_USAGE. */
 int cli_unknown(const char *cmd, const char *arg);
 
+/* ---- `ridge profile train ...`: hooks the trainers call ---------------------------------- */
+
+/* Trainers call cli_profile_step(ctx) after each optimizer step and stop training when it
+ * returns 1 (the profile is complete and printed). A trainer that does other work between
+ * steps (validation, sampling) also calls cli_profile_begin(ctx) at the start of each step,
+ * so only the steps are recorded and timed. Both are no-ops returning 0 unless
+ * `ridge profile` is running. */
+void cli_profile_begin(ridge_ctx *ctx);
+int cli_profile_step(ridge_ctx *ctx);
+/* 1 once the profile is complete: the trainer skips what would follow (evaluation, saving). */
+int cli_profile_finished(void);
+
 #endif /* RIDGE_CLI_H */

@@ -524,6 +524,7 @@ static int gpt2_train(int argc, char **argv)
             printf("\n---\n");
         }
         float loss;
+        cli_profile_begin(ctx);
         uint64_t t0 = ridge_time_ns();
         if ((st = ridge_llmc_loader_next(tl, &in, &tg))) goto step_fail;
         if ((st = ridge_gpt2_forward(m, in, tg, (int)B, (int)T, &loss))) goto step_fail;
@@ -534,6 +535,10 @@ static int gpt2_train(int argc, char **argv)
         if (step > first) total_ms += ms;
         printf("step %ld: train loss %f (took %f ms)\n", step, loss, ms);
         fflush(stdout);
+        if (cli_profile_step(ctx)) {
+            rc = CLI_OK; /* `ridge profile` has what it needs: skip the summary and saving */
+            goto out;
+        }
     }
     if (steps - first > 1) {
         double ms = total_ms / (double)(steps - first - 1);

@@ -47,6 +47,7 @@ static void help(void)
 }
 
 typedef struct progress {
+    ridge_ctx *ctx;
     int tty;
     unsigned epoch, epochs;
     uint64_t t0, last;
@@ -55,6 +56,7 @@ typedef struct progress {
 static int on_step(void *arg, size_t step, size_t steps, double loss, size_t samples)
 {
     progress *p = arg;
+    if (cli_profile_step(p->ctx)) return 1; /* `ridge profile` has what it needs */
     uint64_t now = ridge_time_ns();
     if (!p->tty || (now - p->last < 100000000 && step < steps)) return 0;
     p->last = now;
@@ -229,7 +231,7 @@ int train_cnn(int argc, char **argv)
                ridge_ctx_threads(ctx), ntrain, ntest);
     fflush(stdout);
 
-    progress p = {.tty = !o.quiet && isatty(2), .epochs = (unsigned)o.epochs};
+    progress p = {.ctx = ctx, .tty = !o.quiet && isatty(2), .epochs = (unsigned)o.epochs};
     size_t right = 0;
     double test_loss = NAN;
     int first = 1;
@@ -246,6 +248,11 @@ int train_cnn(int argc, char **argv)
                                   &train_loss)) {
             if (p.tty) fputc('\n', stderr);
             fprintf(stderr, "ridge train cnn: epoch %u: %s\n", p.epoch, ridge_last_error());
+            goto done;
+        }
+        if (cli_profile_finished()) { /* `ridge profile` stopped the epoch: nothing to report */
+            if (p.tty) fprintf(stderr, "\r\033[K");
+            rc = CLI_OK;
             goto done;
         }
         double secs = (double)(ridge_time_ns() - p.t0) * 1e-9;

@@ -1,0 +1,1 @@
+ridge_add_test(test-profile LABELS fast)
