@@ -308,6 +308,7 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
     int judged = roof && !ridge_roofline_judge(roof, threads, ridge_roofline_peak_f32(ridge_ctx_isa(ctx)),
                                                flop, bytes, bytes, st[I_RIDGE].median, &v);
     row[nv++] = (bench_val){NULL, judged ? 100.0 * v.fraction : NAN};
+    row[nv++] = (bench_val){NULL, flop / bytes};
     for (int i = 1; i < I_COUNT; i++) {
         double pg = c[i] ? flop / st[i].median * 1e-9 : NAN;
         row[nv++] = (bench_val){NULL, pg};
@@ -334,7 +335,7 @@ int ridge_bench_gemm(const ridge_bench_opts *o, int argc, char **argv)
     static const bench_col cols[] = {
         {"case", BENCH_STR},        {"shape", BENCH_STR},  {"thr", BENCH_INT},
         {"gflops", BENCH_F1},       {"best", BENCH_F1},        {"pct_roof", BENCH_F1},
-        {"openblas", BENCH_F1},     {"x_openblas", BENCH_F2},  {"blis", BENCH_F1},
+        {"intensity", BENCH_F1},    {"openblas", BENCH_F1},     {"x_openblas", BENCH_F2},  {"blis", BENCH_F1},
         {"x_blis", BENCH_F2},       {"onednn", BENCH_F1},      {"x_onednn", BENCH_F2},
         {"x_best_peer", BENCH_F2},
     };
