@@ -133,13 +133,13 @@ ridge_status ridge_profile_summarize(const ridge_ctx *ctx, const ridge_roofline 
         return ridge_error(RIDGE_ENOMEM, "profile: out of memory");
     }
     for (size_t i = 0; i < na; i++) out->rows[i] = a[i].row;
+    out->other_seconds = o->row.seconds;
     free(a);
     out->nrows = na;
     out->steps = steps;
     out->wall_seconds = wall_seconds;
     out->step_seconds = wall_seconds / steps;
     out->covered_seconds = covered;
-    out->other_seconds = o->row.seconds;
     out->pool_wait_seconds = wait;
     out->pool_task_seconds = task;
     out->threads = threads;
