@@ -145,13 +145,13 @@ static ridge_status ridge_pool2d_forward_argmax_untimed(ridge_ctx *ctx, const ri
     return RIDGE_OK;
 }
 
-/* ridge_pool2d_forward_argmax, recorded by the profiler as "pool.fwd". */
+/* ridge_pool2d_forward_argmax, recorded by the profiler as "pool2d.fwd". */
 ridge_status ridge_pool2d_forward_argmax(ridge_ctx *ctx, const ridge_pool2d_desc *d,
                                          const float *x, float *y, int32_t *argmax)
 {
     uint64_t t0 = RIDGE_PROF_START(ctx);
     ridge_status st = ridge_pool2d_forward_argmax_untimed(ctx, d, x, y, argmax);
-    RIDGE_PROF_END(ctx, t0, "pool.fwd", "", 0, pool_bytes(d), pool_bytes(d), "%lldx%lldx%lldx%lld", (long long)(d ? d->n : 0), (long long)(d ? d->h : 0), (long long)(d ? d->w : 0), (long long)(d ? d->c : 0));
+    RIDGE_PROF_END(ctx, t0, "pool2d.fwd", "", 0, pool_bytes(d), pool_bytes(d), "%lldx%lldx%lldx%lld", (long long)(d ? d->n : 0), (long long)(d ? d->h : 0), (long long)(d ? d->w : 0), (long long)(d ? d->c : 0));
     return st;
 }
 
@@ -169,12 +169,12 @@ static ridge_status ridge_pool2d_backward_untimed(ridge_ctx *ctx, const ridge_po
     return RIDGE_OK;
 }
 
-/* ridge_pool2d_backward, recorded by the profiler as "pool.bwd". */
+/* ridge_pool2d_backward, recorded by the profiler as "pool2d.bwd". */
 ridge_status ridge_pool2d_backward(ridge_ctx *ctx, const ridge_pool2d_desc *d, float *dx,
                                    const float *dy, const int32_t *argmax)
 {
     uint64_t t0 = RIDGE_PROF_START(ctx);
     ridge_status st = ridge_pool2d_backward_untimed(ctx, d, dx, dy, argmax);
-    RIDGE_PROF_END(ctx, t0, "pool.bwd", "", 0, pool_bytes(d), pool_bytes(d), "%lldx%lldx%lldx%lld", (long long)(d ? d->n : 0), (long long)(d ? d->h : 0), (long long)(d ? d->w : 0), (long long)(d ? d->c : 0));
+    RIDGE_PROF_END(ctx, t0, "pool2d.bwd", "", 0, pool_bytes(d), pool_bytes(d), "%lldx%lldx%lldx%lld", (long long)(d ? d->n : 0), (long long)(d ? d->h : 0), (long long)(d ? d->w : 0), (long long)(d ? d->c : 0));
     return st;
 }

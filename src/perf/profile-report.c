@@ -26,9 +26,10 @@ typedef struct agg {
     double max_ws;
 } agg;
 
+/* The pool's own records (not pooling layers, which are "pool2d.*"). */
 static int is_pool(const char *op)
 {
-    return strncmp(op, "pool.", 5) == 0;
+    return !strcmp(op, "pool.task") || !strcmp(op, "pool.wait");
 }
 
 static agg *find_or_add(agg *a, size_t *n, const ridge_prof_record *r, int per_layer)
