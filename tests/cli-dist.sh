@@ -4,7 +4,7 @@
 #    seed and model) within 1e-5 relative, for 20 steps of a d2 GPT-2, and the same val losses;
 # 2. a rank that cannot open its data ends the whole job, with a message, within a timeout;
 # 3. a rank that dies mid-training ends the whole job within the timeout;
-# 4. rank 0 alone prints and saves (checked with 1).
+# 4. rank 0 alone prints and saves (checked with 1), and a run saved by 2 ranks resumes with 1.
 # usage: cli-dist.sh PATH/TO/ridge PATH/TO/mpiexec     (needs python3 to write token shards)
 set -u
 R=$1
@@ -50,6 +50,23 @@ if ! paste "$D/one.l" "$D/two.l" | awk '
 fi
 grep -q "data parallel: 2 ranks, global batch 4" "$D/two" || { echo "FAIL: no data-parallel line"; fail=1; }
 [ -s "$D/saved.bin" ] || { echo "FAIL: rank 0 did not save"; fail=1; }
+
+# 1b. --resume across rank counts: 2 ranks stop at step 10 (rank 0 saves), 1 process resumes
+#     with the same global batch and continues the uninterrupted run's losses
+timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --steps 10 --save "$D/m10.bin" \
+    --save-state "$D/s10.bin" >"$D/half" 2>"$D/half.err" || { echo "FAIL: 2 ranks, 10 steps"; cat "$D/half.err"; fail=1; }
+ARGS10=$(echo "$ARGS" | sed "s|$D/m.bin|$D/m10.bin|")
+timeout 120 "$R" gpt2 train $ARGS10 -b 4 --resume "$D/s10.bin" >"$D/rest" 2>"$D/rest.err" ||
+    { echo "FAIL: resuming with 1 process"; cat "$D/rest.err"; fail=1; }
+grep "train loss" "$D/one" | tail -10 | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/one.10"
+grep "train loss" "$D/rest" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/rest.10"
+[ "$(wc -l <"$D/rest.10")" -eq 10 ] || { echo "FAIL: the resumed run did not do steps 10..19"; fail=1; }
+if ! paste "$D/one.10" "$D/rest.10" | awk '
+    { d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > worst) worst = r
+      if (r > 1e-5) { print "FAIL: resumed loss " NR ": " $1 " vs " $2; bad = 1 } }
+    END { printf "resumed from 2 ranks with 1: worst relative difference %.3g\n", worst; exit bad }'; then
+    fail=1
+fi
 
 # 2. rank 1 cannot open its data: the job ends, non-zero, naming the file, within the timeout
 cat >"$D/bad-rank.sh" <<EOS
