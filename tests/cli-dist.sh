@@ -1,10 +1,11 @@
 #!/bin/sh
-# Data-parallel GPT-2 training over MPI, end to end (built with -DRIDGE_WITH_MPI=ON only):
+# Data-parallel training over MPI (GPT-2, MLP), end to end (built with -DRIDGE_WITH_MPI=ON only):
 # 1. 2 ranks with -b 2 give the loss sequence of 1 process with -b 4 (the same global batches,
 #    seed and model) within 1e-5 relative, for 20 steps of a d2 GPT-2, and the same val losses;
 # 2. a rank that cannot open its data ends the whole job, with a message, within a timeout;
 # 3. a rank that dies mid-training ends the whole job within the timeout;
-# 4. rank 0 alone prints and saves (checked with 1), and a run saved by 2 ranks resumes with 1.
+# 4. rank 0 alone prints and saves (checked with 1), and a run saved by 2 ranks resumes with 1;
+# 5. the same for the MLP (epoch losses) when Fashion-MNIST is installed.
 # usage: cli-dist.sh PATH/TO/ridge PATH/TO/mpiexec     (needs python3 to write token shards)
 set -u
 R=$1
@@ -105,5 +106,32 @@ if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
 fi
 grep -q "rank 1" "$D/err" || { echo "FAIL: no 'rank 1' in the job's stderr"; cat "$D/err"; fail=1; }
 echo "a dying rank: the job ended with exit $rc after ${secs}s"
+# 5. the MLP on Fashion-MNIST (skipped without it): 2 ranks (each half of every batch of 64)
+#    give the epoch losses of 1 process (3 epochs of 2000 images: 96 steps) within 1e-5
+F=${RIDGE_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+if [ -e "$F/train-labels-idx1-ubyte.gz" ] || [ -e "$F/train-labels-idx1-ubyte" ]; then
+    MLP="train mlp --data $F --limit 2000 --epochs 3 --batch 64 --json --quiet --threads 1"
+    timeout 120 "$R" $MLP >"$D/mlp1" 2>"$D/err" || { echo "FAIL: mlp, 1 process"; cat "$D/err"; fail=1; }
+    timeout 120 $MPIRUN "$R" $MLP --save "$D/mlp.ridge" >"$D/mlp2" 2>"$D/err" ||
+        { echo "FAIL: mlp, 2 ranks"; cat "$D/err"; fail=1; }
+    for f in mlp1 mlp2; do
+        grep -o '"\(train\|test\)_loss": [0-9.]*' "$D/$f" | sed 's/.*: //' >"$D/$f.l"
+    done
+    [ "$(wc -l <"$D/mlp1.l")" -eq 7 ] || { echo "FAIL: mlp: want 3 x 2 + 1 losses"; cat "$D/mlp1"; fail=1; }
+    if ! paste "$D/mlp1.l" "$D/mlp2.l" | awk '
+        { d = $1 - $2; if (d < 0) d = -d; r = d / $1; if (r > worst) worst = r
+          if (r > 1e-5 || $2 == "") { print "FAIL: mlp loss " NR ": " $1 " vs " $2; bad = 1 } }
+        END { printf "mlp: %d losses compared, worst relative difference %.3g\n", NR, worst; exit bad }'; then
+        fail=1
+    fi
+    [ -s "$D/mlp.ridge" ] || { echo "FAIL: mlp: rank 0 did not save"; fail=1; }
+    # a batch that does not split over the ranks is refused, naming the problem
+    timeout 60 $MPIRUN "$R" $MLP --batch 63 >"$D/out" 2>"$D/err"
+    rc=$?
+    { [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "does not split evenly over 2 ranks" "$D/err"; } ||
+        { echo "FAIL: mlp --batch 63 on 2 ranks: exit $rc"; cat "$D/err"; fail=1; }
+else
+    echo "mlp: SKIP (no Fashion-MNIST in $F)"
+fi
 [ "$fail" -eq 0 ] && echo "PASS"
 exit "$fail"
