@@ -103,7 +103,8 @@ static ridge_status load_shard_order(ridge_llmc_loader *ld, const int *order, si
     if (st) return st;
     ld->nsamples = (ntok - 1) / (ld->nranks * ld->B * ld->T);
     if (ld->nsamples == 0)
-        return ridge_error(RIDGE_EFORMAT, "token shard %s: %zu tokens, fewer than B*T+1 = %zu (all ranks)",
+        return ridge_error(RIDGE_EFORMAT,
+                           "token shard %s: %zu tokens, fewer than B*T+1 = %zu (all ranks)",
                            ld->paths[idx], ntok, ld->nranks * ld->B * ld->T + 1);
     ld->sample = 0;
     if (order && norder != ld->nsamples)

@@ -249,6 +249,8 @@ static void train_help(void)
            "scratch on text Debian ships (the fortunes package's file if installed, else\n"
            "/usr/share/common-licenses), 300 steps at lr 1e-3, validation every 50, a sample every\n"
            "100: the loss falls from ln(257) = 5.55 and the samples turn into English-like text.\n\n"
+           "Under `mpirun -np N` (a build with -DRIDGE_WITH_MPI=ON) it trains data-parallel: -b\n" /* mpi */
+           "is per rank, the gradients are averaged, rank 0 alone prints and saves.\n\n" /* mpi */
            "options:\n"
            "  --model FILE       checkpoint to start from (llm.c format; `ridge gpt2 init`)\n"
            "  --train GLOB       training shards (shuffled as llm.c: MT19937 seeded 42)\n"
@@ -489,8 +491,8 @@ static int gpt2_train(int argc, char **argv)
     }
     printf("train dataset num_batches: %zu\n", ridge_llmc_loader_num_tokens(tl) / (size_t)(B * T));
     if (val_glob) {
-        if ((st = ridge_llmc_loader_create_rank(val_glob, (size_t)B, (size_t)T, c->vocab_size, 0,
-                                                     rank, nranks, &vl))) {
+        if ((st = ridge_llmc_loader_create_rank(val_glob, (size_t)B, (size_t)T, c->vocab_size,
+                                                0, rank, nranks, &vl))) {
             rc = fail("train", st);
             goto out;
         }
@@ -502,7 +504,8 @@ static int gpt2_train(int argc, char **argv)
     }
     printf("batch size: %ld, seq len: %ld, threads: %d, isa: %s\n", B, T, ridge_ctx_threads(ctx),
            ridge_isa_name(ridge_ctx_isa(ctx)));
-    if (nranks > 1) printf("data parallel: %d ranks, global batch %ld\n", nranks, B * nranks); /* mpi */
+    if (nranks > 1) /* mpi */
+        printf("data parallel: %d ranks, global batch %ld\n", nranks, B * nranks);
     uint64_t rng = 1337;
     long first = 0;
     float *mom1 = NULL, *mom2 = NULL;
@@ -557,7 +560,8 @@ static int gpt2_train(int argc, char **argv)
                (double)(B * T) / ms * 1e3,
                ridge_gpt2_train_flops(c, (int)B, (int)T) / ms / 1e6);
         if (nranks > 1) /* mpi */
-            printf("gradient allreduce: %.1f ms a step (%.1f%% of the step), %.0f global tokens/s\n",
+            printf("gradient allreduce: %.1f ms a step (%.1f%% of the step), %.0f global "
+                   "tokens/s\n",
                    comm_ms / (double)(steps - first - 1), 100 * comm_ms / total_ms,
                    (double)(B * T * nranks) / ms * 1e3);
     }
