@@ -2,6 +2,7 @@
 # Data-parallel training over MPI (GPT-2, MLP), end to end (built with -DRIDGE_WITH_MPI=ON only):
 # 1. 2 ranks with -b 2 give the loss sequence of 1 process with -b 4 (the same global batches,
 #    seed and model) within 1e-5 relative, for 20 steps of a d2 GPT-2, and the same val losses;
+#    (and with --zero 1, whose AdamW moments per rank are half);
 # 2. a rank that cannot open its data ends the whole job, with a message, within a timeout;
 # 3. a rank that dies mid-training ends the whole job within the timeout;
 # 4. rank 0 alone prints and saves (checked with 1), and a run saved by 2 ranks resumes with 1;
@@ -51,6 +52,20 @@ if ! paste "$D/one.l" "$D/two.l" | awk '
 fi
 grep -q "data parallel: 2 ranks, global batch 4" "$D/two" || { echo "FAIL: no data-parallel line"; fail=1; }
 [ -s "$D/saved.bin" ] || { echo "FAIL: rank 0 did not save"; fail=1; }
+
+# 1a. ZeRO-1 (--zero 1): the same losses again, and half the AdamW moments on rank 0
+timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --zero 1 >"$D/zero" 2>"$D/zero.err" ||
+    { echo "FAIL: 2 ranks, --zero 1"; cat "$D/zero.err"; fail=1; }
+grep -E "train loss|val loss" "$D/zero" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/zero.l"
+[ "$(wc -l <"$D/zero.l")" -eq 22 ] || { echo "FAIL: --zero 1: want 22 losses"; fail=1; }
+if ! paste "$D/one.l" "$D/zero.l" | awk '
+    { d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > worst) worst = r
+      if (r > 1e-5) { print "FAIL: --zero 1 loss " NR ": " $1 " vs " $2; bad = 1 } }
+    END { printf "zero-1: worst relative difference to 1 process %.3g\n", worst; exit bad }'; then
+    fail=1
+fi
+grep -q "zero-1: AdamW moments 1.7 MB on this rank (plain data parallel: 3.3 MB)" "$D/zero" ||
+    { echo "FAIL: no zero-1 memory line"; cat "$D/zero"; fail=1; }
 
 # 1b. --resume across rank counts: 2 ranks stop at step 10 (rank 0 saves), 1 process resumes
 #     with the same global batch and continues the uninterrupted run's losses

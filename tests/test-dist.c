@@ -2,6 +2,7 @@
  * `mpiexec -np 2` (tests/dist.cmake):
  * - init reports the world (rank 0 of 1 without a launcher), allreduce_mean averages buffers of
  *   edge sizes against a double reference of what every rank contributed, and refuses NULL;
+ *   ZeRO-1's shard / reduce_scatter_mean / allgather likewise;
  * - the rank-strided llm.c loader: rank r of N with batch B reads rows r*B..r*B+B-1 of the batch
  *   one process with batch N*B reads, step after step, shuffled and sequential. */
 #include <stdio.h>
@@ -37,6 +38,36 @@ static void test_allreduce(int rank, int size)
         free(x);
     }
     CHECK(ridge_dist_allreduce_mean(NULL, 3) == RIDGE_EINVAL);
+}
+
+/* ZeRO-1's pieces: the shards tile [0, n) in rank order; reduce_scatter_mean leaves the
+ * average in this rank's shard; allgather gives every rank every shard. */
+static void test_zero(int rank, int size)
+{
+    const size_t sizes[] = {1, 2, 7, 1000003};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k], lo, hi;
+        ridge_dist_shard(n, &lo, &hi);
+        size_t per = (n + (size_t)size - 1) / (size_t)size, a = per * (size_t)rank;
+        CHECKF(lo == (a < n ? a : n) && hi == (lo + per < n ? lo + per : n),
+               "n = %zu: shard [%zu, %zu)", n, lo, hi);
+        float *x = malloc(n * sizeof *x);
+        for (size_t i = 0; i < n; i++) x[i] = contribution(rank, i);
+        CHECK_OK(ridge_dist_reduce_scatter_mean(x, n));
+        size_t bad = 0;
+        for (size_t i = lo; i < hi; i++) {
+            double want = 0;
+            for (int r = 0; r < size; r++) want += contribution(r, i);
+            bad += x[i] != (float)(want / size);
+        }
+        CHECKF(bad == 0, "reduce_scatter n = %zu: %zu of the averages differ", n, bad);
+        for (size_t i = 0; i < n; i++) x[i] = i >= lo && i < hi ? (float)i : -1.0f;
+        CHECK_OK(ridge_dist_allgather(x, n));
+        bad = 0;
+        for (size_t i = 0; i < n; i++) bad += x[i] != (float)i;
+        CHECKF(bad == 0, "allgather n = %zu: %zu values missing", n, bad);
+        free(x);
+    }
 }
 
 /* The batches of rank r of N (batch B) against rows r*B.. of one process's (batch N*B). */
@@ -94,6 +125,7 @@ int main(void)
     CHECKF(size == (launcher ? atoi(launcher) : 1), "size %d", size);
     CHECK(rank >= 0 && rank < size && rank == ridge_dist_rank() && size == ridge_dist_size());
     test_allreduce(rank, size);
+    test_zero(rank, size);
     test_loader(rank, size);
     char name[32];
     snprintf(name, sizeof name, "test-dist (rank %d of %d)", rank, size);

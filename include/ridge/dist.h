@@ -33,6 +33,14 @@ int ridge_dist_rank(void); /* 0 before init */
 int ridge_dist_size(void); /* 1 before init */
 /* Sums x (n floats) over all ranks in place, then divides by the number of ranks. */
 ridge_status ridge_dist_allreduce_mean(float *x, size_t n);
+/* ZeRO-1 (optimizer state sharded over the ranks): rank r owns the slice [lo, hi) of an n-float
+ * buffer, lo = r*ceil(n/size) (clamped to n). reduce_scatter_mean leaves the ranks' average of
+ * x[lo..hi) there (one MPI_Reduce_scatter; the rest of x is undefined afterwards); allgather
+ * sends every rank's x[lo..hi) to all (one MPI_Allgatherv). The two move as many bytes as one
+ * allreduce. n must be < 2^31 (RIDGE_EOVERFLOW). */
+void ridge_dist_shard(size_t n, size_t *lo, size_t *hi);
+ridge_status ridge_dist_reduce_scatter_mean(float *x, size_t n);
+ridge_status ridge_dist_allgather(float *x, size_t n);
 /* Prints "ridge: rank R of N: <why>; aborting the job" on stderr and calls MPI_Abort, which
  * ends every rank; returns only if MPI is not initialized. */
 void ridge_dist_abort(int code, const char *why);

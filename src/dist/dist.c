@@ -9,7 +9,9 @@
  */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/internal.h"
 #include "ridge/dist.h"
@@ -78,6 +80,64 @@ ridge_status ridge_dist_allreduce_mean(float *x, size_t n)
     float s = 1.0f / (float)g_size;
     for (size_t i = 0; i < n; i++) x[i] *= s;
     return RIDGE_OK;
+}
+
+void ridge_dist_shard(size_t n, size_t *lo, size_t *hi)
+{
+    size_t per = (n + (size_t)g_size - 1) / (size_t)g_size, a = per * (size_t)g_rank;
+    *lo = a < n ? a : n;
+    *hi = a + per < n ? a + per : n;
+}
+
+/* Every rank's slice as MPI counts and displacements (freed by the caller). */
+static ridge_status slices(size_t n, int **counts, int **displs)
+{
+    size_t per = (n + (size_t)g_size - 1) / (size_t)g_size;
+    if (n > INT32_MAX) /* MPI's counts and displacements are int */
+        return ridge_error(RIDGE_EOVERFLOW, "MPI: %zu floats to shard (max 2^31-1)", n);
+    *counts = malloc((size_t)g_size * sizeof **counts);
+    *displs = malloc((size_t)g_size * sizeof **displs);
+    if (!*counts || !*displs) {
+        free(*counts), free(*displs);
+        return ridge_error(RIDGE_ENOMEM, "MPI: out of memory");
+    }
+    for (int r = 0; r < g_size; r++) {
+        size_t a = per * (size_t)r, lo = a < n ? a : n, hi = a + per < n ? a + per : n;
+        (*counts)[r] = (int)(hi - lo), (*displs)[r] = (int)lo;
+    }
+    return RIDGE_OK;
+}
+
+ridge_status ridge_dist_reduce_scatter_mean(float *x, size_t n)
+{
+    if (!x && n) return ridge_error(RIDGE_EINVAL, "ridge_dist_reduce_scatter_mean: x is NULL");
+    if (g_size == 1) return RIDGE_OK;
+    int *counts, *displs;
+    ridge_status st = slices(n, &counts, &displs);
+    if (st) return st;
+    /* in place: the result lands at the start of x; move it to this rank's slice */
+    int rc = MPI_Reduce_scatter(MPI_IN_PLACE, x, counts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS) {
+        size_t k = (size_t)counts[g_rank], lo = (size_t)displs[g_rank];
+        memmove(x + lo, x, k * sizeof *x);
+        float s = 1.0f / (float)g_size;
+        for (size_t i = lo; i < lo + k; i++) x[i] *= s;
+    }
+    free(counts), free(displs);
+    return rc == MPI_SUCCESS ? RIDGE_OK : mpi_fail(rc, "MPI_Reduce_scatter");
+}
+
+ridge_status ridge_dist_allgather(float *x, size_t n)
+{
+    if (!x && n) return ridge_error(RIDGE_EINVAL, "ridge_dist_allgather: x is NULL");
+    if (g_size == 1) return RIDGE_OK;
+    int *counts, *displs;
+    ridge_status st = slices(n, &counts, &displs);
+    if (st) return st;
+    int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, counts, displs, MPI_FLOAT,
+                            MPI_COMM_WORLD);
+    free(counts), free(displs);
+    return rc == MPI_SUCCESS ? RIDGE_OK : mpi_fail(rc, "MPI_Allgatherv");
 }
 
 void ridge_dist_abort(int code, const char *why)

@@ -250,7 +250,8 @@ static void train_help(void)
            "/usr/share/common-licenses), 300 steps at lr 1e-3, validation every 50, a sample every\n"
            "100: the loss falls from ln(257) = 5.55 and the samples turn into English-like text.\n\n"
            "Under `mpirun -np N` (a build with -DRIDGE_WITH_MPI=ON) it trains data-parallel: -b\n" /* mpi */
-           "is per rank, the gradients are averaged, rank 0 alone prints and saves.\n\n" /* mpi */
+           "is per rank, the gradients are averaged, rank 0 alone prints and saves; --zero 1\n" /* mpi */
+           "shards the AdamW moments over the ranks (ZeRO-1; no --save-state/--resume).\n\n" /* mpi */
            "options:\n"
            "  --model FILE       checkpoint to start from (llm.c format; `ridge gpt2 init`)\n"
            "  --train GLOB       training shards (shuffled as llm.c: MT19937 seeded 42)\n"
@@ -374,7 +375,7 @@ static int gpt2_train(int argc, char **argv)
     const char *model_path = NULL, *train_glob = NULL, *val_glob = NULL, *tok_path = NULL;
     const char *save = NULL, *save_state = NULL, *resume = NULL;
     long B = 4, T = 64, steps = 41, val_every = 10, val_batches = 5, sample_every = 20;
-    long sample_tokens = 64;
+    long sample_tokens = 64, zero = 0; /* mpi: --zero 1 */
     ridge_gpt2_adamw_opts o;
     ridge_gpt2_adamw_defaults(&o);
     int given_steps = 0, given_lr = 0, given_val_every = 0, given_sample_every = 0;
@@ -410,6 +411,7 @@ static int gpt2_train(int argc, char **argv)
         else if (!strcmp(a, "--beta1")) fdst = &o.beta1, fhi = 0.999999;
         else if (!strcmp(a, "--beta2")) fdst = &o.beta2, fhi = 0.999999;
         else if (!strcmp(a, "--eps")) fdst = &o.eps;
+        else if (!strcmp(a, "--zero")) dst = &zero, hi = 1; /* mpi */
         else return cli_unknown("gpt2 train", a);
         if (sdst) {
             if (!v) {
@@ -432,6 +434,10 @@ static int gpt2_train(int argc, char **argv)
     }
     if (!model_path != !train_glob) {
         fprintf(stderr, "ridge gpt2 train: --model and --train go together (see --help)\n");
+        return CLI_USAGE;
+    }
+    if (zero && (save_state || resume)) { /* mpi */
+        fprintf(stderr, "ridge gpt2 train: --zero 1 cannot --save-state or --resume yet\n");
         return CLI_USAGE;
     }
     /* mpi: under mpirun, each rank trains on its B rows of every global batch of nranks*B */
@@ -518,6 +524,7 @@ static int gpt2_train(int argc, char **argv)
         printf("resuming %s at step %ld\n", resume, first);
     }
     double total_ms = 0, comm_ms = 0;
+    cli_zero1 z1 = {0}; /* mpi */
     const int *in, *tg;
     for (long step = first; step < steps; step++) {
         if (vl && val_every > 0 && step % val_every == 0) {
@@ -544,11 +551,16 @@ static int gpt2_train(int argc, char **argv)
         if ((st = ridge_gpt2_forward(m, in, tg, (int)B, (int)T, &loss))) goto step_fail;
         if ((st = ridge_gpt2_zero_grad(m))) goto step_fail;
         if ((st = ridge_gpt2_backward(m))) goto step_fail;
-        uint64_t t1 = ridge_time_ns(); /* mpi: average the gradients (and the loss printed) */
-        if ((st = cli_dist_mean(ridge_gpt2_grads(m), nparams))) goto step_fail;
+        uint64_t t1 = ridge_time_ns(), t2; /* mpi: average the gradients (and the loss printed) */
         if ((st = cli_dist_mean(&loss, 1))) goto step_fail;
-        uint64_t t2 = ridge_time_ns();
-        if ((st = ridge_gpt2_update(m, &o, (int)step + 1))) goto step_fail;
+        if (zero) { /* mpi: ZeRO-1 (the allreduce time then includes AdamW on the slice) */
+            if ((st = cli_zero1_step(&z1, ctx, m, &o, (int)step + 1))) goto step_fail;
+            t2 = ridge_time_ns();
+        } else {
+            if ((st = cli_dist_mean(ridge_gpt2_grads(m), nparams))) goto step_fail;
+            t2 = ridge_time_ns();
+            if ((st = ridge_gpt2_update(m, &o, (int)step + 1))) goto step_fail;
+        }
         double ms = (double)(ridge_time_ns() - t0) / 1e6;
         if (step > first) total_ms += ms, comm_ms += (double)(t2 - t1) / 1e6;
         printf("step %ld: train loss %f (took %f ms)\n", step, loss, ms);
@@ -575,6 +587,10 @@ static int gpt2_train(int argc, char **argv)
             goto step_fail;
         printf("saved state %s (step %ld)\n", save_state, done);
     }
+    if (zero && nranks > 1) /* mpi */
+        printf("zero-1: AdamW moments %.1f MB on this rank (plain data parallel: %.1f MB)\n",
+               2.0 * (double)(z1.hi - z1.lo) * 4 / 1e6, 2.0 * (double)nparams * 4 / 1e6);
+    cli_zero1_free(&z1); /* mpi */
     rc = CLI_OK;
     goto out;
 step_fail:

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "ridge/core.h"
+#include "ridge/gpt2.h"
 #ifdef RIDGE_HAVE_MPI
 #include "ridge/dist.h"
 #endif
@@ -48,5 +49,16 @@ static inline void cli_dist_end(int rc, const char *why)
     (void)rc, (void)why;
 #endif
 }
+
+/* ZeRO-1 for GPT-2 (dist-gpt2.c): this rank's slice [lo, hi) of the AdamW moments. One step
+ * (instead of averaging the gradients and ridge_gpt2_update): reduce-scatter the gradients,
+ * AdamW on the slice, all-gather the parameters. Without MPI: ridge_gpt2_update. */
+typedef struct cli_zero1 {
+    float *m, *v; /* (hi - lo) each, allocated at the first step */
+    size_t lo, hi;
+} cli_zero1;
+ridge_status cli_zero1_step(cli_zero1 *z, ridge_ctx *ctx, ridge_gpt2 *model,
+                            const ridge_gpt2_adamw_opts *o, int step);
+void cli_zero1_free(cli_zero1 *z);
 
 #endif
