@@ -4,7 +4,8 @@
  * with a single in-place MPI_Allreduce (sum) and a scale by 1/size. One call for the whole
  * buffer is what the alpha-beta model in docs/PERFORMANCE.md (## mpi) assumes: the latency
  * term is paid once and the MPI library picks its large-message algorithm (ring / Rabenseifner
- * in Open MPI's tuned component). MPI_COMM_WORLD's error handler is MPI_ERRORS_RETURN, so an
+ * in Open MPI's tuned component). ZeRO-1 splits the same traffic into MPI_Reduce_scatter and
+ * MPI_Allgatherv over equal contiguous slices. MPI_COMM_WORLD's error handler is MPI_ERRORS_RETURN, so an
  * MPI failure comes back here as a status instead of killing the process mid-message.
  */
 #include <mpi.h>
@@ -82,17 +83,22 @@ ridge_status ridge_dist_allreduce_mean(float *x, size_t n)
     return RIDGE_OK;
 }
 
-void ridge_dist_shard(size_t n, size_t *lo, size_t *hi)
+/* Rank r's slice of n: [r*ceil(n/size), (r+1)*ceil(n/size)) clamped to n. */
+static void shard_of(size_t n, int r, size_t *lo, size_t *hi)
 {
-    size_t per = (n + (size_t)g_size - 1) / (size_t)g_size, a = per * (size_t)g_rank;
+    size_t per = (n + (size_t)g_size - 1) / (size_t)g_size, a = per * (size_t)r;
     *lo = a < n ? a : n;
     *hi = a + per < n ? a + per : n;
+}
+
+void ridge_dist_shard(size_t n, size_t *lo, size_t *hi)
+{
+    shard_of(n, g_rank, lo, hi);
 }
 
 /* Every rank's slice as MPI counts and displacements (freed by the caller). */
 static ridge_status slices(size_t n, int **counts, int **displs)
 {
-    size_t per = (n + (size_t)g_size - 1) / (size_t)g_size;
     if (n > INT32_MAX) /* MPI's counts and displacements are int */
         return ridge_error(RIDGE_EOVERFLOW, "MPI: %zu floats to shard (max 2^31-1)", n);
     *counts = malloc((size_t)g_size * sizeof **counts);
@@ -102,7 +108,8 @@ static ridge_status slices(size_t n, int **counts, int **displs)
         return ridge_error(RIDGE_ENOMEM, "MPI: out of memory");
     }
     for (int r = 0; r < g_size; r++) {
-        size_t a = per * (size_t)r, lo = a < n ? a : n, hi = a + per < n ? a + per : n;
+        size_t lo, hi;
+        shard_of(n, r, &lo, &hi);
         (*counts)[r] = (int)(hi - lo), (*displs)[r] = (int)lo;
     }
     return RIDGE_OK;

@@ -3,6 +3,7 @@
  * its slice), runs llm.c's AdamW on its slice with its slice of the moments, and all-gathers
  * the parameters, so every rank again holds them all. The AdamW arithmetic is element-wise,
  * so the result is plain data parallelism's, with 1/N of the optimizer memory. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "dist-cli.h"
@@ -19,7 +20,10 @@ ridge_status cli_zero1_step(cli_zero1 *z, ridge_ctx *ctx, ridge_gpt2 *model,
         size_t k = z->hi - z->lo ? z->hi - z->lo : 1;
         z->m = calloc(k, sizeof *z->m);
         z->v = calloc(k, sizeof *z->v);
-        if (!z->m || !z->v) return RIDGE_ENOMEM;
+        if (!z->m || !z->v) {
+            fprintf(stderr, "ridge gpt2 train: --zero 1: no memory for %zu AdamW moments\n", k);
+            return RIDGE_ENOMEM;
+        }
     }
     ridge_status st = ridge_dist_reduce_scatter_mean(grads, n);
     if (st) return st;
