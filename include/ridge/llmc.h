@@ -127,6 +127,15 @@ typedef struct ridge_llmc_loader ridge_llmc_loader; /* opaque */
  * a shard is loaded. */
 ridge_status ridge_llmc_loader_create(const char *pattern, size_t B, size_t T, int vocab_size,
                                       int shuffle, ridge_llmc_loader **out);
+/* The same as one of nranks data-parallel processes (llm.c's dataloader_init with process_rank
+ * and num_processes): a sample is then a global batch of nranks*B*T tokens (a shard has
+ * floor((ntok-1)/(nranks*B*T)) of them) and this rank reads its B*T+1 tokens at offset rank*B*T
+ * within it, so the ranks' batches together are exactly the batch of one process with
+ * nranks*B rows. Departure from llm.c: every rank seeds the shuffle with 42 (llm.c: 42 + rank),
+ * so that the ranks agree on the sample order and N ranks train on the same data as 1. */
+ridge_status ridge_llmc_loader_create_rank(const char *pattern, size_t B, size_t T,
+                                           int vocab_size, int shuffle, int rank, int nranks,
+                                           ridge_llmc_loader **out);
 void ridge_llmc_loader_destroy(ridge_llmc_loader *ld); /* NULL is a no-op */
 /* Back to the first batch (for a shuffling loader: a new epoch, new permutations). */
 ridge_status ridge_llmc_loader_reset(ridge_llmc_loader *ld);

@@ -65,6 +65,7 @@ float ridge_mt19937_f32(ridge_mt19937 *rng)
 
 struct ridge_llmc_loader {
     size_t B, T;
+    size_t rank, nranks; /* this process's share of a global batch of nranks*B*T tokens */
     int vocab_size, shuffle;
     size_t nshards, num_tokens;
     char **paths;
@@ -100,10 +101,11 @@ static ridge_status load_shard_order(ridge_llmc_loader *ld, const int *order, si
     size_t ntok;
     ridge_status st = ridge_llmc_tokens_read(ld->paths[idx], ld->vocab_size, &ld->tokens, &ntok);
     if (st) return st;
-    ld->nsamples = (ntok - 1) / (ld->B * ld->T);
+    ld->nsamples = (ntok - 1) / (ld->nranks * ld->B * ld->T);
     if (ld->nsamples == 0)
-        return ridge_error(RIDGE_EFORMAT, "token shard %s: %zu tokens, fewer than B*T+1 = %zu",
-                           ld->paths[idx], ntok, ld->B * ld->T + 1);
+        return ridge_error(RIDGE_EFORMAT,
+                           "token shard %s: %zu tokens, fewer than B*T+1 = %zu (all ranks)",
+                           ld->paths[idx], ntok, ld->nranks * ld->B * ld->T + 1);
     ld->sample = 0;
     if (order && norder != ld->nsamples)
         return ridge_error(RIDGE_EFORMAT, "state: %zu sample indices for shard %s of %zu samples",
@@ -149,7 +151,7 @@ ridge_status ridge_llmc_loader_next(ridge_llmc_loader *ld, const int **inputs,
     if (st) return st;
     size_t s = ld->shuffle ? (size_t)ld->sample_order[ld->sample] : ld->sample;
     ld->sample++;
-    const uint16_t *src = ld->tokens + s * ld->B * ld->T;
+    const uint16_t *src = ld->tokens + (s * ld->nranks + ld->rank) * ld->B * ld->T;
     for (size_t i = 0; i < ld->B * ld->T; i++) {
         ld->inputs[i] = src[i];
         ld->targets[i] = src[i + 1];
@@ -162,11 +164,20 @@ ridge_status ridge_llmc_loader_next(ridge_llmc_loader *ld, const int **inputs,
 ridge_status ridge_llmc_loader_create(const char *pattern, size_t B, size_t T, int vocab_size,
                                       int shuffle, ridge_llmc_loader **out)
 {
+    return ridge_llmc_loader_create_rank(pattern, B, T, vocab_size, shuffle, 0, 1, out);
+}
+
+ridge_status ridge_llmc_loader_create_rank(const char *pattern, size_t B, size_t T,
+                                           int vocab_size, int shuffle, int rank, int nranks,
+                                           ridge_llmc_loader **out)
+{
     if (!out) return ridge_error(RIDGE_EINVAL, "data loader: out is NULL");
     *out = NULL;
     if (!pattern) return ridge_error(RIDGE_EINVAL, "data loader: pattern is NULL");
     if (B == 0 || T == 0 || B > INT32_MAX / T)
         return ridge_error(RIDGE_EINVAL, "data loader: B = %zu, T = %zu out of range", B, T);
+    if (nranks < 1 || rank < 0 || rank >= nranks || (size_t)nranks > INT32_MAX / (B * T))
+        return ridge_error(RIDGE_EINVAL, "data loader: rank %d of %d out of range", rank, nranks);
     glob_t g;
     int gs = glob(pattern, 0, NULL, &g);
     if (gs != 0) {
@@ -180,6 +191,7 @@ ridge_status ridge_llmc_loader_create(const char *pattern, size_t B, size_t T, i
         return ridge_error(RIDGE_ENOMEM, "data loader: out of memory");
     }
     ld->B = B, ld->T = T, ld->vocab_size = vocab_size, ld->shuffle = shuffle != 0;
+    ld->rank = (size_t)rank, ld->nranks = (size_t)nranks;
     ld->nshards = g.gl_pathc;
     ld->paths = calloc(ld->nshards, sizeof *ld->paths);
     ld->shard_order = malloc(ld->nshards * sizeof *ld->shard_order);
@@ -197,11 +209,12 @@ ridge_status ridge_llmc_loader_create(const char *pattern, size_t B, size_t T, i
         }
         size_t ntok;
         if ((st = ridge_llmc_tokens_info(ld->paths[i], &ntok))) goto fail;
-        if (ntok < B * T + 1) {
+        if (ntok < ld->nranks * B * T + 1) {
             st = ridge_error(RIDGE_EFORMAT,
                              "token shard %s: header[2] ntok = %zu, fewer than B*T+1 = %zu "
-                             "(B=%zu, T=%zu)",
-                             ld->paths[i], ntok, B * T + 1, B, T);
+                             "(B=%zu over %d rank(s), T=%zu)",
+                             ld->paths[i], ntok, ld->nranks * B * T + 1, ld->nranks * B, nranks,
+                             T);
             goto fail;
         }
         ld->num_tokens += ntok;

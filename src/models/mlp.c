@@ -199,6 +199,7 @@ ridge_status ridge_mlp_train_step(ridge_ctx *ctx, ridge_mlp *m, const float *x,
         }
         cur ^= 1;
     }
+    if (m->grad_mean && (st = m->grad_mean(m->grads, m->nparams))) return st; /* mpi */
     if ((st = ridge_optim_step(ctx, &m->opt, m->params, m->grads, m->state, m->nparams,
                                m->step)))
         return st;
@@ -227,6 +228,10 @@ ridge_status ridge_mlp_train_epoch(ridge_ctx *ctx, ridge_mlp *m, const uint8_t *
     ridge_status st = check_data("mlp_train_epoch", m, images, labels, n);
     if (st) return st;
     const size_t D = m->cfg.sizes[0], B = m->batch, steps = (n + B - 1) / B;
+    const size_t nr = m->nranks > 1 ? (size_t)m->nranks : 1; /* mpi: this rank's share */
+    if (m->rank < 0 || (size_t)m->rank >= nr || B % nr || (n % B) % nr)
+        return ridge_error(RIDGE_EINVAL, "mlp_train_epoch: batch %zu (last %zu) does not split "
+                           "evenly over %zu ranks (rank %d)", B, n % B ? n % B : B, nr, m->rank);
     uint32_t *perm = malloc(n * sizeof *perm);
     float *x = ridge_malloc(B * D * sizeof *x);
     int32_t *y = malloc(B * sizeof *y);
@@ -242,9 +247,10 @@ ridge_status ridge_mlp_train_epoch(ridge_ctx *ctx, ridge_mlp *m, const uint8_t *
     for (; s < steps; s++) {
         const size_t start = s * B, rows = RIDGE_MIN(B, n - start);
         float loss;
-        ridge_batch_u8(x, y, images, labels, perm, start, rows, D, m->cfg.in_mean,
+        const size_t mine = rows / nr, first = start + (size_t)(nr > 1 ? m->rank : 0) * mine;
+        ridge_batch_u8(x, y, images, labels, perm, first, mine, D, m->cfg.in_mean,
                        m->cfg.in_std);
-        if ((st = ridge_mlp_train_step(ctx, m, x, y, rows, &loss))) goto done;
+        if ((st = ridge_mlp_train_step(ctx, m, x, y, mine, &loss))) goto done;
         total += (double)loss * (double)rows;
         if (fn && fn(arg, s + 1, steps, total / (double)(start + rows), start + rows)) {
             s++;

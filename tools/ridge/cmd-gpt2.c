@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "gpt2-cli.h"
+#include "dist-cli.h" /* mpi */
 
 const char cmd_gpt2_summary[] = "GPT-2 on llm.c's files: init a checkpoint, train, generate";
 
@@ -248,6 +249,9 @@ static void train_help(void)
            "scratch on text Debian ships (the fortunes package's file if installed, else\n"
            "/usr/share/common-licenses), 300 steps at lr 1e-3, validation every 50, a sample every\n"
            "100: the loss falls from ln(257) = 5.55 and the samples turn into English-like text.\n\n"
+           "Under `mpirun -np N` (a build with -DRIDGE_WITH_MPI=ON) it trains data-parallel: -b\n" /* mpi */
+           "is per rank, the gradients are averaged, rank 0 alone prints and saves; --zero 1\n" /* mpi */
+           "shards the AdamW moments over the ranks (ZeRO-1; no --save-state/--resume).\n\n" /* mpi */
            "options:\n"
            "  --model FILE       checkpoint to start from (llm.c format; `ridge gpt2 init`)\n"
            "  --train GLOB       training shards (shuffled as llm.c: MT19937 seeded 42)\n"
@@ -371,7 +375,7 @@ static int gpt2_train(int argc, char **argv)
     const char *model_path = NULL, *train_glob = NULL, *val_glob = NULL, *tok_path = NULL;
     const char *save = NULL, *save_state = NULL, *resume = NULL;
     long B = 4, T = 64, steps = 41, val_every = 10, val_batches = 5, sample_every = 20;
-    long sample_tokens = 64;
+    long sample_tokens = 64, zero = 0; /* mpi: --zero 1 */
     ridge_gpt2_adamw_opts o;
     ridge_gpt2_adamw_defaults(&o);
     int given_steps = 0, given_lr = 0, given_val_every = 0, given_sample_every = 0;
@@ -407,6 +411,7 @@ static int gpt2_train(int argc, char **argv)
         else if (!strcmp(a, "--beta1")) fdst = &o.beta1, fhi = 0.999999;
         else if (!strcmp(a, "--beta2")) fdst = &o.beta2, fhi = 0.999999;
         else if (!strcmp(a, "--eps")) fdst = &o.eps;
+        else if (!strcmp(a, "--zero")) dst = &zero, hi = 1; /* mpi */
         else return cli_unknown("gpt2 train", a);
         if (sdst) {
             if (!v) {
@@ -431,14 +436,25 @@ static int gpt2_train(int argc, char **argv)
         fprintf(stderr, "ridge gpt2 train: --model and --train go together (see --help)\n");
         return CLI_USAGE;
     }
+    if (zero && (save_state || resume)) { /* mpi */
+        fprintf(stderr, "ridge gpt2 train: --zero 1 cannot --save-state or --resume yet\n");
+        return CLI_USAGE;
+    }
+    /* mpi: under mpirun, each rank trains on its B rows of every global batch of nranks*B */
+    int rank, nranks;
+    if (cli_dist_init(&rank, &nranks)) return CLI_FAIL;
     ridge_ctx *ctx = cli_make_ctx(&cc);
-    if (!ctx) return CLI_FAIL;
+    if (!ctx) {
+        cli_dist_end(CLI_FAIL, "no context"); /* mpi */
+        return CLI_FAIL;
+    }
     /* no files: the built-in demo, with its own defaults for what was not given */
     char demo_dir[] = "/tmp/ridge-gpt2-demo-XXXXXX", demo_paths[4][64];
     if (!model_path) {
         const char *source;
         if (!mkdtemp(demo_dir) || demo_prepare(ctx, demo_dir, &source)) {
             ridge_ctx_destroy(ctx);
+            cli_dist_end(CLI_FAIL, "cannot prepare the demo"); /* mpi */
             return CLI_FAIL;
         }
         const char *names[4] = {"model.bin", "train.bin", "val.bin", "tok.bin"};
@@ -474,13 +490,15 @@ static int gpt2_train(int argc, char **argv)
            "num_heads: %d\nchannels: %d\nnum_parameters: %zu\n",
            c->max_seq_len, c->vocab_size, c->padded_vocab_size, c->num_layers, c->num_heads,
            c->channels, nparams);
-    if ((st = ridge_llmc_loader_create(train_glob, (size_t)B, (size_t)T, c->vocab_size, 1, &tl))) {
+    if ((st = ridge_llmc_loader_create_rank(train_glob, (size_t)B, (size_t)T, c->vocab_size, 1,
+                                           rank, nranks, &tl))) {
         rc = fail("train", st);
         goto out;
     }
     printf("train dataset num_batches: %zu\n", ridge_llmc_loader_num_tokens(tl) / (size_t)(B * T));
     if (val_glob) {
-        if ((st = ridge_llmc_loader_create(val_glob, (size_t)B, (size_t)T, c->vocab_size, 0, &vl))) {
+        if ((st = ridge_llmc_loader_create_rank(val_glob, (size_t)B, (size_t)T, c->vocab_size,
+                                                0, rank, nranks, &vl))) {
             rc = fail("train", st);
             goto out;
         }
@@ -492,6 +510,8 @@ static int gpt2_train(int argc, char **argv)
     }
     printf("batch size: %ld, seq len: %ld, threads: %d, isa: %s\n", B, T, ridge_ctx_threads(ctx),
            ridge_isa_name(ridge_ctx_isa(ctx)));
+    if (nranks > 1) /* mpi */
+        printf("data parallel: %d ranks, global batch %ld\n", nranks, B * nranks);
     uint64_t rng = 1337;
     long first = 0;
     float *mom1 = NULL, *mom2 = NULL;
@@ -503,7 +523,8 @@ static int gpt2_train(int argc, char **argv)
         first = done;
         printf("resuming %s at step %ld\n", resume, first);
     }
-    double total_ms = 0;
+    double total_ms = 0, comm_ms = 0;
+    cli_zero1 z1 = {0}; /* mpi */
     const int *in, *tg;
     for (long step = first; step < steps; step++) {
         if (vl && val_every > 0 && step % val_every == 0) {
@@ -514,9 +535,10 @@ static int gpt2_train(int argc, char **argv)
                 if ((st = ridge_gpt2_forward(m, in, tg, (int)B, (int)T, &l))) goto step_fail;
                 vloss += l;
             }
+            if ((st = cli_dist_mean(&vloss, 1))) goto step_fail; /* mpi */
             printf("val loss %f\n", vloss / (float)val_batches);
         }
-        if (step > 0 && sample_every > 0 && step % sample_every == 0) {
+        if (rank == 0 && step > 0 && sample_every > 0 && step % sample_every == 0) { /* mpi */
             int eot = tok ? (int)ridge_llmc_tokenizer_eot(tok) : c->vocab_size - 1;
             gen_opts g = {(int)sample_tokens - 1, 1.0f, 0, &rng};
             printf("generating:\n---\n");
@@ -530,9 +552,18 @@ static int gpt2_train(int argc, char **argv)
         if ((st = ridge_gpt2_forward(m, in, tg, (int)B, (int)T, &loss))) goto step_fail;
         if ((st = ridge_gpt2_zero_grad(m))) goto step_fail;
         if ((st = ridge_gpt2_backward(m))) goto step_fail;
-        if ((st = ridge_gpt2_update(m, &o, (int)step + 1))) goto step_fail;
+        uint64_t t1 = ridge_time_ns(), t2; /* mpi: average the gradients (and the loss printed) */
+        if ((st = cli_dist_mean(&loss, 1))) goto step_fail;
+        if (zero) { /* mpi: ZeRO-1 (the allreduce time then includes AdamW on the slice) */
+            if ((st = cli_zero1_step(&z1, ctx, m, &o, (int)step + 1))) goto step_fail;
+            t2 = ridge_time_ns();
+        } else {
+            if ((st = cli_dist_mean(ridge_gpt2_grads(m), nparams))) goto step_fail;
+            t2 = ridge_time_ns();
+            if ((st = ridge_gpt2_update(m, &o, (int)step + 1))) goto step_fail;
+        }
         double ms = (double)(ridge_time_ns() - t0) / 1e6;
-        if (step > first) total_ms += ms;
+        if (step > first) total_ms += ms, comm_ms += (double)(t2 - t1) / 1e6;
         printf("step %ld: train loss %f (took %f ms)\n", step, loss, ms);
         fflush(stdout);
         if (cli_profile_step(ctx)) {
@@ -545,17 +576,26 @@ static int gpt2_train(int argc, char **argv)
         printf("average step (excluding the first): %.1f ms, %.0f tokens/s, %.1f GFLOP/s\n", ms,
                (double)(B * T) / ms * 1e3,
                ridge_gpt2_train_flops(c, (int)B, (int)T) / ms / 1e6);
+        if (nranks > 1) /* mpi */
+            printf("gradient allreduce: %.1f ms a step (%.1f%% of the step), %.0f global "
+                   "tokens/s\n",
+                   comm_ms / (double)(steps - first - 1), 100 * comm_ms / total_ms,
+                   (double)(B * T * nranks) / ms * 1e3);
     }
-    if (save) {
+    if (save && rank == 0) { /* mpi: rank 0 alone writes */
         if ((st = ridge_gpt2_save(m, save))) goto step_fail;
         printf("saved %s\n", save);
     }
-    if (save_state) {
+    if (save_state && rank == 0) { /* mpi */
         long done = steps > first ? steps : first;
         if ((st = ridge_llmc_state_write(save_state, (int)done, rng, tl, mom1, mom2, nparams)))
             goto step_fail;
         printf("saved state %s (step %ld)\n", save_state, done);
     }
+    if (zero && nranks > 1) /* mpi */
+        printf("zero-1: AdamW moments %.1f MB on this rank (plain data parallel: %.1f MB)\n",
+               2.0 * (double)(z1.hi - z1.lo) * 4 / 1e6, 2.0 * (double)nparams * 4 / 1e6);
+    cli_zero1_free(&z1); /* mpi */
     rc = CLI_OK;
     goto out;
 step_fail:
@@ -570,6 +610,7 @@ out:
         for (int i = 0; i < 4; i++) remove(demo_paths[i]);
         rmdir(demo_dir);
     }
+    cli_dist_end(rc, "gpt2 train failed"); /* mpi */
     return rc;
 }
 

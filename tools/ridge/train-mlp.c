@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "mlp-cli.h"
+#include "dist-cli.h" /* mpi */
 
 int train_mlp(int argc, char **argv);
 
@@ -147,8 +148,13 @@ int train_mlp(int argc, char **argv)
             }
     }
 
+    int rank, nranks; /* mpi: under mpirun, each rank trains its share of every batch */
+    if (cli_dist_init(&rank, &nranks)) return CLI_FAIL;
     ridge_ctx *ctx = cli_make_ctx(&c);
-    if (!ctx) return CLI_FAIL;
+    if (!ctx) {
+        cli_dist_end(CLI_FAIL, "no context"); /* mpi */
+        return CLI_FAIL;
+    }
     int rc = CLI_FAIL;
     ridge_mnist tr = {0}, te = {0};
     ridge_mlp *m = NULL;
@@ -211,6 +217,7 @@ int train_mlp(int argc, char **argv)
         goto done;
     }
 
+    if (nranks > 1) m->rank = rank, m->nranks = nranks, m->grad_mean = cli_dist_mean; /* mpi */
     char layers[256];
     mlp_format_layers(&m->cfg, layers, sizeof layers);
     if (!c.json)
@@ -252,13 +259,16 @@ int train_mlp(int argc, char **argv)
             rc = CLI_OK;
             goto done;
         }
+        float tl = (float)train_loss; /* mpi: the mean over the ranks' equal shares */
+        if (nranks > 1 && cli_dist_mean(&tl, 1)) goto done;
+        if (nranks > 1) train_loss = tl;
         double secs = (double)(ridge_time_ns() - p.t0) * 1e-9;
         if (p.tty) fprintf(stderr, "\r\033[K");
         if (ridge_mlp_evaluate(ctx, m, te.images, te.labels, te.n, &test_loss, &right, NULL)) {
             fprintf(stderr, "ridge train mlp: %s\n", ridge_last_error());
             goto done;
         }
-        if (o.save && ridge_mlp_save(m, o.save)) {
+        if (o.save && rank == 0 && ridge_mlp_save(m, o.save)) { /* mpi: rank 0 writes */
             fprintf(stderr, "ridge train mlp: %s\n", ridge_last_error());
             goto done;
         }
@@ -292,5 +302,6 @@ done:
     ridge_mnist_free(&tr);
     ridge_mnist_free(&te);
     ridge_ctx_destroy(ctx);
+    cli_dist_end(rc, "train mlp failed"); /* mpi */
     return rc;
 }

@@ -1,0 +1,51 @@
+/* ridge/dist.h: data-parallel training over MPI (library ridge_dist, built only with the CMake
+ * option RIDGE_WITH_MPI=ON; libridge itself never depends on MPI).
+ *
+ *     int rank, size;
+ *     ridge_dist_init(&rank, &size);          // MPI_Init when started by mpirun, else 1 rank
+ *     ... forward/backward on this rank's share of the global batch ...
+ *     ridge_dist_allreduce_mean(grads, n);    // every rank now holds the average
+ *     ... optimizer step, identical on every rank ...
+ *     ridge_dist_finalize();
+ *
+ * Errors: MPI's errors return (MPI_ERRORS_RETURN on MPI_COMM_WORLD) and come back as
+ * RIDGE_EIO with MPI's message in ridge_last_error(). A rank that cannot go on while the others
+ * may be waiting in a collective calls ridge_dist_abort(), which ends every rank of the job.
+ */
+#ifndef RIDGE_DIST_H
+#define RIDGE_DIST_H
+
+#include <stddef.h>
+
+#include "ridge/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Initializes MPI if the process was started by an MPI launcher (Open MPI's, or one setting
+ * PMI_SIZE/PMIX_RANK); otherwise the world is this process alone (rank 0 of 1) and MPI is not
+ * touched. Either rank/size may be NULL. A second call only reports them again. */
+ridge_status ridge_dist_init(int *rank, int *size);
+/* MPI_Finalize if ridge_dist_init initialized MPI. */
+void ridge_dist_finalize(void);
+int ridge_dist_rank(void); /* 0 before init */
+int ridge_dist_size(void); /* 1 before init */
+/* Sums x (n floats) over all ranks in place, then divides by the number of ranks. */
+ridge_status ridge_dist_allreduce_mean(float *x, size_t n);
+/* ZeRO-1 (optimizer state sharded over the ranks): rank r owns the slice [lo, hi) of an n-float
+ * buffer, lo = r*ceil(n/size) (clamped to n). reduce_scatter_mean leaves the ranks' average of
+ * x[lo..hi) there (one MPI_Reduce_scatter; the rest of x is undefined afterwards); allgather
+ * sends every rank's x[lo..hi) to all (one MPI_Allgatherv). The two move as many bytes as one
+ * allreduce. n must be < 2^31 (RIDGE_EOVERFLOW). */
+void ridge_dist_shard(size_t n, size_t *lo, size_t *hi);
+ridge_status ridge_dist_reduce_scatter_mean(float *x, size_t n);
+ridge_status ridge_dist_allgather(float *x, size_t n);
+/* Prints "ridge: rank R of N: <why>; aborting the job" on stderr and calls MPI_Abort, which
+ * ends every rank; returns only if MPI is not initialized. */
+void ridge_dist_abort(int code, const char *why);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

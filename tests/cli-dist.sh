@@ -1,0 +1,152 @@
+#!/bin/sh
+# Data-parallel training over MPI (GPT-2, MLP), end to end (built with -DRIDGE_WITH_MPI=ON only):
+# 1. 2 ranks with -b 2 give the loss sequence of 1 process with -b 4 (the same global batches,
+#    seed and model) within 1e-5 relative, for 20 steps of a d2 GPT-2, and the same val losses;
+#    (and with --zero 1, whose AdamW moments per rank are half);
+# 2. a rank that cannot open its data ends the whole job, with a message, within a timeout;
+# 3. a rank that dies mid-training ends the whole job within the timeout;
+# 4. rank 0 alone prints and saves (checked with 1), and a run saved by 2 ranks resumes with 1;
+# 5. the same for the MLP (epoch losses) when Fashion-MNIST is installed.
+# usage: cli-dist.sh PATH/TO/ridge PATH/TO/mpiexec     (needs python3 to write token shards)
+set -u
+R=$1
+MPIRUN="$2 -np 2 --oversubscribe --allow-run-as-root"
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+D=$(mktemp -d /tmp/ridge-cli-dist-XXXXXX)
+trap 'rm -rf "$D"' EXIT
+fail=0
+
+python3 - "$D" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def shard(name, toks):
+    h = [20240520, 1, len(toks)] + [0] * 253
+    open(d + "/" + name, "wb").write(struct.pack("<256i", *h) + struct.pack("<%dH" % len(toks), *toks))
+toks = [(i * 7 + i // 5 + (i * i) % 3) % 64 for i in range(20000)]
+shard("train_0.bin", toks[:10000])
+shard("train_1.bin", toks[10000:])
+shard("val.bin", toks[::-3][:3000])
+PY
+"$R" gpt2 init -o "$D/m.bin" --depth 2 --vocab 64 --max-seq-len 32 >/dev/null || exit 1
+set -f # the shard globs go to ridge unexpanded
+ARGS="--model $D/m.bin --train $D/train_*.bin --val $D/val.bin -t 32 --steps 20 --val-every 10
+      --lr 1e-3 --threads 1"
+
+# 1. the same losses
+timeout 120 "$R" gpt2 train $ARGS -b 4 >"$D/one" 2>"$D/one.err" || { echo "FAIL: 1 process"; cat "$D/one.err"; exit 1; }
+timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --save "$D/saved.bin" >"$D/two" 2>"$D/two.err" ||
+    { echo "FAIL: 2 ranks"; cat "$D/two.err"; exit 1; }
+grep -E "train loss|val loss" "$D/one" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/one.l"
+grep -E "train loss|val loss" "$D/two" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/two.l"
+n1=$(wc -l <"$D/one.l")
+n2=$(wc -l <"$D/two.l")
+if [ "$n1" -ne 22 ] || [ "$n2" -ne 22 ]; then
+    echo "FAIL: want 20 train + 2 val losses, got $n1 (1 process) and $n2 (2 ranks; rank 0 alone prints)"
+    fail=1
+fi
+if ! paste "$D/one.l" "$D/two.l" | awk '
+    { d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > worst) worst = r
+      if (r > 1e-5) { print "FAIL: loss " NR ": " $1 " (1 process) vs " $2 " (2 ranks)"; bad = 1 } }
+    END { printf "losses: %d compared, worst relative difference %.3g\n", NR, worst; exit bad }'; then
+    fail=1
+fi
+grep -q "data parallel: 2 ranks, global batch 4" "$D/two" || { echo "FAIL: no data-parallel line"; fail=1; }
+[ -s "$D/saved.bin" ] || { echo "FAIL: rank 0 did not save"; fail=1; }
+
+# 1a. ZeRO-1 (--zero 1): the same losses again, and half the AdamW moments on rank 0
+timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --zero 1 >"$D/zero" 2>"$D/zero.err" ||
+    { echo "FAIL: 2 ranks, --zero 1"; cat "$D/zero.err"; fail=1; }
+grep -E "train loss|val loss" "$D/zero" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/zero.l"
+[ "$(wc -l <"$D/zero.l")" -eq 22 ] || { echo "FAIL: --zero 1: want 22 losses"; fail=1; }
+if ! paste "$D/one.l" "$D/zero.l" | awk '
+    { d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > worst) worst = r
+      if (r > 1e-5) { print "FAIL: --zero 1 loss " NR ": " $1 " vs " $2; bad = 1 } }
+    END { printf "zero-1: worst relative difference to 1 process %.3g\n", worst; exit bad }'; then
+    fail=1
+fi
+grep -q "zero-1: AdamW moments 1.7 MB on this rank (plain data parallel: 3.3 MB)" "$D/zero" ||
+    { echo "FAIL: no zero-1 memory line"; cat "$D/zero"; fail=1; }
+
+# 1b. --resume across rank counts: 2 ranks stop at step 10 (rank 0 saves), 1 process resumes
+#     with the same global batch and continues the uninterrupted run's losses
+timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --steps 10 --save "$D/m10.bin" \
+    --save-state "$D/s10.bin" >"$D/half" 2>"$D/half.err" || { echo "FAIL: 2 ranks, 10 steps"; cat "$D/half.err"; fail=1; }
+ARGS10=$(echo "$ARGS" | sed "s|$D/m.bin|$D/m10.bin|")
+timeout 120 "$R" gpt2 train $ARGS10 -b 4 --resume "$D/s10.bin" >"$D/rest" 2>"$D/rest.err" ||
+    { echo "FAIL: resuming with 1 process"; cat "$D/rest.err"; fail=1; }
+grep "train loss" "$D/one" | tail -10 | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/one.10"
+grep "train loss" "$D/rest" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/rest.10"
+[ "$(wc -l <"$D/rest.10")" -eq 10 ] || { echo "FAIL: the resumed run did not do steps 10..19"; fail=1; }
+if ! paste "$D/one.10" "$D/rest.10" | awk '
+    { d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > worst) worst = r
+      if (r > 1e-5) { print "FAIL: resumed loss " NR ": " $1 " vs " $2; bad = 1 } }
+    END { printf "resumed from 2 ranks with 1: worst relative difference %.3g\n", worst; exit bad }'; then
+    fail=1
+fi
+
+# 2. rank 1 cannot open its data: the job ends, non-zero, naming the file, within the timeout
+cat >"$D/bad-rank.sh" <<EOS
+#!/bin/sh
+t="$D/train_*.bin"
+[ "\${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && t="$D/missing_*.bin"
+exec "$R" gpt2 train --model "$D/m.bin" --train "\$t" -b 2 -t 32 --steps 20 --threads 1
+EOS
+start=$(date +%s)
+timeout 60 $MPIRUN sh "$D/bad-rank.sh" >"$D/out" 2>"$D/err"
+rc=$?
+secs=$(($(date +%s) - start))
+if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+    echo "FAIL: a rank without data: exit $rc (want a failure, not 0 or the timeout's 124)"
+    fail=1
+fi
+for want in "missing_" "rank 1 of 2" "aborting the job"; do
+    grep -q -- "$want" "$D/err" || { echo "FAIL: no '$want' in the failing job's stderr"; cat "$D/err"; fail=1; }
+done
+echo "a rank without data: the job ended with exit $rc after ${secs}s"
+# 3. rank 1 dies (SIGKILL) in the middle of training: mpirun ends rank 0 too, with a message
+cat >"$D/dying-rank.sh" <<EOS
+#!/bin/sh
+k=
+[ "\${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && k="timeout -s KILL 1"
+exec \$k "$R" gpt2 train --model "$D/m.bin" --train "$D/train_*.bin" -b 2 -t 32 --steps 1000000 \\
+    --threads 1
+EOS
+start=$(date +%s)
+timeout 60 $MPIRUN sh "$D/dying-rank.sh" >"$D/out" 2>"$D/err"
+rc=$?
+secs=$(($(date +%s) - start))
+if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+    echo "FAIL: a dying rank: exit $rc (want a failure, not 0 or the timeout's 124)"
+    fail=1
+fi
+grep -q "rank 1" "$D/err" || { echo "FAIL: no 'rank 1' in the job's stderr"; cat "$D/err"; fail=1; }
+echo "a dying rank: the job ended with exit $rc after ${secs}s"
+# 5. the MLP on Fashion-MNIST (skipped without it): 2 ranks (each half of every batch of 64)
+#    give the epoch losses of 1 process (3 epochs of 2000 images: 96 steps) within 1e-5
+F=${RIDGE_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+if [ -e "$F/train-labels-idx1-ubyte.gz" ] || [ -e "$F/train-labels-idx1-ubyte" ]; then
+    MLP="train mlp --data $F --limit 2000 --epochs 3 --batch 64 --json --quiet --threads 1"
+    timeout 120 "$R" $MLP >"$D/mlp1" 2>"$D/err" || { echo "FAIL: mlp, 1 process"; cat "$D/err"; fail=1; }
+    timeout 120 $MPIRUN "$R" $MLP --save "$D/mlp.ridge" >"$D/mlp2" 2>"$D/err" ||
+        { echo "FAIL: mlp, 2 ranks"; cat "$D/err"; fail=1; }
+    for f in mlp1 mlp2; do
+        grep -o '"\(train\|test\)_loss": [0-9.]*' "$D/$f" | sed 's/.*: //' >"$D/$f.l"
+    done
+    [ "$(wc -l <"$D/mlp1.l")" -eq 7 ] || { echo "FAIL: mlp: want 3 x 2 + 1 losses"; cat "$D/mlp1"; fail=1; }
+    if ! paste "$D/mlp1.l" "$D/mlp2.l" | awk '
+        { d = $1 - $2; if (d < 0) d = -d; r = d / $1; if (r > worst) worst = r
+          if (r > 1e-5 || $2 == "") { print "FAIL: mlp loss " NR ": " $1 " vs " $2; bad = 1 } }
+        END { printf "mlp: %d losses compared, worst relative difference %.3g\n", NR, worst; exit bad }'; then
+        fail=1
+    fi
+    [ -s "$D/mlp.ridge" ] || { echo "FAIL: mlp: rank 0 did not save"; fail=1; }
+    # a batch that does not split over the ranks is refused, naming the problem
+    timeout 60 $MPIRUN "$R" $MLP --batch 63 >"$D/out" 2>"$D/err"
+    rc=$?
+    { [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "does not split evenly over 2 ranks" "$D/err"; } ||
+        { echo "FAIL: mlp --batch 63 on 2 ranks: exit $rc"; cat "$D/err"; fail=1; }
+else
+    echo "mlp: SKIP (no Fashion-MNIST in $F)"
+fi
+[ "$fail" -eq 0 ] && echo "PASS"
+exit "$fail"

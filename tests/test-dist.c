@@ -1,0 +1,135 @@
+/* ridge_dist (built with -DRIDGE_WITH_MPI=ON), run both as one process and under
+ * `mpiexec -np 2` (tests/dist.cmake):
+ * - init reports the world (rank 0 of 1 without a launcher), allreduce_mean averages buffers of
+ *   edge sizes against a double reference of what every rank contributed, and refuses NULL;
+ *   ZeRO-1's shard / reduce_scatter_mean / allgather likewise;
+ * - the rank-strided llm.c loader: rank r of N with batch B reads rows r*B..r*B+B-1 of the batch
+ *   one process with batch N*B reads, step after step, shuffled and sequential. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ridge/dist.h"
+#include "test.h"
+
+/* What rank r puts at x[i]. */
+static float contribution(int r, size_t i)
+{
+    return (float)((int)(i % 97) - 48) * 0.25f + (float)r * 3.0f;
+}
+
+static void test_allreduce(int rank, int size)
+{
+    const size_t sizes[] = {0, 1, 7, 1000003};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        float *x = malloc((n ? n : 1) * sizeof *x);
+        for (size_t i = 0; i < n; i++) x[i] = contribution(rank, i);
+        CHECK_OK(ridge_dist_allreduce_mean(x, n));
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            double want = 0;
+            for (int r = 0; r < size; r++) want += contribution(r, i);
+            want /= size;
+            if (x[i] != (float)want) bad++; /* exact: small multiples of 1/4, sums of 2 */
+        }
+        CHECKF(bad == 0, "n = %zu: %zu of the averages differ", n, bad);
+        free(x);
+    }
+    CHECK(ridge_dist_allreduce_mean(NULL, 3) == RIDGE_EINVAL);
+}
+
+/* ZeRO-1's pieces: the shards tile [0, n) in rank order; reduce_scatter_mean leaves the
+ * average in this rank's shard; allgather gives every rank every shard. */
+static void test_zero(int rank, int size)
+{
+    const size_t sizes[] = {1, 2, 7, 1000003};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k], lo, hi;
+        ridge_dist_shard(n, &lo, &hi);
+        size_t per = (n + (size_t)size - 1) / (size_t)size, a = per * (size_t)rank;
+        CHECKF(lo == (a < n ? a : n) && hi == (lo + per < n ? lo + per : n),
+               "n = %zu: shard [%zu, %zu)", n, lo, hi);
+        float *x = malloc(n * sizeof *x);
+        for (size_t i = 0; i < n; i++) x[i] = contribution(rank, i);
+        CHECK_OK(ridge_dist_reduce_scatter_mean(x, n));
+        size_t bad = 0;
+        for (size_t i = lo; i < hi; i++) {
+            double want = 0;
+            for (int r = 0; r < size; r++) want += contribution(r, i);
+            bad += x[i] != (float)(want / size);
+        }
+        CHECKF(bad == 0, "reduce_scatter n = %zu: %zu of the averages differ", n, bad);
+        for (size_t i = 0; i < n; i++) x[i] = i >= lo && i < hi ? (float)i : -1.0f;
+        CHECK_OK(ridge_dist_allgather(x, n));
+        bad = 0;
+        for (size_t i = 0; i < n; i++) bad += x[i] != (float)i;
+        CHECKF(bad == 0, "allgather n = %zu: %zu values missing", n, bad);
+        free(x);
+    }
+}
+
+/* The batches of rank r of N (batch B) against rows r*B.. of one process's (batch N*B). */
+static void test_loader(int rank, int size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ridge-test-dist-%d-%d.bin", (int)getpid(), rank);
+    enum { NTOK = 5000, V = 50, B = 2, T = 8, N = 3 };
+    uint16_t *tok = malloc(NTOK * sizeof *tok);
+    for (int i = 0; i < NTOK; i++) tok[i] = (uint16_t)((i * 7 + i / 13) % V);
+    CHECK_OK(ridge_llmc_tokens_write(path, tok, NTOK));
+    for (int shuffle = 0; shuffle <= 1; shuffle++) {
+        ridge_llmc_loader *one = NULL, *part[N] = {0};
+        CHECK_OK(ridge_llmc_loader_create(path, N * B, T, V, shuffle, &one));
+        for (int r = 0; r < N; r++)
+            CHECK_OK(ridge_llmc_loader_create_rank(path, B, T, V, shuffle, r, N, &part[r]));
+        size_t bad = 0;
+        for (int step = 0; one && step < 150; step++) { /* past the 104 samples: a new epoch */
+            const int *in1, *tg1, *in, *tg;
+            if (ridge_llmc_loader_next(one, &in1, &tg1)) {
+                bad++;
+                break;
+            }
+            for (int r = 0; r < N; r++) {
+                if (!part[r] || ridge_llmc_loader_next(part[r], &in, &tg)) {
+                    bad++;
+                    continue;
+                }
+                bad += memcmp(in, in1 + r * B * T, B * T * sizeof *in) != 0;
+                bad += memcmp(tg, tg1 + r * B * T, B * T * sizeof *tg) != 0;
+            }
+        }
+        CHECKF(bad == 0, "shuffle %d: %zu rank batches differ from the one-process batch",
+               shuffle, bad);
+        ridge_llmc_loader_destroy(one);
+        for (int r = 0; r < N; r++) ridge_llmc_loader_destroy(part[r]);
+    }
+    ridge_llmc_loader *ld = NULL;
+    CHECK(ridge_llmc_loader_create_rank(path, B, T, V, 1, 3, 3, &ld) == RIDGE_EINVAL && !ld);
+    CHECK(ridge_llmc_loader_create_rank(path, B, T, V, 1, 0, 0, &ld) == RIDGE_EINVAL && !ld);
+    /* too few tokens for one global batch of 400 ranks: refused, naming the shard */
+    CHECK(ridge_llmc_loader_create_rank(path, B, T, V, 1, 0, 400, &ld) == RIDGE_EFORMAT && !ld);
+    CHECK(strstr(ridge_last_error(), "over 400 rank(s)") != NULL);
+    remove(path);
+    free(tok);
+    (void)size;
+}
+
+int main(void)
+{
+    CHECK(ridge_dist_rank() == 0 && ridge_dist_size() == 1); /* before init */
+    int rank = -1, size = -1;
+    CHECK_OK(ridge_dist_init(&rank, &size));
+    const char *launcher = getenv("OMPI_COMM_WORLD_SIZE");
+    CHECKF(size == (launcher ? atoi(launcher) : 1), "size %d", size);
+    CHECK(rank >= 0 && rank < size && rank == ridge_dist_rank() && size == ridge_dist_size());
+    test_allreduce(rank, size);
+    test_zero(rank, size);
+    test_loader(rank, size);
+    char name[32];
+    snprintf(name, sizeof name, "test-dist (rank %d of %d)", rank, size);
+    int rc = test_finish(name);
+    ridge_dist_finalize();
+    return rc;
+}

@@ -1,0 +1,64 @@
+/* The trainers' view of data parallelism: ridge_dist (include/ridge/dist.h) when the CLI is
+ * built with -DRIDGE_WITH_MPI=ON, else a world of one rank, so that the trainers call these
+ * without #ifdefs. */
+#ifndef RIDGE_DIST_CLI_H
+#define RIDGE_DIST_CLI_H
+
+#include <stdio.h>
+
+#include "ridge/core.h"
+#include "ridge/gpt2.h"
+#ifdef RIDGE_HAVE_MPI
+#include "ridge/dist.h"
+#endif
+
+/* Joins the job (MPI_Init under mpirun); ranks other than 0 print nothing on stdout. */
+static inline ridge_status cli_dist_init(int *rank, int *size)
+{
+    *rank = 0, *size = 1;
+#ifdef RIDGE_HAVE_MPI
+    ridge_status st = ridge_dist_init(rank, size);
+    if (st) return st;
+    if (*rank != 0 && !freopen("/dev/null", "w", stdout)) {
+        fprintf(stderr, "ridge: rank %d: cannot redirect stdout to /dev/null\n", *rank);
+        return RIDGE_EIO;
+    }
+#endif
+    return RIDGE_OK;
+}
+
+/* Averages x (n floats) over the ranks in place. */
+static inline ridge_status cli_dist_mean(float *x, size_t n)
+{
+#ifdef RIDGE_HAVE_MPI
+    return ridge_dist_allreduce_mean(x, n);
+#else
+    (void)x, (void)n;
+    return RIDGE_OK;
+#endif
+}
+
+/* Ends the job. rc != 0 with several ranks: the others may be waiting in a collective, so this
+ * rank aborts all of them (MPI_Abort) after saying why; this never returns then. */
+static inline void cli_dist_end(int rc, const char *why)
+{
+#ifdef RIDGE_HAVE_MPI
+    if (rc != 0 && ridge_dist_size() > 1) ridge_dist_abort(rc, why);
+    ridge_dist_finalize();
+#else
+    (void)rc, (void)why;
+#endif
+}
+
+/* ZeRO-1 for GPT-2 (dist-gpt2.c): this rank's slice [lo, hi) of the AdamW moments. One step
+ * (instead of averaging the gradients and ridge_gpt2_update): reduce-scatter the gradients,
+ * AdamW on the slice, all-gather the parameters. Without MPI: ridge_gpt2_update. */
+typedef struct cli_zero1 {
+    float *m, *v; /* (hi - lo) each, allocated at the first step */
+    size_t lo, hi;
+} cli_zero1;
+ridge_status cli_zero1_step(cli_zero1 *z, ridge_ctx *ctx, ridge_gpt2 *model,
+                            const ridge_gpt2_adamw_opts *o, int step);
+void cli_zero1_free(cli_zero1 *z);
+
+#endif
