@@ -8,12 +8,13 @@
 #   libopenblas-dev libblis-dev libdnnl-dev libsleef-dev   benchmark peers (never linked into libridge)
 #   librsvg2-bin                       rsvg-convert, to check roofline SVGs
 #   python3                            the CLI end-to-end tests' small helpers
+#   libopenmpi-dev openmpi-bin         data-parallel training (RIDGE_WITH_MPI=ON) and its tests
 # With --full, also python3-torch (PyTorch, the oracle of the `full` GPT-2 and CNN tests and
 # the side-by-side comparison scripts; about 1 GB).
 set -euo pipefail
 packages=(build-essential cmake pkg-config clang libclang-rt-14-dev zlib1g-dev
           dataset-fashion-mnist libopenblas-dev libblis-dev libdnnl-dev libsleef-dev
-          librsvg2-bin python3)
+          librsvg2-bin python3 libopenmpi-dev openmpi-bin)
 [ "${1:-}" = "--full" ] && packages+=(python3-torch)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
