@@ -191,7 +191,7 @@ static void test_idx_hostile_headers(void)
     hostile("idx: 8 dims of 2^31-1", read_idx, tpath("idx"), want_format);
     if (ridge_io_has_zlib()) {
         /* a real gzip'd file of 1 MiB whose trailer is patched to claim 4 GiB: the
- * stream's recorded length and deflate's ratio bound refuse it before allocating */
+         * stream's recorded length and deflate's ratio bound refuse it before allocating */
         static uint8_t px[1 << 20];
         ridge_idx x = {RIDGE_IDX_U8, 2, {1024, 1024}, 1 << 20, px};
         CHECK_OK(ridge_idx_write(tpath("idx.gz"), &x, 1));
