@@ -104,6 +104,21 @@ int main(int argc, char **argv)
     const uint8_t lens[4] = {1, 2, 3, 5};
     CHECK(ridge_llmc_tokenizer_write(at("llmc-tokenizer", "tiny"), 4, 3, pieces, lens));
 
+    /* a training state over the shards fuzz-llmc-state.c makes (33 and 64 tokens, B 1, T 4),
+     * after 3 batches; and one before any */
+    uint16_t st_tok[64];
+    for (int i = 0; i < 64; i++) st_tok[i] = (uint16_t)(i % 50);
+    CHECK(ridge_llmc_tokens_write(at("llmc-state-shards", "shard0.bin"), st_tok, 33));
+    CHECK(ridge_llmc_tokens_write(at("llmc-state-shards", "shard1.bin"), st_tok, 64));
+    ridge_llmc_loader *ld;
+    CHECK(ridge_llmc_loader_create(at("llmc-state-shards", "shard*.bin"), 1, 4, 50257, 1, &ld));
+    float mom[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CHECK(ridge_llmc_state_write(at("llmc-state", "fresh"), 0, 7, ld, mom, mom, 8));
+    const int *in, *tg;
+    for (int i = 0; i < 3; i++) CHECK(ridge_llmc_loader_next(ld, &in, &tg));
+    CHECK(ridge_llmc_state_write(at("llmc-state", "step3"), 3, 7, ld, mom, mom, 8));
+    ridge_llmc_loader_destroy(ld);
+
     /* CLI words (NUL-separated argv) and shapes (see fuzz-shapes.c for the encoding) */
     static const char cli[] = "--threads\0" "2\0" "--isa\0" "avx2\0" "784,128,10\0"
                               "conv3x3-8,bn,relu,maxpool2,dense-10\0" "nhwc\0" "winograd-4x3\0"

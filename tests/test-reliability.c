@@ -274,6 +274,45 @@ static void test_checkpoint_hostile_headers(void)
           ridge_cnn_config_check(&c) == RIDGE_EINVAL);
 }
 
+/* ---- llm.c training state ------------------------------------------------------------------ */
+
+/* Finding 2 (reviewing fuzz-llmc-state): the MT19937 state read back was checked field by
+ * field (1 <= left <= 624, next <= 624) but not as a pair; left 624 with next 600 let the
+ * next draws index state[600 + 623]. The pair must be (1, 0) or sum to 625. */
+static void test_llmc_state_mt(void)
+{
+    uint16_t tok[64];
+    for (int i = 0; i < 64; i++) tok[i] = (uint16_t)(i % 50);
+    CHECK_OK(ridge_llmc_tokens_write(tpath("shard0.bin"), tok, 33));
+    CHECK_OK(ridge_llmc_tokens_write(tpath("shard1.bin"), tok, 64));
+    ridge_llmc_loader *ld = NULL;
+    CHECK_OK(ridge_llmc_loader_create(tpath("shard*.bin"), 1, 4, 50257, 1, &ld));
+    if (!ld) return;
+    float m[4] = {1, 2, 3, 4}, v[4] = {5, 6, 7, 8};
+    const int *in, *tg;
+    int step;
+    uint64_t rng;
+    for (int draws = 0; draws < 2; draws++) {
+        if (draws) CHECK_OK(ridge_llmc_loader_next(ld, &in, &tg));
+        CHECK_OK(ridge_llmc_state_write(tpath("state"), 1, 9, ld, m, v, 4));
+        CHECK_OK(ridge_llmc_state_read(tpath("state"), &step, &rng, ld, m, v, 4));
+        CHECK_OK(ridge_llmc_loader_next(ld, &in, &tg));
+        static unsigned char b[1 << 14];
+        size_t n = read_bytes(tpath("state"), b, sizeof b);
+        CHECK(n > 2520 && n < sizeof b);
+        unsigned char *mt = b + n - 2520; /* u64 seed, i32 left, u32 next, state, matrix_a */
+        const uint32_t bad[][2] = {{624, 600}, {2, 624}, {1, 1}, {624, 0}};
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            put32(mt + 8, bad[i][0]), put32(mt + 12, bad[i][1]);
+            write_bytes(tpath("state"), b, n);
+            CHECKF(ridge_llmc_state_read(tpath("state"), &step, &rng, ld, m, v, 4) ==
+                       RIDGE_EFORMAT, "left %u next %u accepted", bad[i][0], bad[i][1]);
+            CHECK_OK(ridge_llmc_loader_reset(ld));
+        }
+    }
+    ridge_llmc_loader_destroy(ld);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/ridge-reliability.XXXXXX");
@@ -284,7 +323,9 @@ int main(void)
     test_llmc_hostile_headers();
     test_idx_hostile_headers();
     test_checkpoint_hostile_headers();
-    const char *names[] = {"tokens", "tokenizer", "model", "idx", "idx.gz", "mlp", "cnn"};
+    test_llmc_state_mt();
+    const char *names[] = {"tokens", "tokenizer", "model", "idx", "idx.gz", "mlp", "cnn", "shard0.bin",
+                           "shard1.bin", "state"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(tpath(names[i]));
     rmdir(dir);
     return test_finish("test-reliability");
