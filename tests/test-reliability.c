@@ -262,12 +262,13 @@ static void test_checkpoint_hostile_headers(void)
     fix_crc(c1, n);
     write_bytes(tpath("cnn"), c1, n);
     hostile("cnn: input 6 x 2^32-1274 x 2^32-2", read_cnn, tpath("cnn"), want_format);
-    /* a 2^24 x 2^24 x 1 input and a dense layer of 2^31 units: products past int64 */
+    /* a 2^24 x 2^24 x 2^24 input: the product passes int64 */
     memcpy(c1, b, n);
-    put32(c1 + 16, 1 << 24), put32(c1 + 20, 1 << 24), put32(c1 + 24, 1);
+    put32(c1 + 16, 1 << 24), put32(c1 + 20, 1 << 24), put32(c1 + 24, 1 << 24);
     fix_crc(c1, n);
     write_bytes(tpath("cnn"), c1, n);
-    hostile("cnn: input 2^24 x 2^24", read_cnn, tpath("cnn"), want_format);
+    hostile("cnn: input 2^24 x 2^24 x 2^24", read_cnn, tpath("cnn"), want_format);
+    /* layers whose weight counts overflow: refused by the parser or the check */
     ridge_cnn_config c;
     ridge_cnn_config_init(&c);
     CHECK(ridge_cnn_arch_parse("conv9x9-2147483647,conv9x9-2147483647,dense-10", &c) ||

@@ -212,8 +212,8 @@ ridge_status ridge_cnn_config_check(const ridge_cnn_config *c)
     if (c->nlayers < 1 || c->nlayers > RIDGE_CNN_MAX_LAYERS)
         return ridge_error(RIDGE_EINVAL, "cnn: %d layers, expected 1..%d", c->nlayers,
                            RIDGE_CNN_MAX_LAYERS);
-    if (c->in_h < 1 || c->in_w < 1 || c->in_c < 1 || c->in_h > (1 << 24) ||
-        c->in_w > (1 << 24) || c->in_c > (1 << 24) || c->in_h * c->in_w * c->in_c > (1 << 24))
+    const int64_t in = mul4(c->in_h, c->in_w, c->in_c, 1);
+    if (c->in_h < 1 || c->in_w < 1 || c->in_c < 1 || in < 0 || in > (1 << 24))
         return ridge_error(RIDGE_EINVAL, "cnn: input %lldx%lldx%lld", (long long)c->in_h,
                            (long long)c->in_w, (long long)c->in_c);
     if (!isfinite(c->in_mean) || !(c->in_std > 0 && isfinite(c->in_std)))
