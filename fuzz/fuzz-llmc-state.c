@@ -6,11 +6,22 @@
 
 enum { NP = 8 };
 static ridge_llmc_loader *ld;
+static char dir[] = "/tmp/ridge-fuzz-state.XXXXXX";
+
+static void cleanup(void)
+{
+    char path[128];
+    for (int s = 0; s < 2; s++) {
+        snprintf(path, sizeof path, "%s/shard%d.bin", dir, s);
+        unlink(path);
+    }
+    rmdir(dir);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    static char dir[] = "/tmp/ridge-fuzz-state.XXXXXX";
     if (!mkdtemp(dir)) abort();
+    atexit(cleanup);
     uint16_t tok[64];
     for (int i = 0; i < 64; i++) tok[i] = (uint16_t)(i % 50);
     char path[128];
