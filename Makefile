@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test test-full bench install sanitize tsan clean
+.PHONY: all build demo test test-full bench install sanitize tsan fuzz clean
 
 all: build
 
@@ -42,5 +42,18 @@ tsan:
 	$(MAKE) build BUILD=build-tsan CMAKE_FLAGS="-DRIDGE_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIDGE_BUILD_BENCH=OFF"
 	cd build-tsan && ctest -L fast -E '^cli-' --output-on-failure -j $(JOBS)
 
+# libFuzzer targets (clang, ASan + UBSan): each runs FUZZ_SECONDS on its corpus in
+# build-fuzz/fuzz/corpus (kept between runs); findings land in build-fuzz/fuzz/crashes.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang-14
+FUZZ_TARGETS = idx idx-gz mlp-checkpoint cnn-checkpoint llmc-model llmc-tokens llmc-tokenizer llmc-state cli shapes
+fuzz:
+	CC=$(FUZZ_CC) cmake -S . -B build-fuzz -DRIDGE_FUZZ=ON -DRIDGE_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j $(JOBS) --target fuzz-make-seeds $(addprefix fuzz-,$(FUZZ_TARGETS))
+	@fail=0; for t in $(FUZZ_TARGETS); do echo "== fuzz-$$t ($(FUZZ_SECONDS) s)"; \
+	  fuzz/run.sh build-fuzz/fuzz $$t $(FUZZ_SECONDS) >build-fuzz/fuzz/$$t.log 2>&1 || fail=1; \
+	  grep -E 'number_of_executed_units|ERROR|SUMMARY|Test unit written' build-fuzz/fuzz/$$t.log; \
+	done; exit $$fail
+
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz

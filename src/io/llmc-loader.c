@@ -378,7 +378,11 @@ ridge_status ridge_llmc_state_read(const char *path, int *step, uint64_t *sample
         if (!samples || fread(samples, 4, nsam, f) != nsam || !is_permutation(samples, nsam))
             BAD("state %s: the sample order is not a permutation of %llu", path,
                 (unsigned long long)nsam);
+        /* a generator seeded and not drawn from has left 1, next 0; after the first twist
+         * left + next is always 625 (next <= 624 is read only after left reaches 1). Any
+         * other pair would index past state[] (found reviewing the fuzz-llmc-state target). */
         if (fread(&mt, sizeof mt, 1, f) != 1 || mt.left < 1 || mt.left > 624 || mt.next > 624 ||
+            !((mt.left == 1 && mt.next == 0) || (uint32_t)mt.left + mt.next == 625) ||
             mt.matrix_a[1] != 0x9908b0dfu)
             BAD("state %s: bad MT19937 state", path);
     } else if ((uint64_t)size != base) {

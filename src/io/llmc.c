@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "ridge/llmc.h"
@@ -175,9 +176,13 @@ static ridge_status writer_put(writer *w, const void *p, size_t bytes)
     return RIDGE_OK;
 }
 
-/* Finishes (st == OK: flush, close, rename) or abandons (remove the temporary) a write. */
+/* Finishes (st == OK: flush, fsync, close, rename) or abandons (remove the temporary) a
+ * write. The fsync makes the data durable before the rename publishes it, so a power loss
+ * leaves the old file or the new one, never a renamed empty one (docs/RELIABILITY.md). */
 static ridge_status writer_close(writer *w, ridge_status st)
 {
+    if (st == RIDGE_OK && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0))
+        st = ridge_error(RIDGE_EIO, "%s %s: write failed: %s", w->what, w->tmp, strerror(errno));
     if (fclose(w->f) != 0 && st == RIDGE_OK)
         st = ridge_error(RIDGE_EIO, "%s %s: close failed: %s", w->what, w->tmp, strerror(errno));
     if (st == RIDGE_OK && rename(w->tmp, w->path) != 0)

@@ -142,6 +142,16 @@ ridge_status ridge_cnn_arch_format(const ridge_cnn_config *c, char *buf, size_t 
     return RIDGE_OK;
 }
 
+/* a * b * c * d, or -1 if any step overflows int64 (hostile checkpoint headers; fuzzed) */
+static int64_t mul4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r) || __builtin_mul_overflow(r, c, &r) ||
+        __builtin_mul_overflow(r, d, &r))
+        return -1;
+    return r;
+}
+
 /* Shapes after each layer into h/w/c[0..nlayers]; parameter and buffer sizes per layer. */
 static ridge_status shapes(const ridge_cnn_config *c, int64_t *h, int64_t *w, int64_t *ch,
                            size_t *wsz, size_t *bsz, size_t *rsz)
@@ -161,6 +171,8 @@ static ridge_status shapes(const ridge_cnn_config *c, int64_t *h, int64_t *w, in
                     (long long)L->k, (long long)L->k, (long long)L->stride, (long long)L->out);
             h[l + 1] = (H - 1) / L->stride + 1, w[l + 1] = (W - 1) / L->stride + 1;
             ch[l + 1] = L->out;
+            if (mul4(L->out, C, L->k, L->k) < 0)
+                return ridge_error(RIDGE_EINVAL, "cnn: layer %d: conv weights overflow", l);
             wsz[l] = (size_t)(L->out * C * L->k * L->k), bsz[l] = (size_t)L->out;
             break;
         case RIDGE_CNN_BN:
@@ -180,13 +192,16 @@ static ridge_status shapes(const ridge_cnn_config *c, int64_t *h, int64_t *w, in
                 return ridge_error(RIDGE_EINVAL, "cnn: layer %d: dense to %lld", l,
                                    (long long)L->out);
             h[l + 1] = w[l + 1] = 1, ch[l + 1] = L->out;
+            if (mul4(L->out, H, W, C) < 0)
+                return ridge_error(RIDGE_EINVAL, "cnn: layer %d: dense weights overflow", l);
             wsz[l] = (size_t)(L->out * H * W * C), bsz[l] = (size_t)L->out;
             break;
         default: return ridge_error(RIDGE_EINVAL, "cnn: layer %d: kind %d", l, (int)L->kind);
         }
-        if (h[l + 1] * w[l + 1] * ch[l + 1] > (1 << 26))
+        const int64_t outn = mul4(h[l + 1], w[l + 1], ch[l + 1], 1);
+        if (outn < 0 || outn > (1 << 26))
             return ridge_error(RIDGE_EINVAL, "cnn: layer %d: output of %lld floats per image", l,
-                               (long long)(h[l + 1] * w[l + 1] * ch[l + 1]));
+                               (long long)outn);
     }
     return RIDGE_OK;
 }
@@ -197,7 +212,8 @@ ridge_status ridge_cnn_config_check(const ridge_cnn_config *c)
     if (c->nlayers < 1 || c->nlayers > RIDGE_CNN_MAX_LAYERS)
         return ridge_error(RIDGE_EINVAL, "cnn: %d layers, expected 1..%d", c->nlayers,
                            RIDGE_CNN_MAX_LAYERS);
-    if (c->in_h < 1 || c->in_w < 1 || c->in_c < 1 || c->in_h * c->in_w * c->in_c > (1 << 24))
+    const int64_t in = mul4(c->in_h, c->in_w, c->in_c, 1);
+    if (c->in_h < 1 || c->in_w < 1 || c->in_c < 1 || in < 0 || in > (1 << 24))
         return ridge_error(RIDGE_EINVAL, "cnn: input %lldx%lldx%lld", (long long)c->in_h,
                            (long long)c->in_w, (long long)c->in_c);
     if (!isfinite(c->in_mean) || !(c->in_std > 0 && isfinite(c->in_std)))
