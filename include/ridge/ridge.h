@@ -37,7 +37,6 @@
 #include "ridge/llmc.h"
 #include "ridge/gpt2.h"
 #include "ridge/quant.h"
-#include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 #include "ridge/dist.h" /* in libridge_dist (links MPI; -DRIDGE_WITH_MPI=ON only) */
 
 #endif /* RIDGE_RIDGE_H */
