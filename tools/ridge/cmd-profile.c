@@ -191,7 +191,7 @@ int cli_profile_step(ridge_ctx *ctx)
             return 1;
         }
         if (P.begin_mode) ridge_profile_stop(ctx); /* cli_profile_begin resumes it */
-        P.t_last = now;
+        P.t_last = ridge_time_ns(); /* after the start: allocating the buffer is not a step */
         return 0;
     }
     if (P.count < P.warmup) return 0;
