@@ -21,6 +21,16 @@ ridge_status ridge_error(ridge_status s, const char *fmt, ...)
 #define RIDGE_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define RIDGE_ALIGN 64
 
+/* file.c: writes the parts, in order, to PATH.tmp.PID, fsyncs it and renames it over path;
+ * on any failure removes the temporary file and leaves path as it was. RIDGE_EINVAL for a
+ * path too long (the message starts with `who`), RIDGE_EIO with the system's reason. */
+typedef struct ridge_file_part {
+    const void *data;
+    size_t bytes;
+} ridge_file_part;
+ridge_status ridge_file_write_atomic(const char *path, const char *who,
+                                     const ridge_file_part *parts, size_t nparts);
+
 typedef struct ridge_pool ridge_pool;
 typedef struct ridge_profile ridge_profile;
 

@@ -5,4 +5,5 @@ ridge_add_sources(portable
   src/core/pool.c
   src/core/ctx.c
   src/core/timer.c
-  src/core/profile.c)
+  src/core/profile.c
+  src/core/file.c)

@@ -109,24 +109,11 @@ ridge_status ridge_mlp_save(const ridge_mlp *m, const char *path)
     unsigned char tail[4];
     put32(tail, crc);
 
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp)
-        return ridge_error(RIDGE_EINVAL, "mlp_save: path too long: %s", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return ridge_error(RIDGE_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-    int ok = fwrite(h, 1, sizeof h, f) == sizeof h &&
-             fwrite(m->params, sizeof(float), m->nparams, f) == m->nparams &&
-             (!m->nstate || fwrite(m->state, sizeof(float), m->nstate, f) == m->nstate) &&
-             fwrite(tail, 1, 4, f) == 4 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int err = errno;
-    if (fclose(f) != 0 && ok) ok = 0, err = errno;
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok) err = errno;
-        unlink(tmp);
-        return ridge_error(RIDGE_EIO, "%s: cannot write: %s", path, strerror(err));
-    }
-    return RIDGE_OK;
+    const ridge_file_part parts[] = {{h, sizeof h},
+                                     {m->params, m->nparams * sizeof(float)},
+                                     {m->state, m->nstate * sizeof(float)},
+                                     {tail, sizeof tail}};
+    return ridge_file_write_atomic(path, "mlp_save", parts, sizeof parts / sizeof parts[0]);
 }
 
 ridge_status ridge_mlp_load(const char *path, ridge_mlp **out)

@@ -330,27 +330,10 @@ ridge_status ridge_qmlp_save(const ridge_qmlp *q, const char *path)
         memcpy(w.p, L->wq, L->in * L->out), w.p += L->in * L->out;
     }
     w32(&w, ridge_crc32(0, buf, size - 4));
-    char tmp[4096];
-    int nn = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (nn < 0 || (size_t)nn >= sizeof tmp) {
-        free(buf);
-        return ridge_error(RIDGE_EINVAL, "qmlp_save: path too long: %s", path);
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        free(buf);
-        return ridge_error(RIDGE_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-    }
-    int ok = fwrite(buf, 1, size, f) == size && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int err = errno;
-    if (fclose(f) != 0 && ok) ok = 0, err = errno;
+    const ridge_file_part part = {buf, size};
+    ridge_status st = ridge_file_write_atomic(path, "qmlp_save", &part, 1);
     free(buf);
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok) err = errno;
-        unlink(tmp);
-        return ridge_error(RIDGE_EIO, "%s: cannot write: %s", path, strerror(err));
-    }
-    return RIDGE_OK;
+    return st;
 }
 
 ridge_status ridge_qmlp_load(ridge_ctx *ctx, const char *path, ridge_qmlp **out)
