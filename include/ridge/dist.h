@@ -33,6 +33,8 @@ int ridge_dist_rank(void); /* 0 before init */
 int ridge_dist_size(void); /* 1 before init */
 /* Sums x (n floats) over all ranks in place, then divides by the number of ranks. */
 ridge_status ridge_dist_allreduce_mean(float *x, size_t n);
+/* Sums x (n doubles, n < 2^31) over all ranks in place (the CNN's synchronized batch norm). */
+ridge_status ridge_dist_allreduce_sum_f64(double *x, size_t n);
 /* ZeRO-1 (optimizer state sharded over the ranks): rank r owns the slice [lo, hi) of an n-float
  * buffer, lo = r*ceil(n/size) (clamped to n). reduce_scatter_mean leaves the ranks' average of
  * x[lo..hi) there (one MPI_Reduce_scatter; the rest of x is undefined afterwards); allgather

@@ -83,6 +83,16 @@ ridge_status ridge_dist_allreduce_mean(float *x, size_t n)
     return RIDGE_OK;
 }
 
+ridge_status ridge_dist_allreduce_sum_f64(double *x, size_t n)
+{
+    if (!x && n) return ridge_error(RIDGE_EINVAL, "ridge_dist_allreduce_sum_f64: x is NULL");
+    if (g_size == 1) return RIDGE_OK;
+    if (n > INT32_MAX)
+        return ridge_error(RIDGE_EOVERFLOW, "MPI: %zu doubles to sum (max 2^31-1)", n);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? RIDGE_OK : mpi_fail(rc, "MPI_Allreduce");
+}
+
 /* Rank r's slice of n: [r*ceil(n/size), (r+1)*ceil(n/size)) clamped to n. */
 static void shard_of(size_t n, int r, size_t *lo, size_t *hi)
 {

@@ -8,6 +8,7 @@
 
 #include "ridge/core.h"
 #include "ridge/gpt2.h"
+#include "ridge/nn.h"
 #ifdef RIDGE_HAVE_MPI
 #include "ridge/dist.h"
 #endif
@@ -36,6 +37,26 @@ static inline ridge_status cli_dist_mean(float *x, size_t n)
     (void)x, (void)n;
     return RIDGE_OK;
 #endif
+}
+
+/* Sums x (n doubles) over the ranks in place. */
+static inline ridge_status cli_dist_sum_f64(double *x, size_t n)
+{
+#ifdef RIDGE_HAVE_MPI
+    return ridge_dist_allreduce_sum_f64(x, n);
+#else
+    (void)x, (void)n;
+    return RIDGE_OK;
+#endif
+}
+
+/* A model's place in the job (ridge_data_parallel, ridge/nn.h): all zero with one rank. */
+static inline ridge_data_parallel cli_dist_dp(int rank, int nranks)
+{
+    ridge_data_parallel dp = {0};
+    if (nranks > 1)
+        dp = (ridge_data_parallel){rank, nranks, cli_dist_mean, cli_dist_sum_f64};
+    return dp;
 }
 
 /* Ends the job. rc != 0 with several ranks: the others may be waiting in a collective, so this
