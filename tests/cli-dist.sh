@@ -2,7 +2,8 @@
 # Data-parallel training over MPI (GPT-2, MLP, CNN), end to end (built with -DRIDGE_WITH_MPI=ON only):
 # 1. 2 ranks with -b 2 give the loss sequence of 1 process with -b 4 (the same global batches,
 #    seed and model) within 1e-5 relative, for 20 steps of a d2 GPT-2, and the same val losses;
-#    (and with --zero 1, whose AdamW moments per rank are half);
+#    (and with --zero 1, whose AdamW moments per rank are half, and whose saved state resumes
+#    bit for bit on 2 ranks with --zero 1 and on 1 process);
 # 2. a rank that cannot open its data ends the whole job, with a message, within a timeout;
 # 3. a rank that dies mid-training ends the whole job within the timeout;
 # 4. rank 0 alone prints and saves (checked with 1), and a run saved by 2 ranks resumes with 1;
@@ -58,13 +59,35 @@ grep -q "data parallel: 2 ranks, global batch 4" "$D/two" || { echo "FAIL: no da
 [ -s "$D/saved.bin" ] || { echo "FAIL: rank 0 did not save"; fail=1; }
 
 # 1a. ZeRO-1 (--zero 1): the same losses again, and half the AdamW moments on rank 0
-timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --zero 1 >"$D/zero" 2>"$D/zero.err" ||
+timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --zero 1 --save "$D/z20.bin" >"$D/zero" 2>"$D/zero.err" ||
     { echo "FAIL: 2 ranks, --zero 1"; cat "$D/zero.err"; fail=1; }
 grep -E "train loss|val loss" "$D/zero" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/zero.l"
 [ "$(wc -l <"$D/zero.l")" -eq 22 ] || { echo "FAIL: --zero 1: want 22 losses"; fail=1; }
 compare "gpt2 loss, 1 process vs --zero 1" "$D/one.l" "$D/zero.l" || fail=1
 grep -q "zero-1: AdamW moments 1.7 MB on this rank (plain data parallel: 3.3 MB)" "$D/zero" ||
     { echo "FAIL: no zero-1 memory line"; cat "$D/zero"; fail=1; }
+
+# 1c. ZeRO-1 save and resume: 2 ranks with --zero 1 stop at step 10 (rank 0 gathers the
+#     moments' slices and writes the plain run's state file) and resume with --zero 1 on 2
+#     ranks: the uninterrupted run's losses and final parameters, bit for bit; and resuming that
+#     file on 1 process (plain AdamW) continues its losses too
+timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --zero 1 --steps 10 --save "$D/z10.bin" \
+    --save-state "$D/zs10.bin" >"$D/zhalf" 2>"$D/zhalf.err" || { echo "FAIL: --zero 1, 10 steps"; cat "$D/zhalf.err"; fail=1; }
+ARGSZ=$(echo "$ARGS" | sed "s|$D/m.bin|$D/z10.bin|")
+timeout 120 $MPIRUN "$R" gpt2 train $ARGSZ -b 2 --zero 1 --resume "$D/zs10.bin" \
+    --save "$D/zres.bin" >"$D/zrest" 2>"$D/zrest.err" || { echo "FAIL: --zero 1 --resume"; cat "$D/zrest.err"; fail=1; }
+timeout 120 "$R" gpt2 train $ARGSZ -b 4 --resume "$D/zs10.bin" >"$D/zrest1" 2>"$D/zrest1.err" ||
+    { echo "FAIL: resuming --zero 1's state with 1 process"; cat "$D/zrest1.err"; fail=1; }
+for f in zero zrest zrest1; do
+    grep "train loss" "$D/$f" | tail -10 | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/$f.10"
+done
+[ "$(wc -l <"$D/zrest.10")" -eq 10 ] || { echo "FAIL: --zero 1 --resume did not do steps 10..19"; fail=1; }
+if cmp -s "$D/zero.10" "$D/zrest.10" && cmp -s "$D/z20.bin" "$D/zres.bin"; then
+    echo "zero-1 resumed on 2 ranks: losses and parameters identical to the uninterrupted run"
+else
+    echo "FAIL: --zero 1 resumed differs from the uninterrupted run"; paste "$D/zero.10" "$D/zrest.10"; fail=1
+fi
+compare "gpt2 loss, --zero 1 state resumed on 1 process" "$D/zero.10" "$D/zrest1.10" || fail=1
 
 # 1b. --resume across rank counts: 2 ranks stop at step 10 (rank 0 saves), 1 process resumes
 #     with the same global batch and continues the uninterrupted run's losses
@@ -77,6 +100,8 @@ grep "train loss" "$D/one" | tail -10 | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/one.
 grep "train loss" "$D/rest" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/rest.10"
 [ "$(wc -l <"$D/rest.10")" -eq 10 ] || { echo "FAIL: the resumed run did not do steps 10..19"; fail=1; }
 compare "gpt2 loss, resumed from 2 ranks with 1" "$D/one.10" "$D/rest.10" || fail=1
+# ZeRO-1's gathered state is the plain run's file, byte for byte (2 ranks: the same sums)
+cmp -s "$D/s10.bin" "$D/zs10.bin" || { echo "FAIL: --zero 1's state file differs from plain data parallel's"; fail=1; }
 
 # 2. rank 1 cannot open its data: the job ends, non-zero, naming the file, within the timeout
 cat >"$D/bad-rank.sh" <<EOS

@@ -43,6 +43,11 @@ ridge_status ridge_dist_allreduce_sum_f64(double *x, size_t n);
 void ridge_dist_shard(size_t n, size_t *lo, size_t *hi);
 ridge_status ridge_dist_reduce_scatter_mean(float *x, size_t n);
 ridge_status ridge_dist_allgather(float *x, size_t n);
+/* Rank 0 receives every rank's slice of an n-float buffer: rank r sends `mine` (its hi - lo
+ * floats, ridge_dist_shard) and rank 0's `all` (n floats) gets them at their offsets (other
+ * ranks' `all` is not used, may be NULL). ZeRO-1's checkpoint: the sharded moments in one
+ * place, on the rank that writes. One MPI_Gatherv; n < 2^31. */
+ridge_status ridge_dist_gather(const float *mine, float *all, size_t n);
 /* Prints "ridge: rank R of N: <why>; aborting the job" on stderr and calls MPI_Abort, which
  * ends every rank; returns only if MPI is not initialized. */
 void ridge_dist_abort(int code, const char *why);

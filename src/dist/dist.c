@@ -157,6 +157,23 @@ ridge_status ridge_dist_allgather(float *x, size_t n)
     return rc == MPI_SUCCESS ? RIDGE_OK : mpi_fail(rc, "MPI_Allgatherv");
 }
 
+ridge_status ridge_dist_gather(const float *mine, float *all, size_t n)
+{
+    if (!mine && n) return ridge_error(RIDGE_EINVAL, "ridge_dist_gather: mine is NULL");
+    if (g_rank == 0 && !all && n) return ridge_error(RIDGE_EINVAL, "ridge_dist_gather: all is NULL");
+    int *counts, *displs;
+    ridge_status st = slices(n, &counts, &displs);
+    if (st) return st;
+    int rc = MPI_SUCCESS;
+    if (g_size == 1)
+        memmove(all, mine, n * sizeof *all);
+    else
+        rc = MPI_Gatherv(mine, counts[g_rank], MPI_FLOAT, all, counts, displs, MPI_FLOAT, 0,
+                         MPI_COMM_WORLD);
+    free(counts), free(displs);
+    return rc == MPI_SUCCESS ? RIDGE_OK : mpi_fail(rc, "MPI_Gatherv");
+}
+
 void ridge_dist_abort(int code, const char *why)
 {
     if (!g_mpi) return;

@@ -251,7 +251,8 @@ static void train_help(void)
            "100: the loss falls from ln(257) = 5.55 and the samples turn into English-like text.\n\n"
            "Under `mpirun -np N` (a build with -DRIDGE_WITH_MPI=ON) it trains data-parallel: -b\n" /* mpi */
            "is per rank, the gradients are averaged, rank 0 alone prints and saves; --zero 1\n" /* mpi */
-           "shards the AdamW moments over the ranks (ZeRO-1; no --save-state/--resume).\n\n" /* mpi */
+           "shards the AdamW moments over the ranks (ZeRO-1; its --save-state is the plain\n" /* mpi */
+           "run's file, resumable with or without --zero, on any number of ranks).\n\n" /* mpi */
            "options:\n"
            "  --model FILE       checkpoint to start from (llm.c format; `ridge gpt2 init`)\n"
            "  --train GLOB       training shards (shuffled as llm.c: MT19937 seeded 42)\n"
@@ -368,6 +369,25 @@ static int demo_prepare(ridge_ctx *ctx, const char *dir, const char **source)
     return 0;
 }
 
+/* mpi: --zero 1 keeps slices of the moments; whole ones only while a state file is read or
+ * written. Says why when out of memory. */
+static ridge_status zero1_moments(size_t n, float **m, float **v)
+{
+    *m = calloc(n, sizeof **m);
+    *v = calloc(n, sizeof **v);
+    if (*m && *v) return RIDGE_OK;
+    free(*m), free(*v);
+    *m = *v = NULL;
+    fprintf(stderr, "ridge gpt2 train: --zero 1: no memory for the whole AdamW moments\n");
+    return RIDGE_ENOMEM;
+}
+
+static void zero1_moments_free(float **m, float **v)
+{
+    free(*m), free(*v);
+    *m = *v = NULL;
+}
+
 static int gpt2_train(int argc, char **argv)
 {
     cli_common cc;
@@ -436,13 +456,10 @@ static int gpt2_train(int argc, char **argv)
         fprintf(stderr, "ridge gpt2 train: --model and --train go together (see --help)\n");
         return CLI_USAGE;
     }
-    if (zero && (save_state || resume)) { /* mpi */
-        fprintf(stderr, "ridge gpt2 train: --zero 1 cannot --save-state or --resume yet\n");
-        return CLI_USAGE;
-    }
     /* mpi: under mpirun, each rank trains on its B rows of every global batch of nranks*B */
     int rank, nranks;
     if (cli_dist_init(&rank, &nranks)) return CLI_FAIL;
+    if (nranks == 1) zero = 0; /* mpi: one rank holds all the moments anyway */
     ridge_ctx *ctx = cli_make_ctx(&cc);
     if (!ctx) {
         cli_dist_end(CLI_FAIL, "no context"); /* mpi */
@@ -472,6 +489,10 @@ static int gpt2_train(int argc, char **argv)
     ridge_gpt2 *m = NULL;
     ridge_llmc_loader *tl = NULL, *vl = NULL;
     ridge_llmc_tokenizer *tok = NULL;
+    /* the AdamW moments a state file holds: the model's, or with --zero 1 whole copies only
+     * while reading or writing one (dist-gpt2.c) */
+    float *mom1 = NULL, *mom2 = NULL;
+    cli_zero1 z1 = {0}; /* mpi */
     ridge_status st = ridge_gpt2_load(ctx, model_path, &m);
     if (st) {
         rc = fail("train", st);
@@ -514,17 +535,22 @@ static int gpt2_train(int argc, char **argv)
         printf("data parallel: %d ranks, global batch %ld\n", nranks, B * nranks);
     uint64_t rng = 1337;
     long first = 0;
-    float *mom1 = NULL, *mom2 = NULL;
-    if ((save_state || resume) && (st = ridge_gpt2_adamw_moments(m, &mom1, &mom2))) goto step_fail;
+    if (!zero && (save_state || resume) && (st = ridge_gpt2_adamw_moments(m, &mom1, &mom2)))
+        goto step_fail;
     if (resume) {
         int done;
+        if (zero && zero1_moments(nparams, &mom1, &mom2)) goto out; /* mpi */
         if ((st = ridge_llmc_state_read(resume, &done, &rng, tl, mom1, mom2, nparams)))
             goto step_fail;
+        if (zero) { /* mpi: keep this rank's slice */
+            st = cli_zero1_load(&z1, nparams, mom1, mom2);
+            zero1_moments_free(&mom1, &mom2);
+            if (st) goto step_fail;
+        }
         first = done;
         printf("resuming %s at step %ld\n", resume, first);
     }
     double total_ms = 0, comm_ms = 0;
-    cli_zero1 z1 = {0}; /* mpi */
     const int *in, *tg;
     for (long step = first; step < steps; step++) {
         if (vl && val_every > 0 && step % val_every == 0) {
@@ -586,6 +612,10 @@ static int gpt2_train(int argc, char **argv)
         if ((st = ridge_gpt2_save(m, save))) goto step_fail;
         printf("saved %s\n", save);
     }
+    if (save_state && zero) { /* mpi: the slices to rank 0 (every rank takes part) */
+        if (rank == 0 && zero1_moments(nparams, &mom1, &mom2)) goto out;
+        if ((st = cli_zero1_gather(&z1, nparams, mom1, mom2))) goto step_fail;
+    }
     if (save_state && rank == 0) { /* mpi */
         long done = steps > first ? steps : first;
         if ((st = ridge_llmc_state_write(save_state, (int)done, rng, tl, mom1, mom2, nparams)))
@@ -595,12 +625,13 @@ static int gpt2_train(int argc, char **argv)
     if (zero && nranks > 1) /* mpi */
         printf("zero-1: AdamW moments %.1f MB on this rank (plain data parallel: %.1f MB)\n",
                2.0 * (double)(z1.hi - z1.lo) * 4 / 1e6, 2.0 * (double)nparams * 4 / 1e6);
-    cli_zero1_free(&z1); /* mpi */
     rc = CLI_OK;
     goto out;
 step_fail:
     rc = fail("train", st);
 out:
+    if (zero) zero1_moments_free(&mom1, &mom2); /* mpi */
+    cli_zero1_free(&z1);
     ridge_llmc_tokenizer_destroy(tok);
     ridge_llmc_loader_destroy(tl);
     ridge_llmc_loader_destroy(vl);

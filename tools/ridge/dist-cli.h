@@ -80,6 +80,11 @@ typedef struct cli_zero1 {
 } cli_zero1;
 ridge_status cli_zero1_step(cli_zero1 *z, ridge_ctx *ctx, ridge_gpt2 *model,
                             const ridge_gpt2_adamw_opts *o, int step);
+/* The training state (whole moments, n each, as plain AdamW keeps them): load keeps this
+ * rank's slice of m and v (every rank, on --resume); gather puts every rank's slice into rank
+ * 0's m and v (a collective: every rank calls it; other ranks' m, v are unused). */
+ridge_status cli_zero1_load(cli_zero1 *z, size_t n, const float *m, const float *v);
+ridge_status cli_zero1_gather(cli_zero1 *z, size_t n, float *m, float *v);
 void cli_zero1_free(cli_zero1 *z);
 
 #endif
