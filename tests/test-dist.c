@@ -2,7 +2,7 @@
  * `mpiexec -np 2` (tests/dist.cmake):
  * - init reports the world (rank 0 of 1 without a launcher), allreduce_mean averages buffers of
  *   edge sizes against a double reference of what every rank contributed, and refuses NULL;
- *   ZeRO-1's shard / reduce_scatter_mean / allgather likewise;
+ *   ZeRO-1's shard / reduce_scatter_mean / allgather / gather likewise;
  * - synchronized batch norm: each rank's share of the rows through the _sync forward and
  *   backward gives the full batch's statistics, outputs, dx rows and (summed) dgamma/dbeta;
  * - the rank-strided llm.c loader: rank r of N with batch B reads rows r*B..r*B+B-1 of the batch
@@ -70,6 +70,15 @@ static void test_zero(int rank, int size)
         bad = 0;
         for (size_t i = 0; i < n; i++) bad += x[i] != (float)i;
         CHECKF(bad == 0, "allgather n = %zu: %zu values missing", n, bad);
+        /* gather: rank 0 receives every rank's slice (sent from a buffer of the slice alone) */
+        float *mine = malloc((hi - lo + 1) * sizeof *mine);
+        for (size_t i = lo; i < hi; i++) mine[i - lo] = (float)i + 0.5f;
+        for (size_t i = 0; i < n; i++) x[i] = -1.0f;
+        CHECK_OK(ridge_dist_gather(mine, rank == 0 ? x : NULL, n));
+        bad = 0;
+        for (size_t i = 0; rank == 0 && i < n; i++) bad += x[i] != (float)i + 0.5f;
+        CHECKF(bad == 0, "gather n = %zu: %zu values missing on rank 0", n, bad);
+        free(mine);
         free(x);
     }
 }
