@@ -2,7 +2,7 @@
 # Data-parallel training over MPI (GPT-2, MLP, CNN), end to end (built with -DRIDGE_WITH_MPI=ON only):
 # 1. 2 ranks with -b 2 give the loss sequence of 1 process with -b 4 (the same global batches,
 #    seed and model) within 1e-5 relative, for 20 steps of a d2 GPT-2, and the same val losses;
-#    (and with --zero 1, whose AdamW moments per rank are half, and whose saved state resumes
+#    (and with the allreduce overlapped in buckets, bit for bit; and with --zero 1, whose AdamW moments per rank are half, and whose saved state resumes
 #    bit for bit on 2 ranks with --zero 1 and on 1 process);
 # 2. a rank that cannot open its data ends the whole job, with a message, within a timeout;
 # 3. a rank that dies mid-training ends the whole job within the timeout;
@@ -57,6 +57,18 @@ fi
 compare "gpt2 loss, 1 process vs 2 ranks" "$D/one.l" "$D/two.l" || fail=1
 grep -q "data parallel: 2 ranks, global batch 4" "$D/two" || { echo "FAIL: no data-parallel line"; fail=1; }
 [ -s "$D/saved.bin" ] || { echo "FAIL: rank 0 did not save"; fail=1; }
+
+# 1b'. the gradients averaged in 1 MB buckets while the backward pass runs (--bucket-mb 1:
+#     MPI_Iallreduce per bucket): the blocking run's losses and parameters, bit for bit
+timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --bucket-mb 1 --save "$D/overlap.bin" >"$D/ov" 2>"$D/ov.err" ||
+    { echo "FAIL: 2 ranks, --bucket-mb 1"; cat "$D/ov.err"; fail=1; }
+grep -E "train loss|val loss" "$D/ov" | sed 's/.*loss \([^ ]*\).*/\1/' >"$D/ov.l"
+if cmp -s "$D/two.l" "$D/ov.l" && cmp -s "$D/saved.bin" "$D/overlap.bin"; then
+    echo "overlapped allreduce: losses and parameters identical to the blocking one"
+else
+    echo "FAIL: --bucket-mb 1 differs from the blocking allreduce"; paste "$D/two.l" "$D/ov.l"; fail=1
+fi
+grep -q "overlapped in buckets of 1 MB" "$D/ov" || { echo "FAIL: no overlap line"; cat "$D/ov"; fail=1; }
 
 # 1a. ZeRO-1 (--zero 1): the same losses again, and half the AdamW moments on rank 0
 timeout 120 $MPIRUN "$R" gpt2 train $ARGS -b 2 --zero 1 --save "$D/z20.bin" >"$D/zero" 2>"$D/zero.err" ||

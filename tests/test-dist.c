@@ -3,6 +3,8 @@
  * - init reports the world (rank 0 of 1 without a launcher), allreduce_mean averages buffers of
  *   edge sizes against a double reference of what every rank contributed, and refuses NULL;
  *   ZeRO-1's shard / reduce_scatter_mean / allgather / gather likewise;
+ * - overlapped averaging (ridge_dist_overlap_*) of slices in buckets of every size equals
+ *   allreduce_mean bit for bit;
  * - synchronized batch norm: each rank's share of the rows through the _sync forward and
  *   backward gives the full batch's statistics, outputs, dx rows and (summed) dgamma/dbeta;
  * - the rank-strided llm.c loader: rank r of N with batch B reads rows r*B..r*B+B-1 of the batch
@@ -81,6 +83,54 @@ static void test_zero(int rank, int size)
         free(mine);
         free(x);
     }
+}
+
+/* Overlapped averaging: a buffer handed over as llm.c-style layer slices (tensor k of L layers
+ * is (L, len_k); slices arrive per layer, last layer first, then two whole tensors), with
+ * buckets from 1 byte (every add starts reductions) to larger than the buffer (all at finish),
+ * twice (the next step reuses the overlap), must equal ridge_dist_allreduce_mean bit for bit. */
+static void test_overlap(int rank, int size)
+{
+    enum { L = 5, K = 4 };
+    const size_t len[K] = {7, 1000, 3, 20000}, head = 333, tail = 50001;
+    size_t n = head + tail;
+    for (int k = 0; k < K; k++) n += L * len[k];
+    float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
+    const size_t buckets[] = {1, 4096, 100000, (size_t)1 << 30};
+    for (size_t b = 0; b < sizeof buckets / sizeof buckets[0]; b++) {
+        ridge_dist_overlap *o = NULL;
+        CHECK_OK(ridge_dist_overlap_create(x, n, buckets[b], &o));
+        for (int rep = 0; rep < 2 && o; rep++) {
+            for (size_t i = 0; i < n; i++)
+                want[i] = x[i] = contribution(rank, i) * (1.0f + 0.001f * (float)(i % 13)) + 0.1f * (float)rep;
+            CHECK_OK(ridge_dist_allreduce_mean(want, n));
+            float *p[K];
+            size_t l[K];
+            float *h[2] = {x, x + n - tail};
+            size_t hl[2] = {head, tail};
+            CHECK_OK(ridge_dist_overlap_add(o, h + 1, hl + 1, 1)); /* tail first, as lnf */
+            for (int layer = L - 1; layer >= 0; layer--) {
+                float *t = x + head;
+                for (int k = 0; k < K; k++) {
+                    p[k] = t + (size_t)layer * len[k], l[k] = len[k];
+                    t += L * len[k];
+                }
+                CHECK_OK(ridge_dist_overlap_add(o, p, l, K));
+            }
+            CHECK_OK(ridge_dist_overlap_add(o, h, hl, 1));
+            CHECK_OK(ridge_dist_overlap_finish(o));
+            CHECKF(memcmp(x, want, n * sizeof *x) == 0,
+                   "overlap, bucket %zu B, step %d: not the blocking average", buckets[b], rep);
+        }
+        if (size > 1) { /* a range missing is caught */
+            float *h[1] = {x};
+            size_t hl[1] = {head};
+            CHECK_OK(ridge_dist_overlap_add(o, h, hl, 1));
+            CHECK(ridge_dist_overlap_finish(o) == RIDGE_EINVAL);
+        }
+        ridge_dist_overlap_destroy(o);
+    }
+    free(x), free(want);
 }
 
 static int close_to(double a, double b, double tol)
@@ -197,6 +247,7 @@ int main(void)
     test_allreduce(rank, size);
     test_zero(rank, size);
     test_sync_bn(rank, size);
+    test_overlap(rank, size);
     test_loader(rank, size);
     char name[32];
     snprintf(name, sizeof name, "test-dist (rank %d of %d)", rank, size);

@@ -48,6 +48,24 @@ ridge_status ridge_dist_allgather(float *x, size_t n);
  * ranks' `all` is not used, may be NULL). ZeRO-1's checkpoint: the sharded moments in one
  * place, on the rank that writes. One MPI_Gatherv; n < 2^31. */
 ridge_status ridge_dist_gather(const float *mine, float *all, size_t n);
+/* Gradient averaging overlapped with the backward pass. For an n-float buffer `buf`: hand
+ * ridge_dist_overlap_add (usable as ridge_gpt2_set_grads_ready's hook, arg = the overlap) the
+ * ranges of buf as they become final; ranges adjacent to pending ones join them, and once about
+ * `bucket_bytes` are pending they are started with MPI_Iallreduce (in place); each add also
+ * lets MPI progress the started ones (MPI_Testall). ridge_dist_overlap_finish starts the rest,
+ * waits (MPI_Waitall), checks that the ranges covered all of buf exactly once, and divides buf
+ * by the number of ranks: the same average as ridge_dist_allreduce_mean (bit for bit with 2
+ * ranks; with more, MPI may sum in another order for other message sizes). Then the next step
+ * may add again. With one rank add and finish do nothing. wait_seconds: the total time spent
+ * in MPI_Waitall so far. Not thread-safe; destroy(NULL) is a no-op. */
+typedef struct ridge_dist_overlap ridge_dist_overlap;
+ridge_status ridge_dist_overlap_create(float *buf, size_t n, size_t bucket_bytes,
+                                       ridge_dist_overlap **out);
+ridge_status ridge_dist_overlap_add(void *overlap, float *const *ptr, const size_t *len,
+                                    int count);
+ridge_status ridge_dist_overlap_finish(ridge_dist_overlap *o);
+double ridge_dist_overlap_wait_seconds(const ridge_dist_overlap *o);
+void ridge_dist_overlap_destroy(ridge_dist_overlap *o);
 /* Prints "ridge: rank R of N: <why>; aborting the job" on stderr and calls MPI_Abort, which
  * ends every rank; returns only if MPI is not initialized. */
 void ridge_dist_abort(int code, const char *why);

@@ -59,6 +59,59 @@ static inline ridge_data_parallel cli_dist_dp(int rank, int nranks)
     return dp;
 }
 
+/* Gradient averaging overlapped with the backward pass (ridge_dist_overlap_*, ridge/dist.h);
+ * never created with one rank, so without MPI these only keep the trainers free of #ifdefs. */
+#ifdef RIDGE_HAVE_MPI
+typedef ridge_dist_overlap cli_overlap;
+#else
+typedef struct cli_overlap cli_overlap;
+#endif
+static inline ridge_status cli_overlap_create(float *buf, size_t n, size_t bucket_bytes,
+                                              cli_overlap **out)
+{
+#ifdef RIDGE_HAVE_MPI
+    return ridge_dist_overlap_create(buf, n, bucket_bytes, out);
+#else
+    (void)buf, (void)n, (void)bucket_bytes, *out = NULL;
+    return RIDGE_EUNSUPPORTED;
+#endif
+}
+static inline ridge_status cli_overlap_add(void *o, float *const *ptr, const size_t *len, int n)
+{
+#ifdef RIDGE_HAVE_MPI
+    return ridge_dist_overlap_add(o, ptr, len, n);
+#else
+    (void)o, (void)ptr, (void)len, (void)n;
+    return RIDGE_OK;
+#endif
+}
+static inline ridge_status cli_overlap_finish(cli_overlap *o)
+{
+#ifdef RIDGE_HAVE_MPI
+    return ridge_dist_overlap_finish(o);
+#else
+    (void)o;
+    return RIDGE_OK;
+#endif
+}
+static inline double cli_overlap_wait_seconds(const cli_overlap *o)
+{
+#ifdef RIDGE_HAVE_MPI
+    return ridge_dist_overlap_wait_seconds(o);
+#else
+    (void)o;
+    return 0;
+#endif
+}
+static inline void cli_overlap_destroy(cli_overlap *o)
+{
+#ifdef RIDGE_HAVE_MPI
+    ridge_dist_overlap_destroy(o);
+#else
+    (void)o;
+#endif
+}
+
 /* Ends the job. rc != 0 with several ranks: the others may be waiting in a collective, so this
  * rank aborts all of them (MPI_Abort) after saying why; this never returns then. */
 static inline void cli_dist_end(int rc, const char *why)
