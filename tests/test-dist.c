@@ -92,7 +92,7 @@ static void test_zero(int rank, int size)
 static void test_overlap(int rank, int size)
 {
     enum { L = 5, K = 4 };
-    const size_t len[K] = {7, 1000, 3, 20000}, head = 333, tail = 50001;
+    const size_t len[K] = {7, 1000, 3, 100000}, head = 333, tail = 300001; /* > 1 MiB: pieces */
     size_t n = head + tail;
     for (int k = 0; k < K; k++) n += L * len[k];
     float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);

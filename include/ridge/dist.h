@@ -51,7 +51,8 @@ ridge_status ridge_dist_gather(const float *mine, float *all, size_t n);
 /* Gradient averaging overlapped with the backward pass. For an n-float buffer `buf`: hand
  * ridge_dist_overlap_add (usable as ridge_gpt2_set_grads_ready's hook, arg = the overlap) the
  * ranges of buf as they become final; ranges adjacent to pending ones join them, and once about
- * `bucket_bytes` are pending they are started with MPI_Iallreduce (in place); each add also
+ * `bucket_bytes` are pending they are started with MPI_Iallreduce (in place, in pieces of at
+ * most max(bucket_bytes, 1 MiB)); each add also
  * lets MPI progress the started ones (MPI_Testall). ridge_dist_overlap_finish starts the rest,
  * waits (MPI_Waitall), checks that the ranges covered all of buf exactly once, and divides buf
  * by the number of ranks: the same average as ridge_dist_allreduce_mean (bit for bit with 2

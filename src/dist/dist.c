@@ -215,13 +215,16 @@ void ridge_dist_overlap_destroy(ridge_dist_overlap *o)
     free(o);
 }
 
-/* Starts every pending range (pieces of at most 2^30 floats). */
+/* Starts every pending range, in pieces of at most a bucket (at least 1 MiB: a piece per
+ * few floats would flood MPI with requests; at most 2^30 floats, MPI's int count). */
 static ridge_status overlap_flush(ridge_dist_overlap *o)
 {
+    size_t piece = (o->bucket > ((size_t)1 << 20) ? o->bucket : (size_t)1 << 20) / sizeof(float);
+    if (piece > (size_t)1 << 30) piece = (size_t)1 << 30;
     for (int i = 0; i < o->npending; i++)
         for (size_t off = 0; off < o->pend_len[i];) {
             size_t k = o->pend_len[i] - off;
-            if (k > (size_t)1 << 30) k = (size_t)1 << 30;
+            if (k > piece) k = piece;
             if (o->nreq == o->cap) {
                 int cap = o->cap ? 2 * o->cap : 64;
                 MPI_Request *r = realloc(o->req, (size_t)cap * sizeof *r);

@@ -593,7 +593,6 @@ static int gpt2_train(int argc, char **argv)
         if ((st = ridge_gpt2_zero_grad(m))) goto step_fail;
         if ((st = ridge_gpt2_backward(m))) goto step_fail;
         uint64_t t1 = ridge_time_ns(), t2; /* mpi: average the gradients (and the loss printed) */
-        if ((st = cli_dist_mean(&loss, 1))) goto step_fail;
         if (zero) { /* mpi: ZeRO-1 (the allreduce time then includes AdamW on the slice) */
             if ((st = cli_zero1_step(&z1, ctx, m, &o, (int)step + 1))) goto step_fail;
             t2 = ridge_time_ns();
@@ -603,6 +602,9 @@ static int gpt2_train(int argc, char **argv)
             t2 = ridge_time_ns();
             if ((st = ridge_gpt2_update(m, &o, (int)step + 1))) goto step_fail;
         }
+        /* after the gradients: with --bucket-mb, a blocking collective issued while they are
+         * in flight would wait for them, and their waiting would count as the loss's */
+        if ((st = cli_dist_mean(&loss, 1))) goto step_fail;
         double ms = (double)(ridge_time_ns() - t0) / 1e6;
         if (step > first) total_ms += ms, comm_ms += (double)(t2 - t1) / 1e6;
         printf("step %ld: train loss %f (took %f ms)\n", step, loss, ms);
