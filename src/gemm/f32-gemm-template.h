@@ -64,6 +64,23 @@ GEMM_INLINE void GEMM_FN(store_tile)(const int R, vf acc[][GEMM_NV], float *c, s
     const int row_bias = t->last && t->bias_kind == RIDGE_BIAS_ROW;
     const ridge_epi_act act = t->last ? t->act : RIDGE_EPI_NONE;
     const float *res = t->last ? t->res : NULL;
+    if (!scale && !col_bias && !row_bias && act == RIDGE_EPI_NONE && !res &&
+        (!read_c || t->beta == 1.0f)) {
+        /* the common cases (a plain product, and every k block but the last), without the
+         * per-element tests: for small k they cost as much as the FMAs. C + acc is what the
+         * general path's fma(1, C, acc) gives, bit for bit. */
+        for (int r = 0; r < R; r++) {
+            if (!full && (size_t)r >= mr) break;
+            float *cr = c + r * ldc;
+            for (int v = 0; v < GEMM_NV; v++) {
+                if (!full && (size_t)v * VL >= nr) break;
+                vf x = read_c ? V_ADD(GEMM_LD(cr + v * VL, v), acc[r][v]) : acc[r][v];
+                if (full) V_STORE(cr + v * VL, x);
+                else V_MASKSTORE(cr + v * VL, mk[v], x);
+            }
+        }
+        return;
+    }
     vf bcol[GEMM_NV];
     for (int v = 0; v < GEMM_NV; v++) bcol[v] = col_bias ? GEMM_LD(t->bias + v * VL, v) : V_ZERO();
     for (int r = 0; r < R; r++) {
