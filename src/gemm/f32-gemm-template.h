@@ -46,12 +46,38 @@ GEMM_INLINE vf GEMM_FN(act)(ridge_epi_act act, vf x)
     return V_ACT(act, x);
 }
 
+/* The common cases (a plain product, and every k block but the last): C = acc or C + acc,
+ * without the epilogue's per-element tests, which for small k cost as much as the FMAs.
+ * C + acc is what the general path's fma(1, C, acc) gives, bit for bit. */
+static void GEMM_FN(store_plain)(const int R, vf acc[][GEMM_NV], float *c, size_t ldc,
+                                  size_t mr, size_t nr, int read_c)
+{
+    for (int r = 0; r < R && (size_t)r < mr; r++) {
+        float *cr = c + r * ldc;
+        for (int v = 0; v < GEMM_NV && (size_t)v * VL < nr; v++) {
+            long left = (long)nr - v * VL;
+            if (left >= VL) {
+                vf x = read_c ? V_ADD(V_LOAD(cr + v * VL), acc[r][v]) : acc[r][v];
+                V_STORE(cr + v * VL, x);
+            } else {
+                vmask m = V_MASK((int)left);
+                vf x = read_c ? V_ADD(V_MASKLOAD(cr + v * VL, m), acc[r][v]) : acc[r][v];
+                V_MASKSTORE(cr + v * VL, m, x);
+            }
+        }
+    }
+}
+
 /* Finishes and stores rows [0, mr) x columns [0, nr) of an R x GEMM_NV accumulator tile.
  * `full` (a constant after inlining) means mr == R and nr == NR: no masks. */
 GEMM_INLINE void GEMM_FN(store_tile)(const int R, vf acc[][GEMM_NV], float *c, size_t ldc,
                                      size_t mr, size_t nr, const gemm_tile_params *t,
                                      const int full)
 {
+    if (t->plain) {
+        GEMM_FN(store_plain)(R, acc, c, ldc, mr, nr, t->beta != 0.0f);
+        return;
+    }
     vmask mk[GEMM_NV];
     for (int v = 0; v < GEMM_NV; v++) {
         long left = (long)nr - v * VL;

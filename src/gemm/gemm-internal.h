@@ -59,6 +59,7 @@ typedef struct gemm_tile_params {
     float alpha;
     float beta;             /* for this k block: the caller's on the first, 1 after; 0: C unread */
     int last;               /* the last k block: apply bias, activation and residual */
+    int plain;              /* C = acc or C + acc: alpha 1, beta 0 or 1, nothing else to apply */
     ridge_bias_kind bias_kind;
     const float *bias;      /* COL: bias + j0; ROW: bias + i0 */
     ridge_epi_act act;

@@ -198,6 +198,9 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
             }
             t.beta = pc == 0 ? p->beta : 1.0f;
             t.last = pc + kc >= p->k;
+            t.plain = p->alpha == 1.0f && (t.beta == 0.0f || t.beta == 1.0f) &&
+                      (!t.last || (p->epi.bias_kind == RIDGE_BIAS_NONE &&
+                                   p->epi.act == RIDGE_EPI_NONE && !p->epi.residual));
             for (size_t ic = i0; ic < i1; ic += d->mc) {
                 size_t mc = RIDGE_MIN(d->mc, i1 - ic);
                 K->pack_a(mc, kc, p->a + ic * p->a_rs + pc * p->a_cs, p->a_rs, p->a_cs, ap);
@@ -414,7 +417,7 @@ static void batch_item(const batch_job *j, size_t i, gemm_problem *p)
 {
     *p = j->p;
     if (p->k) p->a += i * j->sa, p->b += i * j->sb;
-    p->c += i * j->sc;
+    if (p->c) p->c += i * j->sc; /* NULL only for an empty product */
     if (p->epi.residual) p->epi.residual += i * j->sr;
 }
 
