@@ -69,8 +69,12 @@
 #undef ri_max32
 #undef ri_eq32_bits
 #undef ri_store
+#undef ri_load_n
+#undef ri_hsum32
 #undef ri_mul32
 #undef rl_set1
+#undef rl_load_n
+#undef rl_hsum
 #undef rl_add
 #undef rl_and
 #undef rl_srli
@@ -78,3 +82,7 @@
 #undef rl_min
 #undef rl_max
 #undef rl_eq_bits
+#undef ri_reduce_min32
+#undef ri_reduce_max32
+#undef rl_reduce_min
+#undef rl_reduce_max
