@@ -153,25 +153,37 @@ static ridge_status mean_f64_to(const double *x, size_t n, double *out)
 /* ---- exact integer sums --------------------------------------------------------------------- */
 
 /* int32: x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane
- * keeps the exact sum of hi (c of them, c <= 2^15: |sum| <= 2^30) and the wrapped sum of x;
+ * keeps the exact sum of hi (c of them, c < 2^15: |sum| < 2^30) and the wrapped sum of x;
  * then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^31). Three
  * operations per vector. */
 static __attribute__((noinline)) ridge_i128 sum_i32_long(const int32_t *x, size_t n)
 {
     ridge_i128 total = 0;
     size_t i = 0;
-    while (i + 2 * RV_W <= n) {
-        rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
-        size_t end = n - (n - i) % (2 * RV_W), cap = i + ((size_t)1 << 15) * 2 * RV_W;
-        if (end > cap) end = cap;
-        for (; i < end; i += 2 * RV_W) {
+    while (i + RV_W <= n) {
+        /* 4 vectors per step (3 vector operations per load: the loop must issue ~4 instructions
+         * per 32 bytes to keep up with L2); a lane takes < 2^15 elements per flush */
+        rv_i w0 = ri_zero(), h0 = w0, w1 = w0, h1 = w0, w2 = w0, h2 = w0, w3 = w0, h3 = w0;
+        size_t stop = n - i > (((size_t)1 << 15) - 4) * 4 * RV_W
+                          ? i + (((size_t)1 << 15) - 4) * 4 * RV_W
+                          : n;
+        for (; i + 4 * RV_W <= stop; i += 4 * RV_W) {
             rv_i a = ri_load(x + i), b = ri_load(x + i + RV_W);
+            rv_i c = ri_load(x + i + 2 * RV_W), d = ri_load(x + i + 3 * RV_W);
             w0 = ri_add32(w0, a), h0 = ri_add32(h0, rv_srai(a, 16));
             w1 = ri_add32(w1, b), h1 = ri_add32(h1, rv_srai(b, 16));
+            w2 = ri_add32(w2, c), h2 = ri_add32(h2, rv_srai(c, 16));
+            w3 = ri_add32(w3, d), h3 = ri_add32(h3, rv_srai(d, 16));
         }
+        for (; i + RV_W <= stop; i += RV_W) {
+            rv_i a = ri_load(x + i);
+            w0 = ri_add32(w0, a), h0 = ri_add32(h0, rv_srai(a, 16));
+        }
+        /* pairs: < 2^16 elements per lane, |hi| < 2^31 and lo < 2^32 still fit */
         int32_t tw[2][RV_W], th[2][RV_W];
-        ri_store(tw[0], w0), ri_store(th[0], h0), ri_store(tw[1], w1), ri_store(th[1], h1);
-        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^35, lo < 2^36 */
+        ri_store(tw[0], ri_add32(w0, w1)), ri_store(th[0], ri_add32(h0, h1));
+        ri_store(tw[1], ri_add32(w2, w3)), ri_store(th[1], ri_add32(h2, h3));
+        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^36, lo < 2^37 */
         for (int k = 0; k < 2; k++)
             for (int j = 0; j < RV_W; j++) {
                 hi += th[k][j];
@@ -410,14 +422,13 @@ static size_t find_i64(const int64_t *x, size_t n, int64_t v)
  * (out == A), and the overlapped elements are stored twice with the same value. */
 #define EW_KERNEL(VF, SF, A, B, C)                                                                 \
     if (__builtin_expect(n - RV_W <= RV_W, 1)) {                                                   \
-        /* one or two vectors, no loop; the second masked rather than overlapping the first, so \
-         * that a caller reading out right after (axpy's y, a softmax row) finds each store     \
-         * whole for its loads (a load over two stores cannot be forwarded and waits) */        \
+        /* one or two vectors, no loop, the second overlapping the first (masked stores are     \
+         * slow on AMD cores; measured 1.5-2x slower here at 10 elements) */                       \
         const size_t l = n - RV_W;                                                                 \
         rv_f r0 = VF(rv_load(A), rv_load(B), rv_load(C));                                          \
-        rv_f r1 = VF(rv_load_nz(A + RV_W, l), rv_load_nz(B + RV_W, l), rv_load_nz(C + RV_W, l));   \
+        rv_f r1 = VF(rv_load(A + l), rv_load(B + l), rv_load(C + l));                              \
         rv_store(out, r0);                                                                         \
-        rv_store_n(out + RV_W, r1, l);                                                             \
+        rv_store(out + l, r1);                                                                     \
         return RIDGE_OK;                                                                           \
     }                                                                                              \
     if (n < RV_W) {                                                                                \
@@ -586,16 +597,18 @@ static float exp_shift_store(float *y, const float *x, float m, size_t n)
 
 static ridge_status softmax_row(float *y, const float *x, size_t n)
 {
-    if (n <= 2 * RV_W) { /* in registers: exp_shift_store and scale_f32's arithmetic, fused */
-        const rv_f ninf = rv_set1(-INFINITY), vm = rv_set1(max_f32(x, n));
-        size_t l = n > RV_W ? n - RV_W : 0;
-        rv_f v0 = n >= RV_W ? rv_load(x) : rv_load_n(x, n, ninf);
-        rv_f v1 = l == RV_W ? rv_load(x + RV_W) : rv_load_n(x + RV_W - (n < RV_W) * RV_W, l, ninf);
-        rv_f e0 = RV_FN(exp)(rv_sub(v0, vm)), e1 = RV_FN(exp)(rv_sub(v1, vm));
+    if (n - RV_W <= RV_W) {
+        /* one or two vectors, in registers: exp_shift_store's sum and scale_f32's products, the
+         * same operations in the same order; the last W outputs are computed again from an
+         * overlapping load (exp is elementwise) rather than stored masked (slow on AMD) */
+        const size_t l = n - RV_W;
+        const rv_f vm = rv_set1(max_f32(x, n));
+        rv_f e0 = RV_FN(exp)(rv_sub(rv_load(x), vm));
+        rv_f e1 = RV_FN(exp)(rv_sub(rv_load_n(x + RV_W, l, rv_set1(-INFINITY)), vm));
         rv_f inv = rv_set1(1.0f / rv_reduce_add(rv_add(rv_add(e0, e1), rv_zero())));
-        if (n >= RV_W) rv_store(y, rv_mul(e0, inv));
-        else rv_store_n(y, rv_mul(e0, inv), n);
-        rv_store_n(y + RV_W - (n < RV_W) * RV_W, rv_mul(e1, inv), l);
+        rv_f el = RV_FN(exp)(rv_sub(rv_load(x + l), vm));
+        rv_store(y, rv_mul(e0, inv));
+        rv_store(y + l, rv_mul(el, inv));
         return RIDGE_OK;
     }
     float s = exp_shift_store(y, x, max_f32(x, n), n);
