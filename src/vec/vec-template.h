@@ -273,11 +273,22 @@ static ridge_i128 dot_i32(const int32_t *x, const int32_t *y, size_t n)
 
 /* ---- min / max ------------------------------------------------------------------------------ */
 
-static size_t find_f32(const float *x, size_t n, float v);
-static size_t find_f64(const double *x, size_t n, double v);
+static inline size_t find_f32(const float *x, size_t n, float v);
+static inline size_t find_f64(const double *x, size_t n, double v);
 
+/* name: spans of up to two vectors inline (two overlapping vectors), longer ones out of line */
 #define FMINMAX(name, T, W, vt, load, op, cmp, mor, mbits, reduce, findfn, sop)                    \
-    static T name(const T *x, size_t n)                                                            \
+    static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
+    static inline T name(const T *x, size_t n)                                                     \
+    {                                                                                              \
+        if (__builtin_expect(n - W <= W, 1)) {                                                     \
+            vt a = load(x), b = load(x + n - W);                                                   \
+            if (mbits(cmp(a, b, _CMP_UNORD_Q))) return x[findfn(x, n, (T)NAN)];                    \
+            return reduce(op(a, b));                                                               \
+        }                                                                                          \
+        return name##_long(x, n);                                                                  \
+    }                                                                                              \
+    static T name##_long(const T *x, size_t n)                                                     \
     {                                                                                              \
         if (n < W) {                                                                               \
             T m = x[0];                                                                            \
@@ -286,11 +297,6 @@ static size_t find_f64(const double *x, size_t n, double v);
                 if (x[i] sop m) m = x[i];                                                          \
             }                                                                                      \
             return m;                                                                              \
-        }                                                                                          \
-        if (n <= 2 * W) { /* two overlapping vectors cover it */                                   \
-            vt a = load(x), b = load(x + n - W);                                                   \
-            if (mbits(cmp(a, b, _CMP_UNORD_Q))) return x[findfn(x, n, (T)NAN)];                    \
-            return reduce(op(a, b));                                                               \
         }                                                                                          \
         vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                                \
         unsigned nan = mbits(cmp(m0, m0, _CMP_UNORD_Q));                                           \
@@ -324,7 +330,13 @@ FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, rd_cmp, rd_mor, rd_mbits, 
         find_f64, >)
 
 #define IMINMAX(name, T, W, op, reduce, sop)                                                       \
-    static T name(const T *x, size_t n)                                                            \
+    static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
+    static inline T name(const T *x, size_t n)                                                     \
+    {                                                                                              \
+        if (__builtin_expect(n - W <= W, 1)) return reduce(op(ri_load(x), ri_load(x + n - W)));    \
+        return name##_long(x, n);                                                                  \
+    }                                                                                              \
+    static T name##_long(const T *x, size_t n)                                                     \
     {                                                                                              \
         T m = x[0];                                                                                \
         if (n >= W) {                                                                              \
@@ -368,7 +380,7 @@ IMINMAX(max_i64, int64_t, RL_W, rl_max, rl_reduce_max, >)
         if (scalar_eq) return i;                                                                   \
     return n
 
-static size_t find_f32(const float *x, size_t n, float v)
+static inline size_t find_f32(const float *x, size_t n, float v)
 {
     rv_f vv = rv_set1(v);
     if (v != v) {
@@ -381,7 +393,7 @@ static size_t find_f32(const float *x, size_t n, float v)
 #undef BITS
 }
 
-static size_t find_f64(const double *x, size_t n, double v)
+static inline size_t find_f64(const double *x, size_t n, double v)
 {
     rd_f vv = rd_set1(v);
     if (v != v) {
@@ -394,7 +406,7 @@ static size_t find_f64(const double *x, size_t n, double v)
 #undef BITS
 }
 
-static size_t find_i32(const int32_t *x, size_t n, int32_t v)
+static inline size_t find_i32(const int32_t *x, size_t n, int32_t v)
 {
     rv_i vv = rv_set1i(v);
 #define BITS(p) ri_eq32_bits(ri_load(p), vv)
@@ -402,7 +414,7 @@ static size_t find_i32(const int32_t *x, size_t n, int32_t v)
 #undef BITS
 }
 
-static size_t find_i64(const int64_t *x, size_t n, int64_t v)
+static inline size_t find_i64(const int64_t *x, size_t n, int64_t v)
 {
     rv_i vv = rl_set1(v);
 #define BITS(p) rl_eq_bits(ri_load(p), vv)

@@ -310,7 +310,7 @@ static void mm_range(void *arg, size_t b, size_t e, int ith)
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
             return bad_args("ridge_vec_" #fn, 1, ctx, n, out, x, x, x);                        \
-        if (UNLIKELY(use_threads(ctx, n, PAR_MIN_MEM)) && ctx->threads <= 64)                  \
+        if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1 && ctx->threads <= 64)               \
             return mm_##fn(ctx, x, n, out, NULL);                                              \
         return K(ctx)->minmax[i](x, n, out);                                                   \
     }                                                                                          \
@@ -318,7 +318,7 @@ static void mm_range(void *arg, size_t b, size_t e, int ith)
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
             return bad_args("ridge_vec_arg" #fn, 1, ctx, n, out, x, x, x);                     \
-        if (UNLIKELY(use_threads(ctx, n, PAR_MIN_MEM)) && ctx->threads <= 64)                  \
+        if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1 && ctx->threads <= 64)               \
             return mm_##fn(ctx, x, n, NULL, out);                                              \
         return K(ctx)->argminmax[i](x, n, out);                                                \
     }
