@@ -30,23 +30,22 @@ REF_LANE_SUM(lanes_dot_f32, float, RIDGE_VEC_LANES_F32, fmaf(x[i], y[i], *a))
 REF_LANE_SUM(lanes_sum_f64, double, RIDGE_VEC_LANES_F64, *a + x[i])
 REF_LANE_SUM(lanes_dot_f64, double, RIDGE_VEC_LANES_F64, fma(x[i], y[i], *a))
 
-#define REF_TO(name, T, expr)                                                                 \
-    static ridge_status name(const T *x, const T *y, size_t n, T *out)                        \
+/* the table's forms: one block into *out; mean = sum / n */
+#define REF_TO(name, T, Y, expr)                                                              \
+    static ridge_status name(const T *x Y, size_t n, T *out)                                   \
     {                                                                                          \
-        (void)y;                                                                               \
         *out = expr;                                                                           \
         return RIDGE_OK;                                                                       \
     }
-REF_TO(sum2_f32_to, float, lanes_sum_f32(x, NULL, n))
-REF_TO(dot_f32_to, float, lanes_dot_f32(x, y, n))
-REF_TO(sum2_f64_to, double, lanes_sum_f64(x, NULL, n))
-REF_TO(dot_f64_to, double, lanes_dot_f64(x, y, n))
-REF_TO(mean2_f32_to, float, (float)((double)lanes_sum_f32(x, NULL, n) / (double)n))
-REF_TO(mean2_f64_to, double, lanes_sum_f64(x, NULL, n) / (double)n)
-static ridge_status sum_f32_to(const float *x, size_t n, float *out) { return sum2_f32_to(x, x, n, out); }
-static ridge_status sum_f64_to(const double *x, size_t n, double *out) { return sum2_f64_to(x, x, n, out); }
-static ridge_status mean_f32_to(const float *x, size_t n, float *out) { return mean2_f32_to(x, x, n, out); }
-static ridge_status mean_f64_to(const double *x, size_t n, double *out) { return mean2_f64_to(x, x, n, out); }
+#define NOY
+#define YF , const float *y
+#define YD , const double *y
+REF_TO(sum_f32_to, float, NOY, lanes_sum_f32(x, NULL, n))
+REF_TO(dot_f32_to, float, YF, lanes_dot_f32(x, y, n))
+REF_TO(sum_f64_to, double, NOY, lanes_sum_f64(x, NULL, n))
+REF_TO(dot_f64_to, double, YD, lanes_dot_f64(x, y, n))
+REF_TO(mean_f32_to, float, NOY, (float)((double)lanes_sum_f32(x, NULL, n) / (double)n))
+REF_TO(mean_f64_to, double, NOY, lanes_sum_f64(x, NULL, n) / (double)n)
 
 /* ---- integer sums (exact) ----------------------------------------------------------------- */
 

@@ -55,14 +55,13 @@ static int use_threads(const ridge_ctx *ctx, size_t n, size_t min)
 static __attribute__((noinline, cold)) ridge_status bad_args(const char *what, int nonempty,
                                                             const ridge_ctx *ctx, size_t n,
                                                             const void *out, const void *a,
-                                                            const void *b, const void *c)
+                                                            const void *b)
 {
     if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", what);
     if (nonempty && n == 0)
         return ridge_error(RIDGE_EINVAL, "%s: an empty span (n = 0) has no result", what);
     const char *which = !out ? "the output" : !a ? "the first input" : !b ? "the second input"
                                                                       : "the third input";
-    (void)c;
     return ridge_error(RIDGE_EINVAL, "%s: %s is NULL with n = %zu", what, which, n);
 }
 
@@ -146,7 +145,7 @@ static __attribute__((noinline)) ridge_status fsum_f64(ridge_ctx *ctx, int type,
     ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | (mean && !n) | ((NUL(x) ybad) & (n != 0))))         \
-            return bad_args(#name, mean, ctx, n, out, x, yarg, x);                             \
+            return bad_args(#name, mean, ctx, n, out, x, yarg);                             \
         if (__builtin_expect(n <= BLOCK_##F, 1)) return K(ctx)->direct;                      \
         return fsum_##F(ctx, type, x, yarg, n, out, mean);                                     \
     }
@@ -229,7 +228,7 @@ static __attribute__((noinline)) ridge_status isum(ridge_ctx *ctx, const char *w
     ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | ((NUL(x) ybad) & (n != 0))))                       \
-            return bad_args(#name, 0, ctx, n, out, x, yarg, x);                                \
+            return bad_args(#name, 0, ctx, n, out, x, yarg);                                \
         SMALL;                                                                                 \
         return isum(ctx, #name, type, x, yarg, n, out);                                        \
     }
@@ -254,7 +253,7 @@ static double i128_div(ridge_i128 s, size_t n)
     ridge_status name(ridge_ctx *ctx, const T *x, size_t n, double *out)                       \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
-            return bad_args(#name, 1, ctx, n, out, x, x, x);                                   \
+            return bad_args(#name, 1, ctx, n, out, x, x);                                   \
         *out = i128_div(isum_any(ctx, type, x, NULL, n), n);                                   \
         return RIDGE_OK;                                                                       \
     }
@@ -309,7 +308,7 @@ static void mm_range(void *arg, size_t b, size_t e, int ith)
     ridge_status ridge_vec_##fn(ridge_ctx *ctx, const T *x, size_t n, T *out)                  \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
-            return bad_args("ridge_vec_" #fn, 1, ctx, n, out, x, x, x);                        \
+            return bad_args("ridge_vec_" #fn, 1, ctx, n, out, x, x);                        \
         if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1 && ctx->threads <= 64)               \
             return mm_##fn(ctx, x, n, out, NULL);                                              \
         return K(ctx)->minmax[i](x, n, out);                                                   \
@@ -317,7 +316,7 @@ static void mm_range(void *arg, size_t b, size_t e, int ith)
     ridge_status ridge_vec_arg##fn(ridge_ctx *ctx, const T *x, size_t n, size_t *out)          \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
-            return bad_args("ridge_vec_arg" #fn, 1, ctx, n, out, x, x, x);                     \
+            return bad_args("ridge_vec_arg" #fn, 1, ctx, n, out, x, x);                     \
         if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1 && ctx->threads <= 64)               \
             return mm_##fn(ctx, x, n, NULL, out);                                              \
         return K(ctx)->argminmax[i](x, n, out);                                                \
@@ -375,7 +374,7 @@ static ridge_status ew_par(ridge_ctx *ctx, ew_job *j, size_t n)
     ridge_status name PARAMS                                                                   \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | ((n != 0) & (NUL(o) | NUL(a) | NUL(b) | NUL(c)))))             \
-            return bad_args(#name, 0, ctx, n, o, a, b, c);                                     \
+            return bad_args(#name, 0, ctx, n, o, a, b);                                     \
         PRE;                                                                                   \
         if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1) return name##_par ARGS;            \
         return K(ctx)->CALL;                                                                   \
@@ -430,7 +429,7 @@ static __attribute__((noinline, cold)) ridge_status act_bad(const char *what, ri
 {
     if (ctx && (unsigned)act >= RIDGE_ACT_COUNT)
         return ridge_error(RIDGE_EINVAL, "%s: act = %d is not a ridge_act", what, (int)act);
-    return bad_args(what, 0, ctx, n, out, a, b, b);
+    return bad_args(what, 0, ctx, n, out, a, b);
 }
 
 /* The threaded path of both directions: b is NULL forward (out = f(a)), x backward
@@ -556,7 +555,7 @@ static __attribute__((noinline, cold)) ridge_status sm_bad(const char *what, rid
                            cols);
     if (ctx && rows && !cols)
         return ridge_error(RIDGE_EINVAL, "%s: cols = 0 with rows = %zu", what, rows);
-    return bad_args(what, 0, ctx, rows * cols, out, a, b, b);
+    return bad_args(what, 0, ctx, rows * cols, out, a, b);
 }
 
 /* A single row (the common case of a small call) is one kernel call. b: the second input of
