@@ -362,6 +362,14 @@ static void test_reduction_edges(ridge_ctx *ctx, const char *name)
         CHECK_OK(ridge_vec_dot_f32(ctx, mz, x_one, n, &a));
         CHECK_OK(ridge_vec_dot_f32(ref_ctx, mz, x_one, n, &b));
         CHECKF(memcmp(&a, &b, 4) == 0, "%s dot of %zu x -0", name, n);
+        double md[70], da, db;
+        for (size_t i = 0; i < n; i++) md[i] = -0.0;
+        CHECK_OK(ridge_vec_sum_f64(ctx, md, n, &da));
+        CHECK_OK(ridge_vec_sum_f64(ref_ctx, md, n, &db));
+        CHECKF(memcmp(&da, &db, 8) == 0, "%s f64 sum of %zu x -0", name, n);
+        CHECK_OK(ridge_vec_sumsq_f64(ctx, md, n, &da));
+        CHECK_OK(ridge_vec_sumsq_f64(ref_ctx, md, n, &db));
+        CHECKF(memcmp(&da, &db, 8) == 0, "%s f64 sumsq of %zu x -0", name, n);
     }
     /* NaN first, last, only */
     float x[37];

@@ -66,6 +66,7 @@
 #define rd_load(p) _mm256_loadu_pd(p)
 #define rd_load_n(p, n) ridge_avx2_load_n_pd((p), (n)) /* n <= RD_W lanes, rest 0 */
 #define rd_add(a, b) _mm256_add_pd((a), (b))
+#define rd_mul(a, b) _mm256_mul_pd((a), (b))
 #define rd_fma(a, b, c) _mm256_fmadd_pd((a), (b), (c))
 #define rd_min(a, b) _mm256_min_pd((a), (b))
 #define rd_max(a, b) _mm256_max_pd((a), (b))

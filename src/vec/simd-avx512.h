@@ -60,6 +60,7 @@
 #define rd_load(p) _mm512_loadu_pd(p)
 #define rd_load_n(p, n) _mm512_maskz_loadu_pd((__mmask8)ridge_avx512_tail(n), (p))
 #define rd_add(a, b) _mm512_add_pd((a), (b))
+#define rd_mul(a, b) _mm512_mul_pd((a), (b))
 #define rd_fma(a, b, c) _mm512_fmadd_pd((a), (b), (c))
 #define rd_min(a, b) _mm512_min_pd((a), (b))
 #define rd_max(a, b) _mm512_max_pd((a), (b))

@@ -52,6 +52,7 @@
 #undef rd_load
 #undef rd_load_n
 #undef rd_add
+#undef rd_mul
 #undef rd_fma
 #undef rd_min
 #undef rd_max

@@ -46,19 +46,25 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
  * masked load per accumulator, with empty masks past the end and no branch. step(acc, o) adds
  * the W elements at o; tailstep(acc, o, c) the first c of them. */
 #define LANE_SUM_SHORT(NACC, W) ((NACC) == 8 ? 4 * (W) : 2 * (W))
-#define LANE_SUM_SMALL(VT, W, NACC, zero, add, step, tailstep, reduce)                             \
-    VT a0 = zero(), a1 = a0, a2 = a0, a3 = a0;                                                     \
-    /* the full fold adds +0 to the accumulators (turning -0 into +0) and then sums them        \
-     * pairwise: the same as ((a0 + a2) + (a1 + a3)) + 0, resp. (a0 + a1) + 0 */                   \
-    if (NACC == 8 && n > 2 * W) {                                                                  \
-        a0 = step(a0, 0), a1 = step(a1, W);                                                        \
-        if (n >= 3 * W) a2 = step(a2, 2 * W), a3 = tailstep(a3, 3 * W, n - 3 * W);                 \
-        else a2 = tailstep(a2, 2 * W, n - 2 * W);                                                  \
-        return reduce(add(add(add(a0, a2), add(a1, a3)), zero()));                                 \
+/* Up to LANE_SUM_SHORT elements without a loop. first(o) / firstt(o, c) load the W elements at
+ * o (the first c of them, zeros after) as a first accumulator value: the reference starts
+ * its lanes at +0, which only turns a -0 into +0, and the sum of the lanes can be -0 only if
+ * every lane is (the fold adds the +0 lanes beyond n), so a single + 0 at the end where every
+ * lane holds an element gives the same bits. */
+#define LANE_SUM_SHORT(NACC, W) ((NACC) == 8 ? 4 * (W) : 2 * (W))
+#define LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce)                             \
+    if (NACC == 8 && n > 2 * W) { /* ((a0 + a2) + (a1 + a3)), as the full fold */                 \
+        VT a0 = first(0), a1 = first(W), a2, a3 = zero();                                          \
+        if (n >= 3 * W) a2 = first(2 * W), a3 = firstt(3 * W, n - 3 * W);                          \
+        else a2 = firstt(2 * W, n - 2 * W);                                                        \
+        VT s_ = add(add(a0, a2), add(a1, a3));                                                     \
+        return reduce(n == 4 * W ? add(s_, zero()) : s_);                                          \
     }                                                                                              \
-    if (n >= W) a0 = step(a0, 0), a1 = tailstep(a1, W, n - W);                                     \
-    else a0 = tailstep(a0, 0, n);                                                                  \
-    return reduce(add(add(a0, a1), zero()))
+    if (n >= W) {                                                                                  \
+        VT s_ = add(first(0), firstt(W, n - W));                                                   \
+        return reduce(n == 2 * W ? add(s_, zero()) : s_);                                          \
+    }                                                                                              \
+    return reduce(firstt(0, n))
 #define LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce)                            \
     VT a0 = zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;                 \
     if (NACC == 8 && n <= 4 * W) { /* likewise ((a0 + a2) + (a1 + a3)) + 0 */                      \
@@ -90,6 +96,14 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     a0 = add(a0, a2), a1 = add(a1, a3);                                                            \
     return reduce(add(a0, a1))
 
+#define SUM_F32_1(o) rv_load(x + (o))
+#define SUM_F32_1T(o, c) rv_load_nz(x + (o), c)
+#define DOT_F32_1(o) rv_mul(rv_load(x + (o)), rv_load(y + (o)))
+#define DOT_F32_1T(o, c) rv_mul(rv_load_nz(x + (o), c), rv_load_nz(y + (o), c))
+#define SUM_F64_1(o) rd_load(x + (o))
+#define SUM_F64_1T(o, c) rd_load_n(x + (o), c)
+#define DOT_F64_1(o) rd_mul(rd_load(x + (o)), rd_load(y + (o)))
+#define DOT_F64_1T(o, c) rd_mul(rd_load_n(x + (o), c), rd_load_n(y + (o), c))
 #define SUM_F32(a, o) rv_add(a, rv_load(x + (o)))
 #define SUM_F32_T(a, o, c) rv_add(a, rv_load_nz(x + (o), c))
 #define DOT_F32(a, o) rv_fma(rv_load(x + (o)), rv_load(y + (o)), a)
@@ -102,7 +116,8 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
 /* The kernels write through out. Spans of up to two vectors are done right here, with no stack
  * frame (a call out of a function holding ymm values makes gcc realign the stack); longer
  * ones are a tail call to the out-of-line loop. mean (sums only): the sum / n. */
-#define LANE_SUM_FN(name, T, VT, W, NACC, LANES, zero, add, step, tailstep, reduce, Y, YA)          \
+#define LANE_SUM_FN(name, T, VT, W, NACC, LANES, zero, add, step, tailstep, first, firstt, reduce, \
+                    Y, YA)                                                                         \
     static T name##_loop(const T *x Y, size_t n)                                                   \
     {                                                                                              \
         LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce);                           \
@@ -116,7 +131,7 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     }                                                                                              \
     static inline T name##_short(const T *x Y, size_t n)                                           \
     {                                                                                              \
-        LANE_SUM_SMALL(VT, W, NACC, zero, add, step, tailstep, reduce);                            \
+        LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce);                             \
     }                                                                                              \
     static ridge_status name##_to(const T *x Y, size_t n, T *out)                                  \
     {                                                                                              \
@@ -128,13 +143,13 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
 #define YARG(T) , const T *y
 #define COMMA_Y , y
 LANE_SUM_FN(sum_f32, float, rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, SUM_F32,
-            SUM_F32_T, rv_reduce_add, NOY, NOY)
+            SUM_F32_T, SUM_F32_1, SUM_F32_1T, rv_reduce_add, NOY, NOY)
 LANE_SUM_FN(dot_f32, float, rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, DOT_F32,
-            DOT_F32_T, rv_reduce_add, YARG(float), COMMA_Y)
+            DOT_F32_T, DOT_F32_1, DOT_F32_1T, rv_reduce_add, YARG(float), COMMA_Y)
 LANE_SUM_FN(sum_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, SUM_F64,
-            SUM_F64_T, rd_reduce_add, NOY, NOY)
+            SUM_F64_T, SUM_F64_1, SUM_F64_1T, rd_reduce_add, NOY, NOY)
 LANE_SUM_FN(dot_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, DOT_F64,
-            DOT_F64_T, rd_reduce_add, YARG(double), COMMA_Y)
+            DOT_F64_T, DOT_F64_1, DOT_F64_1T, rd_reduce_add, YARG(double), COMMA_Y)
 
 static ridge_status mean_f32_to(const float *x, size_t n, float *out)
 {
