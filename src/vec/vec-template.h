@@ -14,6 +14,9 @@
  * Elementwise kernels: 2 vectors per iteration and an overlapping last vector whose inputs are
  * loaded first (so in place works); spans shorter than a vector are scalar (the same IEEE
  * operations, so the same results).
+ * Short spans (up to two vectors; four for the 8-accumulator float sums) take a loop-free
+ * path inline, and every table entry returns ridge_status, so that a 10-element call is the
+ * entry point's checks, one jump and a few vector instructions (src/vec/vec.h).
  * Activations: the math of math-template.h, masked loads/stores for the tail so that every
  * element gets exactly the same computation wherever it sits. */
 #ifndef RV_TABLE
@@ -45,34 +48,8 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
  * body, the tail and the pairwise fold of one sum kernel. The tail (< LANES elements) is a
  * masked load per accumulator, with empty masks past the end and no branch. step(acc, o) adds
  * the W elements at o; tailstep(acc, o, c) the first c of them. */
-#define LANE_SUM_SHORT(NACC, W) ((NACC) == 8 ? 4 * (W) : 2 * (W))
-/* Up to LANE_SUM_SHORT elements without a loop. first(o) / firstt(o, c) load the W elements at
- * o (the first c of them, zeros after) as a first accumulator value: the reference starts
- * its lanes at +0, which only turns a -0 into +0, and the sum of the lanes can be -0 only if
- * every lane is (the fold adds the +0 lanes beyond n), so a single + 0 at the end where every
- * lane holds an element gives the same bits. */
-#define LANE_SUM_SHORT(NACC, W) ((NACC) == 8 ? 4 * (W) : 2 * (W))
-#define LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce)                             \
-    if (NACC == 8 && n > 2 * W) { /* ((a0 + a2) + (a1 + a3)), as the full fold */                 \
-        VT a0 = first(0), a1 = first(W), a2, a3 = zero();                                          \
-        if (n >= 3 * W) a2 = first(2 * W), a3 = firstt(3 * W, n - 3 * W);                          \
-        else a2 = firstt(2 * W, n - 2 * W);                                                        \
-        VT s_ = add(add(a0, a2), add(a1, a3));                                                     \
-        return reduce(n == 4 * W ? add(s_, zero()) : s_);                                          \
-    }                                                                                              \
-    if (n >= W) {                                                                                  \
-        VT s_ = add(first(0), firstt(W, n - W));                                                   \
-        return reduce(n == 2 * W ? add(s_, zero()) : s_);                                          \
-    }                                                                                              \
-    return reduce(firstt(0, n))
 #define LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce)                            \
     VT a0 = zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;                 \
-    if (NACC == 8 && n <= 4 * W) { /* likewise ((a0 + a2) + (a1 + a3)) + 0 */                      \
-        a0 = tailstep(a0, 0, W), a1 = tailstep(a1, W, W);                                          \
-        a2 = LANE_TAIL(tailstep, a2, 2 * W, W);                                                    \
-        a3 = LANE_TAIL(tailstep, a3, 3 * W, W);                                                    \
-        return reduce(add(add(add(a0, a2), add(a1, a3)), zero()));                                 \
-    }                                                                                              \
     size_t i = 0;                                                                                  \
     for (; i + LANES <= n; i += LANES) {                                                           \
         a0 = step(a0, i), a1 = step(a1, i + W), a2 = step(a2, i + 2 * W);                          \
@@ -95,6 +72,26 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     }                                                                                              \
     a0 = add(a0, a2), a1 = add(a1, a3);                                                            \
     return reduce(add(a0, a1))
+
+/* Up to LANE_SUM_SHORT elements without a loop. first(o) / firstt(o, c) load the W elements at
+ * o (the first c of them, zeros after) as a first accumulator value: the reference starts
+ * its lanes at +0, which only turns a -0 into +0, and the sum of the lanes can be -0 only if
+ * every lane is (the fold adds the +0 lanes beyond n), so a single + 0 at the end where every
+ * lane holds an element gives the same bits. */
+#define LANE_SUM_SHORT(NACC, W) ((NACC) == 8 ? 4 * (W) : 2 * (W))
+#define LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce)                             \
+    if (NACC == 8 && n > 2 * W) { /* ((a0 + a2) + (a1 + a3)), as the full fold */                 \
+        VT a0 = first(0), a1 = first(W), a2, a3 = zero();                                          \
+        if (n >= 3 * W) a2 = first(2 * W), a3 = firstt(3 * W, n - 3 * W);                          \
+        else a2 = firstt(2 * W, n - 2 * W);                                                        \
+        VT s_ = add(add(a0, a2), add(a1, a3));                                                     \
+        return reduce(n == 4 * W ? add(s_, zero()) : s_);                                          \
+    }                                                                                              \
+    if (n >= W) {                                                                                  \
+        VT s_ = add(first(0), firstt(W, n - W));                                                   \
+        return reduce(n == 2 * W ? add(s_, zero()) : s_);                                          \
+    }                                                                                              \
+    return reduce(firstt(0, n))
 
 #define SUM_F32_1(o) rv_load(x + (o))
 #define SUM_F32_1T(o, c) rv_load_nz(x + (o), c)
