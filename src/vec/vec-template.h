@@ -165,37 +165,25 @@ static ridge_status mean_f64_to(const double *x, size_t n, double *out)
 /* ---- exact integer sums --------------------------------------------------------------------- */
 
 /* int32: x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane
- * keeps the exact sum of hi (c of them, c < 2^15: |sum| < 2^30) and the wrapped sum of x;
+ * keeps the exact sum of hi (c of them, c <= 2^15: |sum| <= 2^30) and the wrapped sum of x;
  * then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^31). Three
  * operations per vector. */
 static __attribute__((noinline)) ridge_i128 sum_i32_long(const int32_t *x, size_t n)
 {
     ridge_i128 total = 0;
     size_t i = 0;
-    while (i + RV_W <= n) {
-        /* 4 vectors per step (3 vector operations per load: the loop must issue ~4 instructions
-         * per 32 bytes to keep up with L2); a lane takes < 2^15 elements per flush */
-        rv_i w0 = ri_zero(), h0 = w0, w1 = w0, h1 = w0, w2 = w0, h2 = w0, w3 = w0, h3 = w0;
-        size_t stop = n - i > (((size_t)1 << 15) - 4) * 4 * RV_W
-                          ? i + (((size_t)1 << 15) - 4) * 4 * RV_W
-                          : n;
-        for (; i + 4 * RV_W <= stop; i += 4 * RV_W) {
+    while (i + 2 * RV_W <= n) {
+        rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
+        size_t end = n - (n - i) % (2 * RV_W), cap = i + ((size_t)1 << 15) * 2 * RV_W;
+        if (end > cap) end = cap;
+        for (; i < end; i += 2 * RV_W) {
             rv_i a = ri_load(x + i), b = ri_load(x + i + RV_W);
-            rv_i c = ri_load(x + i + 2 * RV_W), d = ri_load(x + i + 3 * RV_W);
             w0 = ri_add32(w0, a), h0 = ri_add32(h0, rv_srai(a, 16));
             w1 = ri_add32(w1, b), h1 = ri_add32(h1, rv_srai(b, 16));
-            w2 = ri_add32(w2, c), h2 = ri_add32(h2, rv_srai(c, 16));
-            w3 = ri_add32(w3, d), h3 = ri_add32(h3, rv_srai(d, 16));
         }
-        for (; i + RV_W <= stop; i += RV_W) {
-            rv_i a = ri_load(x + i);
-            w0 = ri_add32(w0, a), h0 = ri_add32(h0, rv_srai(a, 16));
-        }
-        /* pairs: < 2^16 elements per lane, |hi| < 2^31 and lo < 2^32 still fit */
         int32_t tw[2][RV_W], th[2][RV_W];
-        ri_store(tw[0], ri_add32(w0, w1)), ri_store(th[0], ri_add32(h0, h1));
-        ri_store(tw[1], ri_add32(w2, w3)), ri_store(th[1], ri_add32(h2, h3));
-        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^36, lo < 2^37 */
+        ri_store(tw[0], w0), ri_store(th[0], h0), ri_store(tw[1], w1), ri_store(th[1], h1);
+        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^35, lo < 2^36 */
         for (int k = 0; k < 2; k++)
             for (int j = 0; j < RV_W; j++) {
                 hi += th[k][j];
