@@ -2,8 +2,9 @@
  * context's pool at once and keeps the best of several trials, because a peak is a maximum
  * and a shared machine only ever subtracts from it.
  *
- * A trial starts all t threads at a spin barrier (so pool wake-up is not timed) and ends when
- * the last finishes; its rate is the sum of the threads' work over that span. Trials are
+ * A trial pins its t threads to t different CPUs, starts them at a spin barrier (so pool
+ * wake-up is not timed) and ends when the last finishes; its rate is the sum of the threads'
+ * work over that span. Trials are
  * short, 2 ms (quick: 1 ms), many (40; quick 8), and run round-robin over the probes: on a
  * shared machine the scheduler hands out slices of a few ms, so a short trial has a fair
  * chance of running whole on an otherwise idle core, and a burst of load costs one trial of
