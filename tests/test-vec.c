@@ -332,6 +332,22 @@ static void test_reduction_edges(ridge_ctx *ctx, const char *name)
     CHECK(l == 40 * (int64_t)INT32_MIN);
     CHECK_OK(ridge_vec_sumsq_i32(ctx, w, 1, &l));
     CHECK(l == (int64_t)INT32_MIN * INT32_MIN);
+    /* the extremes over several flushes of the int32 lane sums (2^15 elements per lane) and
+     * every short length */
+    enum { NW = (1 << 21) + 5 };
+    int32_t *wb = malloc(NW * sizeof *wb);
+    if (wb) {
+        for (int e = 0; e < 2; e++) {
+            int32_t v32 = e ? INT32_MAX : INT32_MIN;
+            for (size_t i = 0; i < NW; i++) wb[i] = v32;
+            size_t lens[] = {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, NW};
+            for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+                CHECK_OK(ridge_vec_sum_i32(ctx, wb, lens[k], &l));
+                CHECKF(l == (int64_t)lens[k] * v32, "sum_i32 of %zu x %d", lens[k], (int)v32);
+            }
+        }
+        free(wb);
+    }
     CHECK(ridge_vec_sumsq_i32(ctx, w, 2, &l) == RIDGE_EOVERFLOW);
     CHECK_OK(ridge_vec_mean_i64(ctx, v, 40, &d));
     CHECK(fabs(d - (double)INT64_MAX) < 1e4);
@@ -346,6 +362,14 @@ static void test_reduction_edges(ridge_ctx *ctx, const char *name)
         CHECK_OK(ridge_vec_dot_f32(ctx, mz, x_one, n, &a));
         CHECK_OK(ridge_vec_dot_f32(ref_ctx, mz, x_one, n, &b));
         CHECKF(memcmp(&a, &b, 4) == 0, "%s dot of %zu x -0", name, n);
+        double md[70], da, db;
+        for (size_t i = 0; i < n; i++) md[i] = -0.0;
+        CHECK_OK(ridge_vec_sum_f64(ctx, md, n, &da));
+        CHECK_OK(ridge_vec_sum_f64(ref_ctx, md, n, &db));
+        CHECKF(memcmp(&da, &db, 8) == 0, "%s f64 sum of %zu x -0", name, n);
+        CHECK_OK(ridge_vec_sumsq_f64(ctx, md, n, &da));
+        CHECK_OK(ridge_vec_sumsq_f64(ref_ctx, md, n, &db));
+        CHECKF(memcmp(&da, &db, 8) == 0, "%s f64 sumsq of %zu x -0", name, n);
     }
     /* NaN first, last, only */
     float x[37];

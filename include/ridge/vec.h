@@ -5,9 +5,10 @@
  * reduction, see below); a NULL pointer with n > 0 is RIDGE_EINVAL. All calls are thread-safe
  * in the sense of core.h: one context is used by one thread at a time.
  *
- * Which kernels run: the context's ISA (ridge_ctx_isa: ref, avx2, avx512), through one table
- * load and one call; spans of up to 16 elements of add/sub/mul/scale/clamp run a plain loop in
- * the entry point instead. A call's fixed cost is about 1 ns (docs/PERFORMANCE.md, `## vec`).
+ * Which kernels run: the context's ISA (ridge_ctx_isa: ref, avx2, avx512). An entry point
+ * checks its arguments with one branch and jumps straight to the ISA's kernel (no stack frame
+ * in between), and the kernels do spans of up to two vectors without a loop, so a call on 10
+ * elements costs a few nanoseconds (docs/PERFORMANCE.md, `## vec`).
  * Spans of at least 256 Ki elements (32 Ki for the transcendental activations) are split over
  * the context's threads in contiguous blocks; results do not depend on the thread count.
  *

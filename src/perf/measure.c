@@ -2,8 +2,9 @@
  * context's pool at once and keeps the best of several trials, because a peak is a maximum
  * and a shared machine only ever subtracts from it.
  *
- * A trial starts all t threads at a spin barrier (so pool wake-up is not timed) and ends when
- * the last finishes; its rate is the sum of the threads' work over that span. Trials are
+ * A trial pins its t threads to t different CPUs, starts them at a spin barrier (so pool
+ * wake-up is not timed) and ends when the last finishes; its rate is the sum of the threads'
+ * work over that span. Trials are
  * short, 2 ms (quick: 1 ms), many (40; quick 8), and run round-robin over the probes: on a
  * shared machine the scheduler hands out slices of a few ms, so a short trial has a fair
  * chance of running whole on an otherwise idle core, and a burst of load costs one trial of
@@ -17,6 +18,8 @@
  * among the threads (at least 2 x l2 each); DRAM read, copy and triad 4 x l3_usable (at
  * least 64 MiB) per array, shared. Memory probes use the widest vector ISA the CPU has. */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -50,9 +53,31 @@ typedef struct probe_job {
     } *out;              /* [threads] */
 } probe_job;
 
+/* Pins the calling thread to the ith CPU the process may use (for the length of one trial) and
+ * returns its previous mask in *old; 0 if it could not. A probe measures what n threads on n
+ * cores do: left to the scheduler, a pool worker woken from the calling thread while the other
+ * CPU was busy was seen sharing the caller's CPU for whole trials (every 2-thread rate equal
+ * to the 1-thread one, docs/PERFORMANCE.md), which no number of trials repairs. */
+static int pin_to_cpu(int ith, cpu_set_t *old)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed)) return 0;
+    int k = -1;
+    for (int c = 0; c < CPU_SETSIZE && k < ith; c++)
+        if (CPU_ISSET(c, &allowed) && ++k == ith) {
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            if (pthread_getaffinity_np(pthread_self(), sizeof *old, old)) return 0;
+            return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+        }
+    return 0;
+}
+
 static void probe_task(void *arg, int ith, int nth)
 {
     probe_job *j = arg;
+    cpu_set_t old;
+    int pinned = nth > 1 && pin_to_cpu(ith, &old);
     size_t off = (j->window * (size_t)nth + (size_t)ith) * j->n;
     /* a cache-level read first brings its array into the cache, untimed: the trials of other
      * probes in between (round-robin) have evicted it */
@@ -91,6 +116,7 @@ static void probe_task(void *arg, int ith, int nth)
     j->out[ith].end = ridge_time_ns();
     j->out[ith].ops = r.ops;
     j->out[ith].sink = r.sink;
+    if (pinned) pthread_setaffinity_np(pthread_self(), sizeof old, &old);
 }
 
 /* One trial on nth threads: returns the seconds taken and sets *ops to the work done. */

@@ -66,6 +66,7 @@
 #define rd_load(p) _mm256_loadu_pd(p)
 #define rd_load_n(p, n) ridge_avx2_load_n_pd((p), (n)) /* n <= RD_W lanes, rest 0 */
 #define rd_add(a, b) _mm256_add_pd((a), (b))
+#define rd_mul(a, b) _mm256_mul_pd((a), (b))
 #define rd_fma(a, b, c) _mm256_fmadd_pd((a), (b), (c))
 #define rd_min(a, b) _mm256_min_pd((a), (b))
 #define rd_max(a, b) _mm256_max_pd((a), (b))
@@ -84,8 +85,12 @@
 #define ri_max32(a, b) _mm256_max_epi32((a), (b))
 #define ri_eq32_bits(a, b) ((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32((a), (b)))))
 #define ri_store(p, v) _mm256_storeu_si256((__m256i *)(p), (v))
+#define ri_load_n(p, n) _mm256_maskload_epi32((const int *)(p), ridge_avx2_tail_mask(n)) /* rest 0 */
+#define ri_hsum32(v) ridge_avx2_hsum_epi32(v) /* the sum of the lanes, wrapped to int32 */
 #define ri_mul32(a, b) _mm256_mul_epi32((a), (b)) /* low signed 32 of each 64-bit lane -> 64 */
 #define rl_set1(c) _mm256_set1_epi64x(c)
+#define rl_load_n(p, n) _mm256_castpd_si256(ridge_avx2_load_n_pd((const double *)(p), (n)))
+#define rl_hsum(v) ridge_avx2_hsum_epi64(v) /* the sum of the lanes, wrapped to int64 */
 #define rl_add(a, b) _mm256_add_epi64((a), (b))
 #define rl_and(a, b) _mm256_and_si256((a), (b))
 #define rl_srli(a, n) _mm256_srli_epi64((a), (n))
@@ -93,6 +98,10 @@
 #define rl_min(a, b) _mm256_blendv_epi8((a), (b), _mm256_cmpgt_epi64((a), (b)))
 #define rl_max(a, b) _mm256_blendv_epi8((b), (a), _mm256_cmpgt_epi64((a), (b)))
 #define rl_eq_bits(a, b) ((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64((a), (b)))))
+#define ri_reduce_min32(v) ridge_avx2_reduce_epi32(v, 0)
+#define ri_reduce_max32(v) ridge_avx2_reduce_epi32(v, 1)
+#define rl_reduce_min(v) ridge_avx2_reduce_epi64(v, 0)
+#define rl_reduce_max(v) ridge_avx2_reduce_epi64(v, 1)
 
 #ifndef RIDGE_SIMD_AVX2_FUNCS
 #define RIDGE_SIMD_AVX2_FUNCS
@@ -152,6 +161,35 @@ static inline double ridge_avx2_reduce_max_pd(__m256d v)
 {
     __m128d a = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_max_sd(a, _mm_unpackhi_pd(a, a)));
+}
+static inline int32_t ridge_avx2_hsum_epi32(__m256i v)
+{
+    __m128i a = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    a = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0x4e));
+    return _mm_cvtsi128_si32(_mm_add_epi32(a, _mm_shuffle_epi32(a, 0xb1)));
+}
+static inline int64_t ridge_avx2_hsum_epi64(__m256i v)
+{
+    __m128i a = _mm_add_epi64(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    return _mm_cvtsi128_si64(_mm_add_epi64(a, _mm_unpackhi_epi64(a, a)));
+}
+/* the least (max = 0) or greatest (max = 1) of the lanes */
+static inline int32_t ridge_avx2_reduce_epi32(__m256i v, int max)
+{
+    __m128i a = _mm256_castsi256_si128(v), b = _mm256_extracti128_si256(v, 1);
+    a = max ? _mm_max_epi32(a, b) : _mm_min_epi32(a, b);
+    b = _mm_shuffle_epi32(a, 0x4e);
+    a = max ? _mm_max_epi32(a, b) : _mm_min_epi32(a, b);
+    b = _mm_shuffle_epi32(a, 0xb1);
+    return _mm_cvtsi128_si32(max ? _mm_max_epi32(a, b) : _mm_min_epi32(a, b));
+}
+static inline int64_t ridge_avx2_reduce_epi64(__m256i v, int max)
+{
+    __m256i b = _mm256_permute4x64_epi64(v, 0x4e), gt = _mm256_cmpgt_epi64(v, b);
+    v = max ? _mm256_blendv_epi8(b, v, gt) : _mm256_blendv_epi8(v, b, gt);
+    b = _mm256_shuffle_epi32(v, 0x4e), gt = _mm256_cmpgt_epi64(v, b);
+    v = max ? _mm256_blendv_epi8(b, v, gt) : _mm256_blendv_epi8(v, b, gt);
+    return _mm_cvtsi128_si64(_mm256_castsi256_si128(v));
 }
 /* int64 lanes >> 32, arithmetic (AVX2 has no vpsraq): high dwords from the sign */
 static inline __m256i ridge_avx2_srai32_epi64(__m256i v)

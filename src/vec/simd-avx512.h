@@ -60,6 +60,7 @@
 #define rd_load(p) _mm512_loadu_pd(p)
 #define rd_load_n(p, n) _mm512_maskz_loadu_pd((__mmask8)ridge_avx512_tail(n), (p))
 #define rd_add(a, b) _mm512_add_pd((a), (b))
+#define rd_mul(a, b) _mm512_mul_pd((a), (b))
 #define rd_fma(a, b, c) _mm512_fmadd_pd((a), (b), (c))
 #define rd_min(a, b) _mm512_min_pd((a), (b))
 #define rd_max(a, b) _mm512_max_pd((a), (b))
@@ -78,8 +79,12 @@
 #define ri_max32(a, b) _mm512_max_epi32((a), (b))
 #define ri_eq32_bits(a, b) ((unsigned)_mm512_cmpeq_epi32_mask((a), (b)))
 #define ri_store(p, v) _mm512_storeu_si512((void *)(p), (v))
+#define ri_load_n(p, n) _mm512_maskz_loadu_epi32(ridge_avx512_tail(n), (p))
+#define ri_hsum32(v) _mm512_reduce_add_epi32(v)
 #define ri_mul32(a, b) _mm512_mul_epi32((a), (b))
 #define rl_set1(c) _mm512_set1_epi64(c)
+#define rl_load_n(p, n) _mm512_maskz_loadu_epi64((__mmask8)ridge_avx512_tail(n), (p))
+#define rl_hsum(v) _mm512_reduce_add_epi64(v)
 #define rl_add(a, b) _mm512_add_epi64((a), (b))
 #define rl_and(a, b) _mm512_and_si512((a), (b))
 #define rl_srli(a, n) _mm512_srli_epi64((a), (n))
@@ -87,6 +92,10 @@
 #define rl_min(a, b) _mm512_min_epi64((a), (b))
 #define rl_max(a, b) _mm512_max_epi64((a), (b))
 #define rl_eq_bits(a, b) ((unsigned)_mm512_cmpeq_epi64_mask((a), (b)))
+#define ri_reduce_min32(v) _mm512_reduce_min_epi32(v)
+#define ri_reduce_max32(v) _mm512_reduce_max_epi32(v)
+#define rl_reduce_min(v) _mm512_reduce_min_epi64(v)
+#define rl_reduce_max(v) _mm512_reduce_max_epi64(v)
 
 #ifndef RIDGE_SIMD_AVX512_FUNCS
 #define RIDGE_SIMD_AVX512_FUNCS

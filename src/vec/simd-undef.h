@@ -52,6 +52,7 @@
 #undef rd_load
 #undef rd_load_n
 #undef rd_add
+#undef rd_mul
 #undef rd_fma
 #undef rd_min
 #undef rd_max
@@ -69,8 +70,12 @@
 #undef ri_max32
 #undef ri_eq32_bits
 #undef ri_store
+#undef ri_load_n
+#undef ri_hsum32
 #undef ri_mul32
 #undef rl_set1
+#undef rl_load_n
+#undef rl_hsum
 #undef rl_add
 #undef rl_and
 #undef rl_srli
@@ -78,3 +83,7 @@
 #undef rl_min
 #undef rl_max
 #undef rl_eq_bits
+#undef ri_reduce_min32
+#undef ri_reduce_max32
+#undef rl_reduce_min
+#undef rl_reduce_max

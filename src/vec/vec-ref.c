@@ -30,10 +30,22 @@ REF_LANE_SUM(lanes_dot_f32, float, RIDGE_VEC_LANES_F32, fmaf(x[i], y[i], *a))
 REF_LANE_SUM(lanes_sum_f64, double, RIDGE_VEC_LANES_F64, *a + x[i])
 REF_LANE_SUM(lanes_dot_f64, double, RIDGE_VEC_LANES_F64, fma(x[i], y[i], *a))
 
-static float sum_f32(const float *x, size_t n) { return lanes_sum_f32(x, NULL, n); }
-static float dot_f32(const float *x, const float *y, size_t n) { return lanes_dot_f32(x, y, n); }
-static double sum_f64(const double *x, size_t n) { return lanes_sum_f64(x, NULL, n); }
-static double dot_f64(const double *x, const double *y, size_t n) { return lanes_dot_f64(x, y, n); }
+/* the table's forms: one block into *out; mean = sum / n */
+#define REF_TO(name, T, Y, expr)                                                              \
+    static ridge_status name(const T *x Y, size_t n, T *out)                                   \
+    {                                                                                          \
+        *out = expr;                                                                           \
+        return RIDGE_OK;                                                                       \
+    }
+#define NOY
+#define YF , const float *y
+#define YD , const double *y
+REF_TO(sum_f32_to, float, NOY, lanes_sum_f32(x, NULL, n))
+REF_TO(dot_f32_to, float, YF, lanes_dot_f32(x, y, n))
+REF_TO(sum_f64_to, double, NOY, lanes_sum_f64(x, NULL, n))
+REF_TO(dot_f64_to, double, YD, lanes_dot_f64(x, y, n))
+REF_TO(mean_f32_to, float, NOY, (float)((double)lanes_sum_f32(x, NULL, n) / (double)n))
+REF_TO(mean_f64_to, double, NOY, lanes_sum_f64(x, NULL, n) / (double)n)
 
 /* ---- integer sums (exact) ----------------------------------------------------------------- */
 
@@ -93,38 +105,49 @@ REF_FIND(find_f64, double)
 REF_FIND(find_i32, int32_t)
 REF_FIND(find_i64, int64_t)
 
+#define RIDGE_VEC_SHORT_I32(n) 0
+#define RIDGE_VEC_SHORT_I64(n) 0
+#include "vec/vec-wrap.h"
+
 /* ---- elementwise -------------------------------------------------------------------------- */
 
-static void add_f32(float *z, const float *x, const float *y, size_t n)
+static ridge_status add_f32(float *z, const float *x, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) z[i] = x[i] + y[i];
+    return RIDGE_OK;
 }
-static void sub_f32(float *z, const float *x, const float *y, size_t n)
+static ridge_status sub_f32(float *z, const float *x, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) z[i] = x[i] - y[i];
+    return RIDGE_OK;
 }
-static void mul_f32(float *z, const float *x, const float *y, size_t n)
+static ridge_status mul_f32(float *z, const float *x, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) z[i] = x[i] * y[i];
+    return RIDGE_OK;
 }
-static void scale_f32(float *y, const float *x, float a, size_t n)
+static ridge_status scale_f32(float *y, const float *x, float a, size_t n)
 {
     for (size_t i = 0; i < n; i++) y[i] = a * x[i];
+    return RIDGE_OK;
 }
-static void axpy_f32(float *y, float a, const float *x, size_t n)
+static ridge_status axpy_f32(float *y, float a, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
+    return RIDGE_OK;
 }
-static void fma_f32(float *w, const float *x, const float *y, const float *z, size_t n)
+static ridge_status fma_f32(float *w, const float *x, const float *y, const float *z, size_t n)
 {
     for (size_t i = 0; i < n; i++) w[i] = fmaf(x[i], y[i], z[i]);
+    return RIDGE_OK;
 }
-static void clamp_f32(float *y, const float *x, float lo, float hi, size_t n)
+static ridge_status clamp_f32(float *y, const float *x, float lo, float hi, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         y[i] = v != v ? v : v < lo ? lo : v > hi ? hi : v;
     }
+    return RIDGE_OK;
 }
 
 /* ---- activations -------------------------------------------------------------------------- */
@@ -193,14 +216,16 @@ float ridge_act_grad_ref(ridge_act act, float xf, float alpha)
 }
 
 #define REF_ACT(a, name)                                                                      \
-    static void act_##name(float *y, const float *x, size_t n, float alpha)                    \
+    static ridge_status act_##name(float *y, const float *x, size_t n, float alpha)            \
     {                                                                                          \
         for (size_t i = 0; i < n; i++) y[i] = ridge_act_ref(a, x[i], alpha);                   \
+        return RIDGE_OK;                                                                       \
     }                                                                                          \
-    static void act_bwd_##name(float *dx, const float *dy, const float *x, size_t n,           \
-                               float alpha)                                                    \
+    static ridge_status act_bwd_##name(float *dx, const float *dy, const float *x, size_t n,   \
+                                       float alpha)                                            \
     {                                                                                          \
         for (size_t i = 0; i < n; i++) dx[i] = dy[i] * ridge_act_grad_ref(a, x[i], alpha);     \
+        return RIDGE_OK;                                                                       \
     }
 REF_ACT(RIDGE_ACT_RELU, relu)
 REF_ACT(RIDGE_ACT_LEAKY_RELU, leaky_relu)
@@ -214,44 +239,44 @@ REF_ACT(RIDGE_ACT_LOG, log)
 
 /* ---- softmax rows ------------------------------------------------------------------------- */
 
-static void softmax_row(float *y, const float *x, size_t n)
+static ridge_status softmax_row(float *y, const float *x, size_t n)
 {
     float m = max_f32(x, n);
     double s = 0;
     for (size_t i = 0; i < n; i++) s += exp((double)x[i] - m);
     for (size_t i = 0; i < n; i++) y[i] = (float)(exp((double)x[i] - m) / s);
+    return RIDGE_OK;
 }
 
-static void log_softmax_row(float *y, const float *x, size_t n)
+static ridge_status log_softmax_row(float *y, const float *x, size_t n)
 {
     float m = max_f32(x, n);
     double s = 0;
     for (size_t i = 0; i < n; i++) s += exp((double)x[i] - m);
     double ls = log(s);
     for (size_t i = 0; i < n; i++) y[i] = (float)((double)x[i] - m - ls);
+    return RIDGE_OK;
 }
 
-static void softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)
+static ridge_status softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)
 {
     double s = 0;
     for (size_t i = 0; i < n; i++) s += (double)dy[i] * y[i];
     for (size_t i = 0; i < n; i++) dx[i] = (float)(y[i] * (dy[i] - s));
+    return RIDGE_OK;
 }
 
-static void log_softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)
+static ridge_status log_softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)
 {
     double s = 0;
     for (size_t i = 0; i < n; i++) s += dy[i];
     for (size_t i = 0; i < n; i++) dx[i] = (float)(dy[i] - exp((double)y[i]) * s);
+    return RIDGE_OK;
 }
 
 const ridge_vec_kernels ridge_vec_kernels_ref = {
     .name = "vec-ref",
-    .sum_f32 = sum_f32, .dot_f32 = dot_f32, .sum_f64 = sum_f64, .dot_f64 = dot_f64,
-    .sum_i32 = sum_i32, .sum_i64 = sum_i64, .dot_i32 = dot_i32,
-    .min_f32 = min_f32, .max_f32 = max_f32, .min_f64 = min_f64, .max_f64 = max_f64,
-    .min_i32 = min_i32, .max_i32 = max_i32, .min_i64 = min_i64, .max_i64 = max_i64,
-    .find_f32 = find_f32, .find_f64 = find_f64, .find_i32 = find_i32, .find_i64 = find_i64,
+    RIDGE_VEC_WRAPPED,
     .add_f32 = add_f32, .sub_f32 = sub_f32, .mul_f32 = mul_f32, .scale_f32 = scale_f32,
     .axpy_f32 = axpy_f32, .fma_f32 = fma_f32, .clamp_f32 = clamp_f32,
     .act = {act_relu, act_leaky_relu, act_sigmoid, act_tanh, act_gelu, act_gelu_erf, act_silu,

@@ -14,6 +14,9 @@
  * Elementwise kernels: 2 vectors per iteration and an overlapping last vector whose inputs are
  * loaded first (so in place works); spans shorter than a vector are scalar (the same IEEE
  * operations, so the same results).
+ * Short spans (up to two vectors; four for the 8-accumulator float sums) take a loop-free
+ * path inline, and every table entry returns ridge_status, so that a 10-element call is the
+ * entry point's checks, one jump and a few vector instructions (src/vec/vec.h).
  * Activations: the math of math-template.h, masked loads/stores for the tail so that every
  * element gets exactly the same computation wherever it sits. */
 #ifndef RV_TABLE
@@ -47,19 +50,6 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
  * the W elements at o; tailstep(acc, o, c) the first c of them. */
 #define LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce)                            \
     VT a0 = zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;                 \
-    if (n <= 2 * W) {                                                                              \
-        /* the full fold adds +0 to a0 and a1 (turning -0 into +0) and then sums them: the      \
-         * same as (a0 + a1) + 0, with a shorter dependency chain for short spans */               \
-        a0 = LANE_TAIL(tailstep, a0, 0, W);                                                        \
-        a1 = LANE_TAIL(tailstep, a1, W, W);                                                        \
-        return reduce(add(add(a0, a1), zero()));                                                   \
-    }                                                                                              \
-    if (NACC == 8 && n <= 4 * W) { /* likewise ((a0 + a2) + (a1 + a3)) + 0 */                      \
-        a0 = tailstep(a0, 0, W), a1 = tailstep(a1, W, W);                                          \
-        a2 = LANE_TAIL(tailstep, a2, 2 * W, W);                                                    \
-        a3 = LANE_TAIL(tailstep, a3, 3 * W, W);                                                    \
-        return reduce(add(add(add(a0, a2), add(a1, a3)), zero()));                                 \
-    }                                                                                              \
     size_t i = 0;                                                                                  \
     for (; i + LANES <= n; i += LANES) {                                                           \
         a0 = step(a0, i), a1 = step(a1, i + W), a2 = step(a2, i + 2 * W);                          \
@@ -83,6 +73,34 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     a0 = add(a0, a2), a1 = add(a1, a3);                                                            \
     return reduce(add(a0, a1))
 
+/* Up to LANE_SUM_SHORT elements without a loop. first(o) / firstt(o, c) load the W elements at
+ * o (the first c of them, zeros after) as a first accumulator value: the reference starts
+ * its lanes at +0, which only turns a -0 into +0, and the sum of the lanes can be -0 only if
+ * every lane is (the fold adds the +0 lanes beyond n), so a single + 0 at the end where every
+ * lane holds an element gives the same bits. */
+#define LANE_SUM_SHORT(NACC, W) ((NACC) == 8 ? 4 * (W) : 2 * (W))
+#define LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce)                             \
+    if (NACC == 8 && n > 2 * W) { /* ((a0 + a2) + (a1 + a3)), as the full fold */                 \
+        VT a0 = first(0), a1 = first(W), a2, a3 = zero();                                          \
+        if (n >= 3 * W) a2 = first(2 * W), a3 = firstt(3 * W, n - 3 * W);                          \
+        else a2 = firstt(2 * W, n - 2 * W);                                                        \
+        VT s_ = add(add(a0, a2), add(a1, a3));                                                     \
+        return reduce(n == 4 * W ? add(s_, zero()) : s_);                                          \
+    }                                                                                              \
+    if (n >= W) {                                                                                  \
+        VT s_ = add(first(0), firstt(W, n - W));                                                   \
+        return reduce(n == 2 * W ? add(s_, zero()) : s_);                                          \
+    }                                                                                              \
+    return reduce(firstt(0, n))
+
+#define SUM_F32_1(o) rv_load(x + (o))
+#define SUM_F32_1T(o, c) rv_load_nz(x + (o), c)
+#define DOT_F32_1(o) rv_mul(rv_load(x + (o)), rv_load(y + (o)))
+#define DOT_F32_1T(o, c) rv_mul(rv_load_nz(x + (o), c), rv_load_nz(y + (o), c))
+#define SUM_F64_1(o) rd_load(x + (o))
+#define SUM_F64_1T(o, c) rd_load_n(x + (o), c)
+#define DOT_F64_1(o) rd_mul(rd_load(x + (o)), rd_load(y + (o)))
+#define DOT_F64_1T(o, c) rd_mul(rd_load_n(x + (o), c), rd_load_n(y + (o), c))
 #define SUM_F32(a, o) rv_add(a, rv_load(x + (o)))
 #define SUM_F32_T(a, o, c) rv_add(a, rv_load_nz(x + (o), c))
 #define DOT_F32(a, o) rv_fma(rv_load(x + (o)), rv_load(y + (o)), a)
@@ -92,28 +110,56 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
 #define DOT_F64(a, o) rd_fma(rd_load(x + (o)), rd_load(y + (o)), a)
 #define DOT_F64_T(a, o, c) rd_fma(rd_load_n(x + (o), c), rd_load_n(y + (o), c), a)
 
-static float sum_f32(const float *x, size_t n)
+/* The kernels write through out. Spans of up to two vectors are done right here, with no stack
+ * frame (a call out of a function holding ymm values makes gcc realign the stack); longer
+ * ones are a tail call to the out-of-line loop. mean (sums only): the sum / n. */
+#define LANE_SUM_FN(name, T, VT, W, NACC, LANES, zero, add, step, tailstep, first, firstt, reduce, \
+                    Y, YA)                                                                         \
+    static T name##_loop(const T *x Y, size_t n)                                                   \
+    {                                                                                              \
+        LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce);                           \
+    }                                                                                              \
+    static __attribute__((noinline)) ridge_status name##_long(const T *x Y, size_t n, T *out,      \
+                                                              int mean)                            \
+    {                                                                                              \
+        T s = name##_loop(x YA, n);                                                                \
+        *out = mean ? (T)((double)s / (double)n) : s;                                              \
+        return RIDGE_OK;                                                                           \
+    }                                                                                              \
+    static inline T name##_short(const T *x Y, size_t n)                                           \
+    {                                                                                              \
+        LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce);                             \
+    }                                                                                              \
+    static ridge_status name##_to(const T *x Y, size_t n, T *out)                                  \
+    {                                                                                              \
+        if (n > LANE_SUM_SHORT(NACC, W)) return name##_long(x YA, n, out, 0);                      \
+        *out = name##_short(x YA, n);                                                              \
+        return RIDGE_OK;                                                                           \
+    }
+#define NOY
+#define YARG(T) , const T *y
+#define COMMA_Y , y
+LANE_SUM_FN(sum_f32, float, rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, SUM_F32,
+            SUM_F32_T, SUM_F32_1, SUM_F32_1T, rv_reduce_add, NOY, NOY)
+LANE_SUM_FN(dot_f32, float, rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, DOT_F32,
+            DOT_F32_T, DOT_F32_1, DOT_F32_1T, rv_reduce_add, YARG(float), COMMA_Y)
+LANE_SUM_FN(sum_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, SUM_F64,
+            SUM_F64_T, SUM_F64_1, SUM_F64_1T, rd_reduce_add, NOY, NOY)
+LANE_SUM_FN(dot_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, DOT_F64,
+            DOT_F64_T, DOT_F64_1, DOT_F64_1T, rd_reduce_add, YARG(double), COMMA_Y)
+
+static ridge_status mean_f32_to(const float *x, size_t n, float *out)
 {
-    LANE_SUM(rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, SUM_F32, SUM_F32_T,
-             rv_reduce_add);
+    if (n > LANE_SUM_SHORT(NACC_F32, RV_W)) return sum_f32_long(x, n, out, 1);
+    *out = (float)((double)sum_f32_short(x, n) / (double)n);
+    return RIDGE_OK;
 }
 
-static float dot_f32(const float *x, const float *y, size_t n)
+static ridge_status mean_f64_to(const double *x, size_t n, double *out)
 {
-    LANE_SUM(rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, DOT_F32, DOT_F32_T,
-             rv_reduce_add);
-}
-
-static double sum_f64(const double *x, size_t n)
-{
-    LANE_SUM(rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, SUM_F64, SUM_F64_T,
-             rd_reduce_add);
-}
-
-static double dot_f64(const double *x, const double *y, size_t n)
-{
-    LANE_SUM(rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, DOT_F64, DOT_F64_T,
-             rd_reduce_add);
+    if (n > LANE_SUM_SHORT(NACC_F64, RD_W)) return sum_f64_long(x, n, out, 1);
+    *out = sum_f64_short(x, n) / (double)n;
+    return RIDGE_OK;
 }
 
 /* ---- exact integer sums --------------------------------------------------------------------- */
@@ -122,13 +168,8 @@ static double dot_f64(const double *x, const double *y, size_t n)
  * keeps the exact sum of hi (c of them, c <= 2^15: |sum| <= 2^30) and the wrapped sum of x;
  * then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^31). Three
  * operations per vector. */
-static ridge_i128 sum_i32(const int32_t *x, size_t n)
+static __attribute__((noinline)) ridge_i128 sum_i32_long(const int32_t *x, size_t n)
 {
-    if (n < 4 * RV_W) { /* short: int64 cannot overflow below 2^32 elements */
-        int64_t s = 0;
-        for (size_t i = 0; i < n; i++) s += x[i];
-        return s;
-    }
     ridge_i128 total = 0;
     size_t i = 0;
     while (i + 2 * RV_W <= n) {
@@ -154,14 +195,23 @@ static ridge_i128 sum_i32(const int32_t *x, size_t n)
     return total;
 }
 
+/* spans of up to two vectors, no loop: at most two elements per lane, |hi| <= 2^16 and
+ * lo < 2^17, so the lane sums of both fit int32 */
+static inline ridge_i128 sum_i32(const int32_t *x, size_t n)
+{
+    if (n > 2 * RV_W) return sum_i32_long(x, n);
+    rv_i a, b = ri_zero();
+    if (n >= RV_W) a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
+    else a = ri_load_n(x, n);
+    rv_i h = ri_add32(rv_srai(a, 16), rv_srai(b, 16));
+    rv_i lo = rv_isub(ri_add32(a, b), rv_slli(h, 16));
+    return (ridge_i128)ri_hsum32(h) * 65536 + ri_hsum32(lo);
+}
+
 /* int64: x = hi 2^32 + lo, lo in [0, 2^32), |hi| < 2^31; 64-bit lanes hold 2^31 of each. */
-static ridge_i128 sum_i64(const int64_t *x, size_t n)
+static __attribute__((noinline)) ridge_i128 sum_i64_long(const int64_t *x, size_t n)
 {
     ridge_i128 total = 0;
-    if (n < 4 * RL_W) {
-        for (size_t i = 0; i < n; i++) total += x[i];
-        return total;
-    }
     const rv_i lomask = rl_set1(0xffffffff);
     size_t i = 0;
     while (i + 2 * RL_W <= n) {
@@ -182,6 +232,19 @@ static ridge_i128 sum_i64(const int64_t *x, size_t n)
     }
     for (; i < n; i++) total += x[i];
     return total;
+}
+
+/* spans of up to four vectors: at most four elements per lane */
+static inline ridge_i128 sum_i64(const int64_t *x, size_t n)
+{
+    if (n > 4 * RL_W) return sum_i64_long(x, n);
+    const rv_i lomask = rl_set1(0xffffffff);
+    rv_i lo = ri_zero(), hi = ri_zero();
+    for (size_t i = 0; i < n; i += RL_W) {
+        rv_i a = n - i >= RL_W ? ri_load(x + i) : rl_load_n(x + i, n - i);
+        lo = rl_add(lo, rl_and(a, lomask)), hi = rl_add(hi, rl_srai32(a));
+    }
+    return (ridge_i128)rl_hsum(hi) * ((ridge_i128)1 << 32) + rl_hsum(lo);
 }
 
 /* int32 dot: 64-bit products of the even and the odd lanes, each split as in sum_i64. */
@@ -210,11 +273,22 @@ static ridge_i128 dot_i32(const int32_t *x, const int32_t *y, size_t n)
 
 /* ---- min / max ------------------------------------------------------------------------------ */
 
-static size_t find_f32(const float *x, size_t n, float v);
-static size_t find_f64(const double *x, size_t n, double v);
+static inline size_t find_f32(const float *x, size_t n, float v);
+static inline size_t find_f64(const double *x, size_t n, double v);
 
+/* name: spans of up to two vectors inline (two overlapping vectors), longer ones out of line */
 #define FMINMAX(name, T, W, vt, load, op, cmp, mor, mbits, reduce, findfn, sop)                    \
-    static T name(const T *x, size_t n)                                                            \
+    static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
+    static inline T name(const T *x, size_t n)                                                     \
+    {                                                                                              \
+        if (__builtin_expect(n - W <= W, 1)) {                                                     \
+            vt a = load(x), b = load(x + n - W);                                                   \
+            if (mbits(cmp(a, b, _CMP_UNORD_Q))) return x[findfn(x, n, (T)NAN)];                    \
+            return reduce(op(a, b));                                                               \
+        }                                                                                          \
+        return name##_long(x, n);                                                                  \
+    }                                                                                              \
+    static T name##_long(const T *x, size_t n)                                                     \
     {                                                                                              \
         if (n < W) {                                                                               \
             T m = x[0];                                                                            \
@@ -223,11 +297,6 @@ static size_t find_f64(const double *x, size_t n, double v);
                 if (x[i] sop m) m = x[i];                                                          \
             }                                                                                      \
             return m;                                                                              \
-        }                                                                                          \
-        if (n <= 2 * W) { /* two overlapping vectors cover it */                                   \
-            vt a = load(x), b = load(x + n - W);                                                   \
-            if (mbits(cmp(a, b, _CMP_UNORD_Q))) return x[findfn(x, n, (T)NAN)];                    \
-            return reduce(op(a, b));                                                               \
         }                                                                                          \
         vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                                \
         unsigned nan = mbits(cmp(m0, m0, _CMP_UNORD_Q));                                           \
@@ -260,8 +329,14 @@ FMINMAX(min_f64, double, RD_W, rd_f, rd_load, rd_min, rd_cmp, rd_mor, rd_mbits, 
 FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, rd_cmp, rd_mor, rd_mbits, rd_reduce_max,
         find_f64, >)
 
-#define IMINMAX(name, T, W, op, sop)                                                               \
-    static T name(const T *x, size_t n)                                                            \
+#define IMINMAX(name, T, W, op, reduce, sop)                                                       \
+    static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
+    static inline T name(const T *x, size_t n)                                                     \
+    {                                                                                              \
+        if (__builtin_expect(n - W <= W, 1)) return reduce(op(ri_load(x), ri_load(x + n - W)));    \
+        return name##_long(x, n);                                                                  \
+    }                                                                                              \
+    static T name##_long(const T *x, size_t n)                                                     \
     {                                                                                              \
         T m = x[0];                                                                                \
         if (n >= W) {                                                                              \
@@ -273,20 +348,16 @@ FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, rd_cmp, rd_mor, rd_mbits, 
             }                                                                                      \
             for (; i + W <= n; i += W) m0 = op(m0, ri_load(x + i));                                \
             m1 = op(m1, ri_load(x + n - W));                                                       \
-            T t[W];                                                                                \
-            ri_store(t, op(op(m0, m1), op(m2, m3)));                                               \
-            for (int j = 0; j < W; j++)                                                            \
-                if (t[j] sop m) m = t[j];                                                          \
-            return m;                                                                              \
+            return reduce(op(op(m0, m1), op(m2, m3)));                                             \
         }                                                                                          \
         for (size_t i = 1; i < n; i++)                                                             \
             if (x[i] sop m) m = x[i];                                                              \
         return m;                                                                                  \
     }
-IMINMAX(min_i32, int32_t, RV_W, ri_min32, <)
-IMINMAX(max_i32, int32_t, RV_W, ri_max32, >)
-IMINMAX(min_i64, int64_t, RL_W, rl_min, <)
-IMINMAX(max_i64, int64_t, RL_W, rl_max, >)
+IMINMAX(min_i32, int32_t, RV_W, ri_min32, ri_reduce_min32, <)
+IMINMAX(max_i32, int32_t, RV_W, ri_max32, ri_reduce_max32, >)
+IMINMAX(min_i64, int64_t, RL_W, rl_min, rl_reduce_min, <)
+IMINMAX(max_i64, int64_t, RL_W, rl_max, rl_reduce_max, >)
 
 /* ---- find: the first index of a value ------------------------------------------------------- */
 
@@ -309,7 +380,7 @@ IMINMAX(max_i64, int64_t, RL_W, rl_max, >)
         if (scalar_eq) return i;                                                                   \
     return n
 
-static size_t find_f32(const float *x, size_t n, float v)
+static inline size_t find_f32(const float *x, size_t n, float v)
 {
     rv_f vv = rv_set1(v);
     if (v != v) {
@@ -322,7 +393,7 @@ static size_t find_f32(const float *x, size_t n, float v)
 #undef BITS
 }
 
-static size_t find_f64(const double *x, size_t n, double v)
+static inline size_t find_f64(const double *x, size_t n, double v)
 {
     rd_f vv = rd_set1(v);
     if (v != v) {
@@ -335,7 +406,7 @@ static size_t find_f64(const double *x, size_t n, double v)
 #undef BITS
 }
 
-static size_t find_i32(const int32_t *x, size_t n, int32_t v)
+static inline size_t find_i32(const int32_t *x, size_t n, int32_t v)
 {
     rv_i vv = rv_set1i(v);
 #define BITS(p) ri_eq32_bits(ri_load(p), vv)
@@ -343,13 +414,17 @@ static size_t find_i32(const int32_t *x, size_t n, int32_t v)
 #undef BITS
 }
 
-static size_t find_i64(const int64_t *x, size_t n, int64_t v)
+static inline size_t find_i64(const int64_t *x, size_t n, int64_t v)
 {
     rv_i vv = rl_set1(v);
 #define BITS(p) rl_eq_bits(ri_load(p), vv)
     FIND_BODY(RL_W, BITS, x[i] == v);
 #undef BITS
 }
+
+#define RIDGE_VEC_SHORT_I32(n) ((n) <= 2 * RV_W)
+#define RIDGE_VEC_SHORT_I64(n) ((n) <= 4 * RL_W)
+#include "vec/vec-wrap.h"
 
 /* ---- elementwise ---------------------------------------------------------------------------- */
 
@@ -358,9 +433,19 @@ static size_t find_i64(const int64_t *x, size_t n, int64_t v)
  * its inputs are loaded before anything is stored, so the result is right in place too
  * (out == A), and the overlapped elements are stored twice with the same value. */
 #define EW_KERNEL(VF, SF, A, B, C)                                                                 \
+    if (__builtin_expect(n - RV_W <= RV_W, 1)) {                                                   \
+        /* one or two vectors, no loop, the second overlapping the first (masked stores are     \
+         * slow on AMD cores; measured 1.5-2x slower here at 10 elements) */                       \
+        const size_t l = n - RV_W;                                                                 \
+        rv_f r0 = VF(rv_load(A), rv_load(B), rv_load(C));                                          \
+        rv_f r1 = VF(rv_load(A + l), rv_load(B + l), rv_load(C + l));                              \
+        rv_store(out, r0);                                                                         \
+        rv_store(out + l, r1);                                                                     \
+        return RIDGE_OK;                                                                           \
+    }                                                                                              \
     if (n < RV_W) {                                                                                \
         for (size_t i = 0; i < n; i++) out[i] = SF;                                                \
-        return;                                                                                    \
+        return RIDGE_OK;                                                                           \
     }                                                                                              \
     const size_t last = n - RV_W;                                                                  \
     const rv_f la = rv_load(A + last), lb = rv_load(B + last), lc = rv_load(C + last);             \
@@ -373,7 +458,8 @@ static size_t find_i64(const int64_t *x, size_t n, int64_t v)
         rv_store(out + i + RV_W, r1);                                                              \
     }                                                                                              \
     if (i + RV_W <= n) rv_store(out + i, VF(rv_load(A + i), rv_load(B + i), rv_load(C + i)));      \
-    rv_store(out + last, VF(la, lb, lc))
+    rv_store(out + last, VF(la, lb, lc));                                                          \
+    return RIDGE_OK
 
 #define V_ADD(a, b, c) rv_add(a, b)
 #define V_SUB(a, b, c) rv_sub(a, b)
@@ -383,33 +469,33 @@ static size_t find_i64(const int64_t *x, size_t n, int64_t v)
 #define V_FMA(a, b, c) rv_fma(a, b, c)
 #define V_CLAMP(a, b, c) rv_min(vhi, rv_max(vlo, a)) /* keeps a NaN (see the mapping) */
 
-static void add_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status add_f32(float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_ADD, x[i] + y[i], x, y, y);
 }
-static void sub_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status sub_f32(float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_SUB, x[i] - y[i], x, y, y);
 }
-static void mul_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status mul_f32(float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_MUL, x[i] * y[i], x, y, y);
 }
-static void scale_f32(float *out, const float *x, float a, size_t n)
+static ridge_status scale_f32(float *out, const float *x, float a, size_t n)
 {
     rv_f va = rv_set1(a);
     EW_KERNEL(V_SCALE, a * x[i], x, x, x);
 }
-static void axpy_f32(float *out, float a, const float *x, size_t n)
+static ridge_status axpy_f32(float *out, float a, const float *x, size_t n)
 {
     rv_f va = rv_set1(a);
     EW_KERNEL(V_AXPY, __builtin_fmaf(a, x[i], out[i]), x, out, out);
 }
-static void fma_f32(float *out, const float *x, const float *y, const float *z, size_t n)
+static ridge_status fma_f32(float *out, const float *x, const float *y, const float *z, size_t n)
 {
     EW_KERNEL(V_FMA, __builtin_fmaf(x[i], y[i], z[i]), x, y, z);
 }
-static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
+static ridge_status clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
 {
     rv_f vlo = rv_set1(lo), vhi = rv_set1(hi);
     EW_KERNEL(V_CLAMP, x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i], x, x, x);
@@ -419,17 +505,18 @@ static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
 
 /* y = F(x) with F a vector function of (x, va); the tail through masked loads and stores */
 #define ACT_FWD(name, F)                                                                           \
-    static void act_##name(float *y, const float *x, size_t n, float alpha)                        \
+    static ridge_status act_##name(float *y, const float *x, size_t n, float alpha)                \
     {                                                                                              \
         rv_f va = rv_set1(alpha);                                                                  \
         (void)va;                                                                                  \
         size_t i = 0;                                                                              \
         for (; i + RV_W <= n; i += RV_W) rv_store(y + i, F(rv_load(x + i), va));                   \
         if (i < n) rv_store_n(y + i, F(rv_load_nz(x + i, n - i), va), n - i);                      \
+        return RIDGE_OK;                                                                           \
     }
 #define ACT_BWD(name, G)                                                                           \
-    static void act_bwd_##name(float *dx, const float *dy, const float *x, size_t n,               \
-                               float alpha)                                                        \
+    static ridge_status act_bwd_##name(float *dx, const float *dy, const float *x, size_t n,       \
+                                       float alpha)                                                \
     {                                                                                              \
         rv_f va = rv_set1(alpha);                                                                  \
         (void)va;                                                                                  \
@@ -441,6 +528,7 @@ static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
             rv_f g = G(rv_load_nz(x + i, r), va);                                                  \
             rv_store_n(dx + i, rv_mul(rv_load_nz(dy + i, r), g), r);                               \
         }                                                                                          \
+        return RIDGE_OK;                                                                           \
     }
 
 #define F_RELU(x, a) rv_max(rv_zero(), x) /* NaN stays NaN */
@@ -465,14 +553,14 @@ static void clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
 /* relu and leaky relu are exact (max, one multiply): the elementwise kernel's overlapping
  * last vector gives the same bits as a masked tail, cheaper; the scalar forms match the
  * vector ones bit for bit (vmaxps(0, x) is 0 > x ? 0 : x, keeping -0 and NaN). */
-static void act_relu(float *out, const float *x, size_t n, float alpha)
+static ridge_status act_relu(float *out, const float *x, size_t n, float alpha)
 {
     (void)alpha;
 #define V_RELU(a, b, c) rv_max(rv_zero(), a)
     EW_KERNEL(V_RELU, 0.0f > x[i] ? 0.0f : x[i], x, x, x);
 #undef V_RELU
 }
-static void act_leaky_relu(float *out, const float *x, size_t n, float alpha)
+static ridge_status act_leaky_relu(float *out, const float *x, size_t n, float alpha)
 {
     rv_f va = rv_set1(alpha);
 #define V_LEAKY(a, b, c) F_LEAKY(a, va)
@@ -519,13 +607,27 @@ static float exp_shift_store(float *y, const float *x, float m, size_t n)
     return rv_reduce_add(rv_add(s0, s1));
 }
 
-static void softmax_row(float *y, const float *x, size_t n)
+static ridge_status softmax_row(float *y, const float *x, size_t n)
 {
+    if (n - RV_W <= RV_W) {
+        /* one or two vectors, in registers: exp_shift_store's sum and scale_f32's products, the
+         * same operations in the same order; the last W outputs are computed again from an
+         * overlapping load (exp is elementwise) rather than stored masked (slow on AMD) */
+        const size_t l = n - RV_W;
+        const rv_f vm = rv_set1(max_f32(x, n));
+        rv_f e0 = RV_FN(exp)(rv_sub(rv_load(x), vm));
+        rv_f e1 = RV_FN(exp)(rv_sub(rv_load_n(x + RV_W, l, rv_set1(-INFINITY)), vm));
+        rv_f inv = rv_set1(1.0f / rv_reduce_add(rv_add(rv_add(e0, e1), rv_zero())));
+        rv_f el = RV_FN(exp)(rv_sub(rv_load(x + l), vm));
+        rv_store(y, rv_mul(e0, inv));
+        rv_store(y + l, rv_mul(el, inv));
+        return RIDGE_OK;
+    }
     float s = exp_shift_store(y, x, max_f32(x, n), n);
-    scale_f32(y, y, 1.0f / s, n);
+    return scale_f32(y, y, 1.0f / s, n);
 }
 
-static void log_softmax_row(float *y, const float *x, size_t n)
+static ridge_status log_softmax_row(float *y, const float *x, size_t n)
 {
     float m = max_f32(x, n);
     /* sum the exponentials without storing them, so that y may be x */
@@ -556,7 +658,7 @@ static float dot_any(const float *x, const float *y, size_t n)
     return s;
 }
 
-static void softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)
+static ridge_status softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)
 {
     float s = dot_any(dy, y, n);
     rv_f vs = rv_set1(s);
@@ -566,7 +668,7 @@ static void softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n
 #undef V_SMB
 }
 
-static void log_softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)
+static ridge_status log_softmax_bwd_row(float *dx, const float *dy, const float *y, size_t n)
 {
     float s = 0;
     {
@@ -585,15 +687,12 @@ static void log_softmax_bwd_row(float *dx, const float *dy, const float *y, size
         rv_f e = RV_FN(exp)(rv_load_nz(y + i, r));
         rv_store_n(dx + i, rv_fnma(e, vs, rv_load_nz(dy + i, r)), r);
     }
+    return RIDGE_OK;
 }
 
 const ridge_vec_kernels RV_TABLE = {
     .name = RV_TABLE_NAME,
-    .sum_f32 = sum_f32, .dot_f32 = dot_f32, .sum_f64 = sum_f64, .dot_f64 = dot_f64,
-    .sum_i32 = sum_i32, .sum_i64 = sum_i64, .dot_i32 = dot_i32,
-    .min_f32 = min_f32, .max_f32 = max_f32, .min_f64 = min_f64, .max_f64 = max_f64,
-    .min_i32 = min_i32, .max_i32 = max_i32, .min_i64 = min_i64, .max_i64 = max_i64,
-    .find_f32 = find_f32, .find_f64 = find_f64, .find_i32 = find_i32, .find_i64 = find_i64,
+    RIDGE_VEC_WRAPPED,
     .add_f32 = add_f32, .sub_f32 = sub_f32, .mul_f32 = mul_f32, .scale_f32 = scale_f32,
     .axpy_f32 = axpy_f32, .fma_f32 = fma_f32, .clamp_f32 = clamp_f32,
     .act = {act_relu, act_leaky_relu, act_sigmoid, act_tanh, act_gelu, act_gelu_erf, act_silu,

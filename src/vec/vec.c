@@ -18,18 +18,17 @@
 #define PAR_MIN_ACT ((size_t)1 << 15)
 #define PAR_GRAIN 4096 /* a multiple of both block sizes */
 
-/* The table of an ISA: one load (static inline, so entry points do not call through the PLT).
- * A context's isa is resolved to ref, avx2 or avx512 when it is created. */
+/* The table of an ISA. A context's isa is checked and resolved to ref, avx2 or avx512 when it
+ * is created, so an entry point finds its kernels with one indexed load and no test. */
 static const ridge_vec_kernels *const tables[] = {&ridge_vec_kernels_ref, &ridge_vec_kernels_avx2,
                                                   &ridge_vec_kernels_avx512};
-static inline const ridge_vec_kernels *kernels_for(ridge_isa isa)
+
+const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa)
 {
     return tables[(unsigned)isa <= RIDGE_ISA_AVX512 ? (unsigned)isa : 0];
 }
 
-const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa) { return kernels_for(isa); }
-
-static inline const ridge_vec_kernels *K(const ridge_ctx *ctx) { return kernels_for(ctx->isa); }
+static inline const ridge_vec_kernels *K(const ridge_ctx *ctx) { return tables[ctx->isa]; }
 
 const char *ridge_vec_describe(const ridge_ctx *ctx)
 {
@@ -45,14 +44,31 @@ static int use_threads(const ridge_ctx *ctx, size_t n, size_t min)
     return ctx->threads > 1 && n >= min;
 }
 
-#define CHECK_CTX(what)                                                                       \
-    if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", what)
-#define CHECK_PTR(p, what)                                                                    \
-    if (!(p) && n) return ridge_error(RIDGE_EINVAL, "%s: %s is NULL with n = %zu", what, #p, n)
-#define CHECK_OUT(what)                                                                       \
-    if (!out) return ridge_error(RIDGE_EINVAL, "%s: out is NULL", what)
-#define CHECK_NONEMPTY(what)                                                                  \
-    if (n == 0) return ridge_error(RIDGE_EINVAL, "%s: empty span (n = 0) has no %s", what, what)
+/* The shape of every entry point: one predicted branch over all the argument checks (this
+ * function, out of line, then names the bad argument), the threaded or multi-block path out
+ * of line, and otherwise a tail call to the kernel, so that a small call sets up no stack
+ * frame: checks, one indexed load, one indirect jump and the work (docs/PERFORMANCE.md). */
+#define UNLIKELY(c) __builtin_expect(!!(c), 0)
+/* NULL tests combined without branches (| not ||), so the checks are one branch */
+#define NUL(p) ((p) == NULL)
+
+static __attribute__((noinline, cold)) ridge_status bad_args(const char *what, int nonempty,
+                                                            const ridge_ctx *ctx, size_t n,
+                                                            const void *out, const void *a,
+                                                            const void *b)
+{
+    if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", what);
+    if (nonempty && n == 0)
+        return ridge_error(RIDGE_EINVAL, "%s: an empty span (n = 0) has no result", what);
+    const char *which = !out ? "the output" : !a ? "the first input" : !b ? "the second input"
+                                                                      : "the third input";
+    return ridge_error(RIDGE_EINVAL, "%s: %s is NULL with n = %zu", what, which, n);
+}
+
+ridge_status ridge_vec_overflow(const char *what)
+{
+    return ridge_error(RIDGE_EOVERFLOW, "%s: the result does not fit in int64", what);
+}
 
 /* ---- float sums over blocks ---------------------------------------------------------------- */
 
@@ -67,11 +83,13 @@ typedef struct fsum_job {
 static double block_sum(const fsum_job *j, size_t b)
 {
     size_t i = b * j->block, len = RIDGE_MIN(j->block, j->n - i);
+    float f;
+    double d;
     switch (j->type) {
-    case 0: return j->k->sum_f32((const float *)j->x + i, len);
-    case 1: return j->k->dot_f32((const float *)j->x + i, (const float *)j->y + i, len);
-    case 2: return j->k->sum_f64((const double *)j->x + i, len);
-    default: return j->k->dot_f64((const double *)j->x + i, (const double *)j->y + i, len);
+    case 0: j->k->sum_f32((const float *)j->x + i, len, &f); return f;
+    case 1: j->k->dot_f32((const float *)j->x + i, (const float *)j->y + i, len, &f); return f;
+    case 2: j->k->sum_f64((const double *)j->x + i, len, &d); return d;
+    default: j->k->dot_f64((const double *)j->x + i, (const double *)j->y + i, len, &d); return d;
     }
 }
 
@@ -83,8 +101,8 @@ static void fsum_range(void *arg, size_t begin, size_t end, int ith)
 }
 
 /* The fixed scheme: block sums (bit-identical on every ISA) added in block order in double. */
-static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y, size_t n,
-                         double *out)
+static __attribute__((noinline)) ridge_status fsum(ridge_ctx *ctx, int type, const void *x,
+                                                  const void *y, size_t n, double *out)
 {
     fsum_job j = {K(ctx), x, y, n, type < 2 ? RIDGE_VEC_BLOCK_F32 : RIDGE_VEC_BLOCK_F64, type,
                   NULL};
@@ -103,53 +121,47 @@ static ridge_status fsum(ridge_ctx *ctx, int type, const void *x, const void *y,
     return RIDGE_OK;
 }
 
-/* One block (every span up to 2048 floats / 1024 doubles) is a direct kernel call. */
-#define FSUM_API(SC, name, T, type, Y, yarg, block, direct)                                   \
-    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                       \
+static __attribute__((noinline)) ridge_status fsum_f32(ridge_ctx *ctx, int type, const float *x,
+                                                      const float *y, size_t n, float *out,
+                                                      int mean)
+{
+    double s;
+    ridge_status st = fsum(ctx, type, x, y, n, &s);
+    if (st == RIDGE_OK) *out = mean ? (float)((double)(float)s / (double)n) : (float)s;
+    return st;
+}
+
+static __attribute__((noinline)) ridge_status fsum_f64(ridge_ctx *ctx, int type, const double *x,
+                                                      const double *y, size_t n, double *out,
+                                                      int mean)
+{
+    ridge_status st = fsum(ctx, type, x, y, n, out);
+    if (st == RIDGE_OK && mean) *out /= (double)n;
+    return st;
+}
+
+/* Spans of one block (up to 2048 floats / 1024 doubles) are one kernel call. mean: n > 0. */
+#define FSUM_API(name, T, F, type, mean, Y, ybad, yarg, direct)                               \
+    ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
     {                                                                                          \
-        CHECK_CTX(#name);                                                                      \
-        CHECK_PTR(x, #name);                                                                   \
-        CHECK_OUT(#name);                                                                      \
-        if (n <= block) {                                                                      \
-            *out = K(ctx)->direct;                                                             \
-            return RIDGE_OK;                                                                   \
-        }                                                                                      \
-        double s;                                                                              \
-        ridge_status st = fsum(ctx, type, x, yarg, n, &s);                                     \
-        if (st == RIDGE_OK) *out = (T)s;                                                       \
-        return st;                                                                             \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | (mean && !n) | ((NUL(x) ybad) & (n != 0))))         \
+            return bad_args(#name, mean, ctx, n, out, x, yarg);                             \
+        if (__builtin_expect(n <= BLOCK_##F, 1)) return K(ctx)->direct;                      \
+        return fsum_##F(ctx, type, x, yarg, n, out, mean);                                     \
     }
+#define BLOCK_f32 RIDGE_VEC_BLOCK_F32
+#define BLOCK_f64 RIDGE_VEC_BLOCK_F64
 #define NOY
-#define PUBLIC
 #define DOTY(T) , const T *y
-#define BF32 RIDGE_VEC_BLOCK_F32
-#define BF64 RIDGE_VEC_BLOCK_F64
-FSUM_API(PUBLIC, ridge_vec_sum_f32, float, 0, NOY, NULL, BF32, sum_f32(x, n))
-FSUM_API(PUBLIC, ridge_vec_sumsq_f32, float, 1, NOY, x, BF32, dot_f32(x, x, n))
-FSUM_API(PUBLIC, ridge_vec_sum_f64, double, 2, NOY, NULL, BF64, sum_f64(x, n))
-FSUM_API(PUBLIC, ridge_vec_sumsq_f64, double, 3, NOY, x, BF64, dot_f64(x, x, n))
-FSUM_API(static, dot_f32_checked, float, 1, DOTY(float), y, BF32, dot_f32(x, y, n))
-FSUM_API(static, dot_f64_checked, double, 3, DOTY(double), y, BF64, dot_f64(x, y, n))
-
-ridge_status ridge_vec_dot_f32(ridge_ctx *ctx, const float *x, const float *y, size_t n,
-                               float *out)
-{
-    CHECK_CTX("ridge_vec_dot_f32");
-    CHECK_PTR(x, "ridge_vec_dot_f32");
-    CHECK_PTR(y, "ridge_vec_dot_f32");
-    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_f32: out is NULL");
-    return dot_f32_checked(ctx, x, y, n, out);
-}
-
-ridge_status ridge_vec_dot_f64(ridge_ctx *ctx, const double *x, const double *y, size_t n,
-                               double *out)
-{
-    CHECK_CTX("ridge_vec_dot_f64");
-    CHECK_PTR(x, "ridge_vec_dot_f64");
-    CHECK_PTR(y, "ridge_vec_dot_f64");
-    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_f64: out is NULL");
-    return dot_f64_checked(ctx, x, y, n, out);
-}
+#define YBAD | NUL(y)
+FSUM_API(ridge_vec_sum_f32, float, f32, 0, 0, NOY, , x, sum_f32(x, n, out))
+FSUM_API(ridge_vec_sumsq_f32, float, f32, 1, 0, NOY, , x, dot_f32(x, x, n, out))
+FSUM_API(ridge_vec_dot_f32, float, f32, 1, 0, DOTY(float), YBAD, y, dot_f32(x, y, n, out))
+FSUM_API(ridge_vec_mean_f32, float, f32, 0, 1, NOY, , x, mean_f32(x, n, out))
+FSUM_API(ridge_vec_sum_f64, double, f64, 2, 0, NOY, , x, sum_f64(x, n, out))
+FSUM_API(ridge_vec_sumsq_f64, double, f64, 3, 0, NOY, , x, dot_f64(x, x, n, out))
+FSUM_API(ridge_vec_dot_f64, double, f64, 3, 0, DOTY(double), YBAD, y, dot_f64(x, y, n, out))
+FSUM_API(ridge_vec_mean_f64, double, f64, 2, 1, NOY, , x, mean_f64(x, n, out))
 
 /* ---- exact integer sums ------------------------------------------------------------------- */
 
@@ -189,94 +201,46 @@ static void isum_range(void *arg, size_t begin, size_t end, int ith)
     j->part[ith] = isum_run(j, begin, end);
 }
 
-static ridge_status isum(ridge_ctx *ctx, const char *what, int type, const void *x,
-                         const void *y, size_t n, int64_t *out)
+static ridge_i128 isum_any(ridge_ctx *ctx, int type, const void *x, const void *y, size_t n)
 {
     isum_job j;
     j.k = K(ctx), j.x = x, j.y = y, j.type = type;
+    if (!use_threads(ctx, n, PAR_MIN_MEM) || ctx->threads > 64) return isum_run(&j, 0, n);
     ridge_i128 s = 0;
-    if (use_threads(ctx, n, PAR_MIN_MEM) && ctx->threads <= 64) {
-        for (int t = 0; t < ctx->threads; t++) j.part[t] = 0;
-        ridge_parallel_for(ctx, n, PAR_GRAIN, isum_range, &j);
-        for (int t = 0; t < ctx->threads; t++) s += j.part[t];
-    } else {
-        s = isum_run(&j, 0, n);
-    }
-    if (s > INT64_MAX || s < INT64_MIN)
-        return ridge_error(RIDGE_EOVERFLOW, "%s: the result does not fit in int64", what);
+    for (int t = 0; t < ctx->threads; t++) j.part[t] = 0;
+    ridge_parallel_for(ctx, n, PAR_GRAIN, isum_range, &j);
+    for (int t = 0; t < ctx->threads; t++) s += j.part[t];
+    return s;
+}
+
+static __attribute__((noinline)) ridge_status isum(ridge_ctx *ctx, const char *what, int type,
+                                                  const void *x, const void *y, size_t n,
+                                                  int64_t *out)
+{
+    ridge_i128 s = isum_any(ctx, type, x, y, n);
+    if (s > INT64_MAX || s < INT64_MIN) return ridge_vec_overflow(what);
     *out = (int64_t)s;
     return RIDGE_OK;
 }
 
-#define ISUM_API(SC, name, T, type, Y, yarg)                                                  \
-    SC ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
+/* Spans below the threading threshold are one kernel call (SMALL; int64 dot has no kernel). */
+#define ISUM_API(name, T, type, Y, ybad, yarg, SMALL)                                         \
+    ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
     {                                                                                          \
-        CHECK_CTX(#name);                                                                      \
-        CHECK_PTR(x, #name);                                                                   \
-        CHECK_OUT(#name);                                                                      \
-        if (type != 3 && n < PAR_MIN_MEM) { /* the common case: one direct kernel call */       \
-            const ridge_vec_kernels *k = K(ctx);                                               \
-            ridge_i128 s = type == 0   ? k->sum_i32((const void *)x, n)                        \
-                           : type == 1 ? k->dot_i32((const void *)x, (const void *)(yarg), n)  \
-                                       : k->sum_i64((const void *)x, n);                       \
-            if (s > INT64_MAX || s < INT64_MIN)                                                \
-                return ridge_error(RIDGE_EOVERFLOW, "%s: the result does not fit in int64",    \
-                                   #name);                                                     \
-            *out = (int64_t)s;                                                                 \
-            return RIDGE_OK;                                                                   \
-        }                                                                                      \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | ((NUL(x) ybad) & (n != 0))))                       \
+            return bad_args(#name, 0, ctx, n, out, x, yarg);                                \
+        SMALL;                                                                                 \
         return isum(ctx, #name, type, x, yarg, n, out);                                        \
     }
-ISUM_API(PUBLIC, ridge_vec_sum_i32, int32_t, 0, NOY, x)
-ISUM_API(PUBLIC, ridge_vec_sumsq_i32, int32_t, 1, NOY, x)
-ISUM_API(PUBLIC, ridge_vec_sum_i64, int64_t, 2, NOY, x)
-ISUM_API(PUBLIC, ridge_vec_sumsq_i64, int64_t, 3, NOY, x)
-ISUM_API(static, dot_i32_checked, int32_t, 1, DOTY(int32_t), y)
-ISUM_API(static, dot_i64_checked, int64_t, 3, DOTY(int64_t), y)
-
-ridge_status ridge_vec_dot_i32(ridge_ctx *ctx, const int32_t *x, const int32_t *y, size_t n,
-                               int64_t *out)
-{
-    CHECK_CTX("ridge_vec_dot_i32");
-    CHECK_PTR(x, "ridge_vec_dot_i32");
-    CHECK_PTR(y, "ridge_vec_dot_i32");
-    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_i32: out is NULL");
-    return dot_i32_checked(ctx, x, y, n, out);
-}
-
-ridge_status ridge_vec_dot_i64(ridge_ctx *ctx, const int64_t *x, const int64_t *y, size_t n,
-                               int64_t *out)
-{
-    CHECK_CTX("ridge_vec_dot_i64");
-    CHECK_PTR(x, "ridge_vec_dot_i64");
-    CHECK_PTR(y, "ridge_vec_dot_i64");
-    if (!out) return ridge_error(RIDGE_EINVAL, "ridge_vec_dot_i64: out is NULL");
-    return dot_i64_checked(ctx, x, y, n, out);
-}
-
-/* ---- mean ----------------------------------------------------------------------------------- */
-
-ridge_status ridge_vec_mean_f32(ridge_ctx *ctx, const float *x, size_t n, float *out)
-{
-    CHECK_OUT("ridge_vec_mean_f32");
-    CHECK_NONEMPTY("mean");
-    CHECK_CTX("ridge_vec_mean_f32");
-    CHECK_PTR(x, "ridge_vec_mean_f32");
-    float s;
-    ridge_status st = ridge_vec_sum_f32(ctx, x, n, &s);
-    if (st == RIDGE_OK) *out = (float)((double)s / (double)n);
-    return st;
-}
-
-ridge_status ridge_vec_mean_f64(ridge_ctx *ctx, const double *x, size_t n, double *out)
-{
-    CHECK_OUT("ridge_vec_mean_f64");
-    CHECK_NONEMPTY("mean");
-    double s;
-    ridge_status st = ridge_vec_sum_f64(ctx, x, n, &s);
-    if (st == RIDGE_OK) *out = s / (double)n;
-    return st;
-}
+#define ISMALL(call) if (__builtin_expect(n < PAR_MIN_MEM, 1)) return K(ctx)->call
+ISUM_API(ridge_vec_sum_i32, int32_t, 0, NOY, , x, ISMALL(sum_i32_to(x, n, out, "ridge_vec_sum_i32")))
+ISUM_API(ridge_vec_sumsq_i32, int32_t, 1, NOY, , x,
+         ISMALL(dot_i32_to(x, x, n, out, "ridge_vec_sumsq_i32")))
+ISUM_API(ridge_vec_dot_i32, int32_t, 1, DOTY(int32_t), YBAD, y,
+         ISMALL(dot_i32_to(x, y, n, out, "ridge_vec_dot_i32")))
+ISUM_API(ridge_vec_sum_i64, int64_t, 2, NOY, , x, ISMALL(sum_i64_to(x, n, out, "ridge_vec_sum_i64")))
+ISUM_API(ridge_vec_sumsq_i64, int64_t, 3, NOY, , x, )
+ISUM_API(ridge_vec_dot_i64, int64_t, 3, DOTY(int64_t), YBAD, y, )
 
 /* exact sum / n rounded once: the i128 sum is split so that hi + lo is exact in two doubles */
 static double i128_div(ridge_i128 s, size_t n)
@@ -285,16 +249,12 @@ static double i128_div(ridge_i128 s, size_t n)
     return (double)q + (double)r / (double)n;
 }
 
-#define IMEAN_API(name, T, ty)                                                              \
+#define IMEAN_API(name, T, type)                                                              \
     ridge_status name(ridge_ctx *ctx, const T *x, size_t n, double *out)                       \
     {                                                                                          \
-        CHECK_CTX(#name);                                                                      \
-        CHECK_OUT(#name);                                                                      \
-        CHECK_NONEMPTY("mean");                                                                \
-        CHECK_PTR(x, #name);                                                                   \
-        isum_job j;                                                                            \
-        j.k = K(ctx), j.x = x, j.y = NULL, j.type = ty;                                        \
-        *out = i128_div(isum_run(&j, 0, n), n);                                                \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
+            return bad_args(#name, 1, ctx, n, out, x, x);                                   \
+        *out = i128_div(isum_any(ctx, type, x, NULL, n), n);                                   \
         return RIDGE_OK;                                                                       \
     }
 IMEAN_API(ridge_vec_mean_i32, int32_t, 0)
@@ -305,7 +265,7 @@ IMEAN_API(ridge_vec_mean_i64, int64_t, 2)
 typedef struct mm_job {
     const ridge_vec_kernels *k;
     const void *x;
-    int op; /* index into the kernel list below */
+    int op; /* RIDGE_VEC_MINMAX index */
     union {
         float f32;
         double f64;
@@ -315,16 +275,6 @@ typedef struct mm_job {
     unsigned char have[64]; /* the thread got a non-empty block */
 } mm_job;
 
-#define MM_OPS(X)                                                                             \
-    X(0, min_f32, f32, float)                                                                  \
-    X(1, max_f32, f32, float)                                                                  \
-    X(2, min_f64, f64, double)                                                                 \
-    X(3, max_f64, f64, double)                                                                 \
-    X(4, min_i32, i32, int32_t)                                                                \
-    X(5, max_i32, i32, int32_t)                                                                \
-    X(6, min_i64, i64, int64_t)                                                                \
-    X(7, max_i64, i64, int64_t)
-
 static void mm_range(void *arg, size_t b, size_t e, int ith)
 {
     mm_job *j = arg;
@@ -332,46 +282,46 @@ static void mm_range(void *arg, size_t b, size_t e, int ith)
     switch (j->op) {
 #define X(i, fn, f, T)                                                                        \
     case i: j->part[ith].f = j->k->fn((const T *)j->x + b, e - b); break;
-        MM_OPS(X)
+        RIDGE_VEC_MINMAX(X)
 #undef X
     }
 }
 
-/* Runs the kernel on the whole span or per thread; the per-thread results are combined by
- * the same kernel (NaN and order semantics carry over). */
+/* The threaded path: the per-thread results are combined by the same kernel (NaN and order
+ * semantics carry over); argmin/argmax then find the first index of the result. */
 #define MM_API(i, fn, f, T)                                                                   \
-    static T mm_##fn(ridge_ctx *ctx, const T *x, size_t n)                                     \
+    static __attribute__((noinline)) ridge_status mm_##fn(ridge_ctx *ctx, const T *x, size_t n, \
+                                                         T *out, size_t *idx)                  \
     {                                                                                          \
         const ridge_vec_kernels *k = K(ctx);                                                   \
-        if (!use_threads(ctx, n, PAR_MIN_MEM) || ctx->threads > 64) return k->fn(x, n);        \
         mm_job j = {k, x, i, {{0}}, {0}};                                                      \
         ridge_parallel_for(ctx, n, PAR_GRAIN, mm_range, &j);                                   \
         size_t parts = 0;                                                                      \
         T v[64];                                                                               \
         for (int t = 0; t < ctx->threads; t++)                                                 \
             if (j.have[t]) v[parts++] = j.part[t].f;                                           \
-        return k->fn(v, parts);                                                                \
+        T m = k->fn(v, parts);                                                                 \
+        if (out) *out = m;                                                                     \
+        if (idx) *idx = k->find_##f(x, n, m);                                                  \
+        return RIDGE_OK;                                                                       \
     }                                                                                          \
     ridge_status ridge_vec_##fn(ridge_ctx *ctx, const T *x, size_t n, T *out)                  \
     {                                                                                          \
-        CHECK_CTX("ridge_vec_" #fn);                                                           \
-        CHECK_OUT("ridge_vec_" #fn);                                                           \
-        CHECK_NONEMPTY(#fn);                                                                   \
-        CHECK_PTR(x, "ridge_vec_" #fn);                                                        \
-        *out = mm_##fn(ctx, x, n);                                                             \
-        return RIDGE_OK;                                                                       \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
+            return bad_args("ridge_vec_" #fn, 1, ctx, n, out, x, x);                        \
+        if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1 && ctx->threads <= 64)               \
+            return mm_##fn(ctx, x, n, out, NULL);                                              \
+        return K(ctx)->minmax[i](x, n, out);                                                   \
     }                                                                                          \
     ridge_status ridge_vec_arg##fn(ridge_ctx *ctx, const T *x, size_t n, size_t *out)          \
     {                                                                                          \
-        CHECK_CTX("ridge_vec_arg" #fn);                                                        \
-        CHECK_OUT("ridge_vec_arg" #fn);                                                        \
-        CHECK_NONEMPTY("arg" #fn);                                                             \
-        CHECK_PTR(x, "ridge_vec_arg" #fn);                                                     \
-        T m = mm_##fn(ctx, x, n);                                                              \
-        *out = K(ctx)->find_##f(x, n, m);                                                      \
-        return RIDGE_OK;                                                                       \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
+            return bad_args("ridge_vec_arg" #fn, 1, ctx, n, out, x, x);                     \
+        if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1 && ctx->threads <= 64)               \
+            return mm_##fn(ctx, x, n, NULL, out);                                              \
+        return K(ctx)->argminmax[i](x, n, out);                                                \
     }
-MM_OPS(MM_API)
+RIDGE_VEC_MINMAX(MM_API)
 
 /* ---- elementwise -------------------------------------------------------------------------- */
 
@@ -406,67 +356,47 @@ static void ew_range(void *arg, size_t i, size_t e, int ith)
     }
 }
 
-/* The threaded path, out of line so that a small call sets up no stack frame. */
-static __attribute__((noinline)) ridge_status ew_par(ridge_ctx *ctx, ew_job j, size_t n)
+static ridge_status ew_par(ridge_ctx *ctx, ew_job *j, size_t n)
 {
-    j.k = K(ctx);
-    ridge_parallel_for(ctx, n, PAR_GRAIN, ew_range, &j);
+    j->k = K(ctx);
+    ridge_parallel_for(ctx, n, PAR_GRAIN, ew_range, j);
     return RIDGE_OK;
 }
 
-/* Names the bad argument (out of line: the common path is one predicted branch). */
-static __attribute__((noinline, cold)) ridge_status ew_bad(const char *what, const ridge_ctx *ctx,
-                                                          size_t n, const void *out,
-                                                          const void *a, const void *b,
-                                                          const void *c)
-{
-    if (!ctx) return ridge_error(RIDGE_EINVAL, "%s: ctx is NULL", what);
-    const char *which = !out ? "the output" : !a ? "the first input" : !b ? "the second input"
-                                                                      : "the third input";
-    (void)c;
-    return ridge_error(RIDGE_EINVAL, "%s: %s is NULL with n = %zu", what, which, n);
-}
-
-#define EW_OK(o, a, b, c) (ctx && (!n || ((o) && (a) && (b) && (c))))
-
-/* Elementwise entry point: check, then the kernel directly below the threading threshold. */
-#define EW_API(name, PARAMS, o, a, b, c, PAR_MIN, CALL, JOB, PRE)                             \
+/* Elementwise entry point and its threaded path (out of line, with the same parameters, so
+ * that the entry point reaches it by a tail call too). */
+#define EW_API(name, PARAMS, ARGS, o, a, b, c, CALL, JOB, PRE)                                \
+    static __attribute__((noinline)) ridge_status name##_par PARAMS                            \
+    {                                                                                          \
+        ew_job j = JOB;                                                                        \
+        return ew_par(ctx, &j, n);                                                             \
+    }                                                                                          \
     ridge_status name PARAMS                                                                   \
     {                                                                                          \
-        if (__builtin_expect(!EW_OK(o, a, b, c), 0)) return ew_bad(#name, ctx, n, o, a, b, c); \
+        if (UNLIKELY(NUL(ctx) | ((n != 0) & (NUL(o) | NUL(a) | NUL(b) | NUL(c)))))             \
+            return bad_args(#name, 0, ctx, n, o, a, b);                                     \
         PRE;                                                                                   \
-        if (__builtin_expect(n >= PAR_MIN, 0) && ctx->threads > 1) {                           \
-            ew_job j = JOB;                                                                    \
-            return ew_par(ctx, j, n);                                                          \
-        }                                                                                      \
-        K(ctx)->CALL;                                                                          \
-        return RIDGE_OK;                                                                       \
-    }
-
-/* Spans of up to 16 elements: a plain loop right here (the same IEEE operations, so the same
- * results as the kernels) costs less than reaching the kernel. Not for fma/axpy: without
- * -mfma in this file fmaf would be a libm call. */
-#define SMALL(stmt)                                                                           \
-    if (n <= 16) {                                                                             \
-        for (size_t i = 0; i < n; i++) stmt;                                                   \
-        return RIDGE_OK;                                                                       \
+        if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1) return name##_par ARGS;            \
+        return K(ctx)->CALL;                                                                   \
     }
 
 #define P3 (ridge_ctx * ctx, float *z, const float *x, const float *y, size_t n)
-EW_API(ridge_vec_add_f32, P3, z, x, y, x, PAR_MIN_MEM, add_f32(z, x, y, n),
-       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] + y[i]))
-EW_API(ridge_vec_sub_f32, P3, z, x, y, x, PAR_MIN_MEM, sub_f32(z, x, y, n),
-       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] - y[i]))
-EW_API(ridge_vec_mul_f32, P3, z, x, y, x, PAR_MIN_MEM, mul_f32(z, x, y, n),
-       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), SMALL(z[i] = x[i] * y[i]))
-EW_API(ridge_vec_scale_f32, (ridge_ctx * ctx, float *y, const float *x, float a, size_t n), y, x,
-       x, x, PAR_MIN_MEM, scale_f32(y, x, a, n),
-       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), SMALL(y[i] = a * x[i]))
-EW_API(ridge_vec_axpy_f32, (ridge_ctx * ctx, float *y, float a, const float *x, size_t n), y, x,
-       x, x, PAR_MIN_MEM, axpy_f32(y, a, x, n), ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), )
+#define A3 (ctx, z, x, y, n)
+EW_API(ridge_vec_add_f32, P3, A3, z, x, y, x, add_f32(z, x, y, n),
+       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), )
+EW_API(ridge_vec_sub_f32, P3, A3, z, x, y, x, sub_f32(z, x, y, n),
+       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), )
+EW_API(ridge_vec_mul_f32, P3, A3, z, x, y, x, mul_f32(z, x, y, n),
+       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), )
+EW_API(ridge_vec_scale_f32, (ridge_ctx * ctx, float *y, const float *x, float a, size_t n),
+       (ctx, y, x, a, n), y, x, x, x, scale_f32(y, x, a, n),
+       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), )
+EW_API(ridge_vec_axpy_f32, (ridge_ctx * ctx, float *y, float a, const float *x, size_t n),
+       (ctx, y, a, x, n), y, x, x, x, axpy_f32(y, a, x, n),
+       ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), )
 EW_API(ridge_vec_fma_f32,
-       (ridge_ctx * ctx, float *w, const float *x, const float *y, const float *z, size_t n), w,
-       x, y, z, PAR_MIN_MEM, fma_f32(w, x, y, z, n),
+       (ridge_ctx * ctx, float *w, const float *x, const float *y, const float *z, size_t n),
+       (ctx, w, x, y, z, n), w, x, y, z, fma_f32(w, x, y, z, n),
        ((ew_job){.op = EW_FMA, .out = w, .a = x, .b = y, .c = z}), )
 
 #define CLAMP_PRE                                                                             \
@@ -474,10 +404,9 @@ EW_API(ridge_vec_fma_f32,
     return ridge_error(RIDGE_EINVAL, "ridge_vec_clamp_f32: lo (%g) > hi (%g) or NaN", (double)lo, \
                        (double)hi)
 EW_API(ridge_vec_clamp_f32,
-       (ridge_ctx * ctx, float *y, const float *x, float lo, float hi, size_t n), y, x, x, x,
-       PAR_MIN_MEM, clamp_f32(y, x, lo, hi, n),
-       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}),
-       CLAMP_PRE; SMALL(y[i] = x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i]))
+       (ridge_ctx * ctx, float *y, const float *x, float lo, float hi, size_t n),
+       (ctx, y, x, lo, hi, n), y, x, x, x, clamp_f32(y, x, lo, hi, n),
+       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}), CLAMP_PRE)
 
 /* ---- activations -------------------------------------------------------------------------- */
 
@@ -494,46 +423,68 @@ static size_t act_par_min(ridge_act act)
     return act <= RIDGE_ACT_LEAKY_RELU ? PAR_MIN_MEM : PAR_MIN_ACT;
 }
 
-static ridge_status act_bad(const char *what, ridge_act act)
+static __attribute__((noinline, cold)) ridge_status act_bad(const char *what, ridge_ctx *ctx,
+                                                           ridge_act act, size_t n, float *out,
+                                                           const float *a, const float *b)
 {
-    return ridge_error(RIDGE_EINVAL, "%s: act = %d is not a ridge_act", what, (int)act);
+    if (ctx && (unsigned)act >= RIDGE_ACT_COUNT)
+        return ridge_error(RIDGE_EINVAL, "%s: act = %d is not a ridge_act", what, (int)act);
+    return bad_args(what, 0, ctx, n, out, a, b);
+}
+
+/* The threaded path of both directions: b is NULL forward (out = f(a)), x backward
+ * (out = a f'(b)). */
+static __attribute__((noinline)) ridge_status act_par(ridge_ctx *ctx, ridge_act act, float alpha,
+                                                     float *out, const float *a, const float *b,
+                                                     size_t n)
+{
+    ew_job j = {.op = b ? EW_ACT_BWD : EW_ACT, .out = out, .a = a, .b = b, .s = alpha, .act = act};
+    return ew_par(ctx, &j, n);
+}
+
+/* Inlined into every named entry point, where act is a constant. */
+static inline ridge_status act_fwd(const char *what, ridge_ctx *ctx, ridge_act act, float alpha,
+                                   float *y, const float *x, size_t n)
+{
+    if (UNLIKELY(NUL(ctx) | ((unsigned)act >= RIDGE_ACT_COUNT) | ((n != 0) & (NUL(y) | NUL(x)))))
+        return act_bad(what, ctx, act, n, y, x, x);
+    if (UNLIKELY(n >= act_par_min(act)) && ctx->threads > 1)
+        return act_par(ctx, act, alpha, y, x, NULL, n);
+    return K(ctx)->act[act](y, x, n, alpha);
+}
+
+static inline ridge_status act_bwd(const char *what, ridge_ctx *ctx, ridge_act act, float alpha,
+                                   float *dx, const float *dy, const float *x, size_t n)
+{
+    if (UNLIKELY(NUL(ctx) | ((unsigned)act >= RIDGE_ACT_COUNT) |
+                 ((n != 0) & (NUL(dx) | NUL(dy) | NUL(x)))))
+        return act_bad(what, ctx, act, n, dx, dy, x);
+    if (UNLIKELY(n >= act_par_min(act)) && ctx->threads > 1)
+        return act_par(ctx, act, alpha, dx, dy, x, n);
+    return K(ctx)->act_bwd[act](dx, dy, x, n, alpha);
 }
 
 ridge_status ridge_act_forward_f32(ridge_ctx *ctx, ridge_act act, float alpha, float *y,
                                    const float *x, size_t n)
 {
-    if (__builtin_expect(!EW_OK(y, x, x, x), 0))
-        return ew_bad("ridge_act_forward_f32", ctx, n, y, x, x, x);
-    if ((unsigned)act >= RIDGE_ACT_COUNT) return act_bad("ridge_act_forward_f32", act);
-    if (__builtin_expect(n >= act_par_min(act), 0) && ctx->threads > 1)
-        return ew_par(ctx, (ew_job){.op = EW_ACT, .out = y, .a = x, .s = alpha, .act = act}, n);
-    K(ctx)->act[act](y, x, n, alpha);
-    return RIDGE_OK;
+    return act_fwd("ridge_act_forward_f32", ctx, act, alpha, y, x, n);
 }
 
 ridge_status ridge_act_backward_f32(ridge_ctx *ctx, ridge_act act, float alpha, float *dx,
                                     const float *dy, const float *x, size_t n)
 {
-    if (__builtin_expect(!EW_OK(dx, dy, x, x), 0))
-        return ew_bad("ridge_act_backward_f32", ctx, n, dx, dy, x, x);
-    if ((unsigned)act >= RIDGE_ACT_COUNT) return act_bad("ridge_act_backward_f32", act);
-    if (__builtin_expect(n >= act_par_min(act), 0) && ctx->threads > 1)
-        return ew_par(ctx,
-                      (ew_job){.op = EW_ACT_BWD, .out = dx, .a = dy, .b = x, .s = alpha, .act = act},
-                      n);
-    K(ctx)->act_bwd[act](dx, dy, x, n, alpha);
-    return RIDGE_OK;
+    return act_bwd("ridge_act_backward_f32", ctx, act, alpha, dx, dy, x, n);
 }
 
 #define ACT_API(name, A)                                                                      \
     ridge_status ridge_##name##_f32(ridge_ctx *ctx, float *y, const float *x, size_t n)        \
     {                                                                                          \
-        return ridge_act_forward_f32(ctx, A, 0.0f, y, x, n);                                   \
+        return act_fwd("ridge_" #name "_f32", ctx, A, 0.0f, y, x, n);                          \
     }                                                                                          \
     ridge_status ridge_##name##_backward_f32(ridge_ctx *ctx, float *dx, const float *dy,       \
                                              const float *x, size_t n)                         \
     {                                                                                          \
-        return ridge_act_backward_f32(ctx, A, 0.0f, dx, dy, x, n);                             \
+        return act_bwd("ridge_" #name "_backward_f32", ctx, A, 0.0f, dx, dy, x, n);            \
     }
 ACT_API(relu, RIDGE_ACT_RELU)
 ACT_API(sigmoid, RIDGE_ACT_SIGMOID)
@@ -546,13 +497,14 @@ ACT_API(log, RIDGE_ACT_LOG)
 
 ridge_status ridge_leaky_relu_f32(ridge_ctx *ctx, float *y, const float *x, float alpha, size_t n)
 {
-    return ridge_act_forward_f32(ctx, RIDGE_ACT_LEAKY_RELU, alpha, y, x, n);
+    return act_fwd("ridge_leaky_relu_f32", ctx, RIDGE_ACT_LEAKY_RELU, alpha, y, x, n);
 }
 
 ridge_status ridge_leaky_relu_backward_f32(ridge_ctx *ctx, float *dx, const float *dy,
                                            const float *x, float alpha, size_t n)
 {
-    return ridge_act_backward_f32(ctx, RIDGE_ACT_LEAKY_RELU, alpha, dx, dy, x, n);
+    return act_bwd("ridge_leaky_relu_backward_f32", ctx, RIDGE_ACT_LEAKY_RELU, alpha, dx, dy, x,
+                   n);
 }
 
 /* ---- softmax ------------------------------------------------------------------------------ */
@@ -580,35 +532,62 @@ static void sm_range(void *arg, size_t r0, size_t r1, int ith)
     }
 }
 
-static ridge_status sm_run(ridge_ctx *ctx, const char *what, int op, float *out, const float *a,
-                           const float *b, size_t rows, size_t cols)
+static __attribute__((noinline)) ridge_status sm_rows(ridge_ctx *ctx, int op, float *out,
+                                                     const float *a, const float *b, size_t rows,
+                                                     size_t cols)
 {
-    CHECK_CTX(what);
-    size_t n;
-    if (__builtin_mul_overflow(rows, cols, &n))
-        return ridge_error(RIDGE_EOVERFLOW, "%s: rows (%zu) x cols (%zu) overflows", what, rows,
-                           cols);
-    if (rows && !cols) return ridge_error(RIDGE_EINVAL, "%s: cols = 0 with rows = %zu", what, rows);
-    CHECK_PTR(out, what);
-    CHECK_PTR(a, what);
-    if (op >= 2) CHECK_PTR(b, what);
     sm_job j = {K(ctx), op, out, a, b, cols};
-    if (use_threads(ctx, n, PAR_MIN_ACT) && rows > 1)
+    if (use_threads(ctx, rows * cols, PAR_MIN_ACT) && rows > 1)
         ridge_parallel_for(ctx, rows, 1, sm_range, &j);
     else
         sm_range(&j, 0, rows, 0);
     return RIDGE_OK;
 }
 
+static __attribute__((noinline, cold)) ridge_status sm_bad(const char *what, ridge_ctx *ctx,
+                                                          float *out, const float *a,
+                                                          const float *b, size_t rows,
+                                                          size_t cols)
+{
+    size_t n;
+    if (ctx && __builtin_mul_overflow(rows, cols, &n))
+        return ridge_error(RIDGE_EOVERFLOW, "%s: rows (%zu) x cols (%zu) overflows", what, rows,
+                           cols);
+    if (ctx && rows && !cols)
+        return ridge_error(RIDGE_EINVAL, "%s: cols = 0 with rows = %zu", what, rows);
+    return bad_args(what, 0, ctx, rows * cols, out, a, b);
+}
+
+/* A single row (the common case of a small call) is one kernel call. b: the second input of
+ * the backward ops (op >= 2), else a. */
+static inline ridge_status sm_run(ridge_ctx *ctx, const char *what, int op, float *out,
+                                  const float *a, const float *b, size_t rows, size_t cols)
+{
+    size_t n;
+    if (UNLIKELY(NUL(ctx) | __builtin_mul_overflow(rows, cols, &n) | ((rows != 0) & (cols == 0)) |
+                 ((n != 0) & (NUL(out) | NUL(a) | NUL(b)))))
+        return sm_bad(what, ctx, out, a, b, rows, cols);
+    if (rows == 1) {
+        const ridge_vec_kernels *k = K(ctx);
+        switch (op) {
+        case 0: return k->softmax_row(out, a, cols);
+        case 1: return k->log_softmax_row(out, a, cols);
+        case 2: return k->softmax_bwd_row(out, a, b, cols);
+        default: return k->log_softmax_bwd_row(out, a, b, cols);
+        }
+    }
+    return sm_rows(ctx, op, out, a, b, rows, cols);
+}
+
 ridge_status ridge_softmax_f32(ridge_ctx *ctx, float *y, const float *x, size_t rows, size_t cols)
 {
-    return sm_run(ctx, "ridge_softmax_f32", 0, y, x, NULL, rows, cols);
+    return sm_run(ctx, "ridge_softmax_f32", 0, y, x, x, rows, cols);
 }
 
 ridge_status ridge_log_softmax_f32(ridge_ctx *ctx, float *y, const float *x, size_t rows,
                                    size_t cols)
 {
-    return sm_run(ctx, "ridge_log_softmax_f32", 1, y, x, NULL, rows, cols);
+    return sm_run(ctx, "ridge_log_softmax_f32", 1, y, x, x, rows, cols);
 }
 
 ridge_status ridge_softmax_backward_f32(ridge_ctx *ctx, float *dx, const float *dy,
