@@ -5,7 +5,9 @@
  * shadow), so a reader that allocated first would fail with RIDGE_ENOMEM (or die) instead of
  * the format error the test requires; the child's peak RSS is checked too. See
  * docs/RELIABILITY.md. */
+#include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,7 +28,7 @@
 #endif
 
 static char dir[64];
-static char pathbuf[256];
+static char pathbuf[1024];
 
 static const char *tpath(const char *name)
 {
@@ -314,6 +316,158 @@ static void test_llmc_state_mt(void)
     ridge_llmc_loader_destroy(ld);
 }
 
+/* ---- atomic writes ----------------------------------------------------------------------- */
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0;
+}
+
+/* A process id that no longer exists: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    waitpid(pid, NULL, 0);
+    return pid;
+}
+
+/* Stale temporary files: a writer killed mid-write leaves PATH.tmp.PID; the next write of PATH
+ * removes those whose process is gone, and nothing else: not a live process's, not a name
+ * that merely resembles the pattern, not a symlink or a directory. */
+static void test_stale_temps(void)
+{
+    int pipefd[2];
+    CHECK(pipe(pipefd) == 0);
+    pid_t live = fork();
+    if (live == 0) { /* lives until the parent closes the pipe */
+        char c;
+        close(pipefd[1]);
+        while (read(pipefd[0], &c, 1) > 0) {}
+        _exit(0);
+    }
+    close(pipefd[0]);
+    pid_t dead[3] = {dead_pid(), dead_pid(), dead_pid()};
+    char removed[64], kept[8][64];
+    snprintf(removed, sizeof removed, "tok.tmp.%d", (int)dead[0]);
+    snprintf(kept[0], 64, "tok.tmp.%d", (int)live);    /* a live writer's */
+    snprintf(kept[1], 64, "tok.tmp.0%d", (int)dead[0]); /* not our spelling of a pid */
+    snprintf(kept[2], 64, "tok.tmp.%dx", (int)dead[0]);
+    snprintf(kept[3], 64, "tok.tmp");                   /* no pid */
+    snprintf(kept[4], 64, "tokX.tmp.%d", (int)dead[0]); /* another file's */
+    snprintf(kept[5], 64, "Xtok.tmp.%d", (int)dead[0]);
+    snprintf(kept[6], 64, "tok.tmp.%d", (int)dead[1]);  /* a symlink */
+    snprintf(kept[7], 64, "tok.tmp.%d", (int)dead[2]);  /* a directory */
+    const char junk[] = "half-written";
+    write_bytes(tpath(removed), junk, sizeof junk);
+    for (int i = 0; i < 6; i++) write_bytes(tpath(kept[i]), junk, sizeof junk);
+    char target[1024];
+    snprintf(target, sizeof target, "%s", tpath(kept[0]));
+    CHECK(symlink(target, tpath(kept[6])) == 0);
+    CHECK(mkdir(tpath(kept[7]), 0700) == 0);
+
+    uint16_t tok[4] = {1, 2, 3, 4};
+    CHECK_OK(ridge_llmc_tokens_write(tpath("tok"), tok, 4));
+    CHECKF(!exists(tpath(removed)), "%s (dead writer) was not removed", removed);
+    for (int i = 0; i < 8; i++) CHECKF(exists(tpath(kept[i])), "%s was removed", kept[i]);
+    char mine[64];
+    snprintf(mine, sizeof mine, "tok.tmp.%d", (int)getpid());
+    CHECK(!exists(tpath(mine)));
+    uint16_t *back = NULL;
+    size_t n = 0;
+    CHECK_OK(ridge_llmc_tokens_read(tpath("tok"), 0, &back, &n));
+    CHECK(n == 4 && back && back[3] == 4);
+    ridge_free(back);
+
+    close(pipefd[1]);
+    waitpid(live, NULL, 0);
+    rmdir(tpath(kept[7]));
+    for (int i = 0; i < 7; i++) unlink(tpath(kept[i]));
+    unlink(tpath("tok"));
+}
+
+/* Every writer: a write that fails part-way (RLIMIT_FSIZE, SIGXFSZ ignored, so write(2) gets
+ * EFBIG as on a full disk) returns RIDGE_EIO, leaves the previous file byte for byte and no
+ * temporary file. Each write runs in a child, which has the limit. */
+enum { W_IDX, W_IDX_GZ, W_MODEL, W_TOKENS, W_TOKENIZER, W_STATE, W_COUNT };
+static const char *const writer_name[W_COUNT] = {"idx", "idx.gz", "model", "tokens", "tokenizer",
+                                                 "state"};
+
+/* Writes W's file at `path`, `big` (about 1 MiB) or small; returns the status. */
+static ridge_status write_one(int w, const char *path, int big)
+{
+    static float data[1 << 18];
+    for (size_t i = 0; i < sizeof data / sizeof *data; i++)
+        data[i] = (float)((i * 2654435761u) >> 7); /* poorly compressible, for gzip */
+    size_t n = big ? sizeof data / sizeof *data : 64;
+    switch (w) {
+    case W_IDX:
+    case W_IDX_GZ: {
+        ridge_idx idx = {RIDGE_IDX_F32, 1, {n}, n, data};
+        return ridge_idx_write(path, &idx, w == W_IDX_GZ);
+    }
+    case W_MODEL: {
+        ridge_gpt2_config c = {big ? 1024 : 8, 64, 64, 1, 1, big ? 64 : 8};
+        size_t np;
+        ridge_status st = ridge_gpt2_param_sizes(&c, NULL, &np);
+        if (st || np > sizeof data / sizeof *data) return RIDGE_EINVAL;
+        return ridge_llmc_model_write(path, &c, data);
+    }
+    case W_TOKENS: return ridge_llmc_tokens_write(path, (const uint16_t *)data, 2 * n);
+    case W_TOKENIZER: {
+        static const uint8_t *pieces[65536];
+        static uint8_t lens[65536];
+        uint32_t V = big ? 65536 : 4;
+        for (uint32_t i = 0; i < V; i++) pieces[i] = (const uint8_t *)data + 4 * i, lens[i] = 16;
+        return ridge_llmc_tokenizer_write(path, V, 0, pieces, lens);
+    }
+    default: {
+        ridge_llmc_loader *ld = NULL;
+        ridge_status st = ridge_llmc_loader_create(tpath("shard*.bin"), 1, 4, 50257, 1, &ld);
+        if (!st) st = ridge_llmc_state_write(path, 1, 9, ld, data, data, n / 2);
+        ridge_llmc_loader_destroy(ld);
+        return st;
+    }
+    }
+}
+
+static void test_writers_fail_cleanly(void)
+{
+    uint16_t tok[64] = {0};
+    CHECK_OK(ridge_llmc_tokens_write(tpath("shard0.bin"), tok, 64));
+    static unsigned char before[1 << 16], after[1 << 16];
+    for (int w = 0; w < W_COUNT; w++) {
+        if (w == W_IDX_GZ && !ridge_io_has_zlib()) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s", tpath(writer_name[w]));
+        CHECKF(write_one(w, path, 0) == RIDGE_OK, "%s: %s", writer_name[w], ridge_last_error());
+        size_t nb = read_bytes(path, before, sizeof before);
+        CHECK(nb > 0 && nb < sizeof before);
+        pid_t pid = fork();
+        if (pid == 0) {
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit rl = {nb + 4096, nb + 4096};
+            setrlimit(RLIMIT_FSIZE, &rl);
+            ridge_status st = write_one(w, path, 1);
+            if (st != RIDGE_EIO) fprintf(stderr, "%s: %d %s\n", writer_name[w], st, ridge_last_error());
+            _exit(st == RIDGE_EIO ? 0 : 1);
+        }
+        int status = -1;
+        waitpid(pid, &status, 0);
+        CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+               "%s: a failed write did not return RIDGE_EIO", writer_name[w]);
+        size_t na = read_bytes(path, after, sizeof after);
+        CHECKF(na == nb && memcmp(before, after, nb) == 0, "%s: the previous file changed",
+               writer_name[w]);
+        char tmp[1100];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)pid);
+        CHECKF(!exists(tmp), "%s: the temporary file was left", writer_name[w]);
+        unlink(path);
+    }
+    unlink(tpath("shard0.bin"));
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/ridge-reliability.XXXXXX");
@@ -325,6 +479,8 @@ int main(void)
     test_idx_hostile_headers();
     test_checkpoint_hostile_headers();
     test_llmc_state_mt();
+    test_stale_temps();
+    test_writers_fail_cleanly();
     const char *names[] = {"tokens", "tokenizer", "model", "idx", "idx.gz", "mlp", "cnn", "shard0.bin",
                            "shard1.bin", "state"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(tpath(names[i]));

@@ -319,30 +319,14 @@ ridge_status ridge_roofline_save(const ridge_roofline *roof, const char *path)
 {
     if (!roof || !path) return ridge_error(RIDGE_EINVAL, "roofline_save: NULL argument");
     size_t n = ridge_roofline_to_json(roof, NULL, 0);
-    char *text = malloc(n + 1), tmp[4200];
+    char *text = malloc(n + 1);
     if (!text) return ridge_error(RIDGE_ENOMEM, "roofline_save: out of memory");
     ridge_roofline_to_json(roof, text, n + 1);
-    ridge_status st = RIDGE_OK;
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        st = ridge_error(RIDGE_EINVAL, "roofline_save: path too long");
-        goto out_free_text;
-    }
-    if (make_parent_dirs(path)) {
+    ridge_status st;
+    if (make_parent_dirs(path))
         st = ridge_error(RIDGE_EIO, "%s: cannot create the directory: %s", path, strerror(errno));
-        goto out_free_text;
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = ridge_error(RIDGE_EIO, "%s: %s", tmp, strerror(errno));
-        goto out_free_text;
-    }
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        st = ridge_error(RIDGE_EIO, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-    }
-out_free_text:
+    else
+        st = ridge_file_write_atomic(path, "roofline_save", &(ridge_file_part){text, n}, 1);
     free(text);
     return st;
 }
