@@ -177,6 +177,18 @@ static void test_llmc_hostile_headers(void)
         write_bytes(tpath("model"), h, sizeof h);
         hostile("checkpoint: huge config in 1 KiB", read_model, tpath("model"), want_format);
     }
+
+    /* Finding 4 (review): the size check computed L * 12 * C * C in 64 bits, which wraps:
+     * L = 2^30, C = 2^16 gives 12 * 2^62 = 0 (mod 2^64) and passed; so did the parameter count
+     * built from it. Configs whose products wrap to small values must be refused. */
+    const ridge_gpt2_config wrap[] = {{1, 1, 1, 1 << 30, 1, 1 << 16},
+                                      {1, 1, 1, 1 << 28, 1, 1 << 17},
+                                      {1, 1, 1, INT32_MAX, 1, 1 << 20}};
+    for (size_t i = 0; i < sizeof wrap / sizeof *wrap; i++)
+        CHECKF(ridge_gpt2_config_check(&wrap[i]) == RIDGE_EINVAL, "L=%d C=%d accepted",
+               wrap[i].num_layers, wrap[i].channels);
+    const ridge_gpt2_config xl = ridge_gpt2_config_depth(48);
+    CHECK_OK(ridge_gpt2_config_check(&xl));
 }
 
 /* ---- IDX: 4 GiB promised by 16- to 40-byte files, plain and gzip'd ----------------------- */

@@ -60,11 +60,14 @@ ridge_status ridge_gpt2_config_check(const ridge_gpt2_config *c)
         return ridge_error(RIDGE_EINVAL,
                            "gpt2 config: channels = %d is not a multiple of num_heads = %d",
                            c->channels, c->num_heads);
-    /* every size below is a product of at most four ints: check it fits comfortably */
+    /* every size below is a product of at most four ints: check it fits comfortably. Each
+     * product of two ints fits in 64 bits; L * 12 * C * C (up to 2^74) is compared by
+     * division, since a wrapped product could pass (L = 2^30, C = 2^16 gives 12 * 2^62,
+     * 0 mod 2^64: docs/RELIABILITY.md, finding 4). */
     const uint64_t lim = (uint64_t)1 << 40;
     uint64_t C = (uint64_t)c->channels, L = (uint64_t)c->num_layers;
     if ((uint64_t)c->padded_vocab_size * C > lim || (uint64_t)c->max_seq_len * C > lim ||
-        L * 12 * C * C > lim)
+        C * C > lim || L * 12 > lim / (C * C))
         return ridge_error(RIDGE_EINVAL, "gpt2 config: %d layers x %d channels is too large",
                            c->num_layers, c->channels);
     return RIDGE_OK;
