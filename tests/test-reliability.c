@@ -149,6 +149,17 @@ static ridge_status read_cnn(const char *p)
     return st;
 }
 
+static ridge_status read_qmlp(const char *p)
+{
+    ridge_ctx *ctx = NULL;
+    ridge_qmlp *q = NULL;
+    ridge_status st = ridge_ctx_create(NULL, &ctx);
+    if (!st) st = ridge_qmlp_load(ctx, p, &q);
+    ridge_qmlp_destroy(q);
+    ridge_ctx_destroy(ctx);
+    return st;
+}
+
 /* ---- llm.c files: 1 KiB headers claiming 2^31 - 1 of everything -------------------------- */
 
 static void test_llmc_hostile_headers(void)
@@ -290,6 +301,24 @@ static void test_checkpoint_hostile_headers(void)
 }
 
 /* ---- llm.c training state ------------------------------------------------------------------ */
+
+/* Finding 5 (review): ridge_qmlp_load allocated the size the header implies (up to 16 layers
+ * of 2^20 x 2^20 int8 weights: 16 TiB) before comparing it with the file's length. */
+static void test_qmlp_hostile_header(void)
+{
+    unsigned char h[8 + 4 + 4 + 8 * (RIDGE_MLP_MAX_LAYERS + 1) + 12 + 64] = "RIDGEQ8M";
+    put32(h + 8, 1);
+    put32(h + 12, RIDGE_MLP_MAX_LAYERS);
+    unsigned char *p = h + 16;
+    for (int l = 0; l <= RIDGE_MLP_MAX_LAYERS; l++, p += 8)
+        put32(p, RIDGE_MLP_MAX_WIDTH), put32(p + 4, 0);
+    put32(p, (uint32_t)RIDGE_EPI_RELU);
+    float one = 1;
+    memcpy(p + 8, &one, 4); /* mean 0, std 1 */
+    write_bytes(tpath("qmlp"), h, sizeof h);
+    hostile("int8 MLP: 16 layers of 2^20 x 2^20 in 228 bytes", read_qmlp, tpath("qmlp"),
+            want_format);
+}
 
 /* Finding 2 (reviewing fuzz-llmc-state): the MT19937 state read back was checked field by
  * field (1 <= left <= 624, next <= 624) but not as a pair; left 624 with next 600 let the
@@ -491,10 +520,11 @@ int main(void)
     test_idx_hostile_headers();
     test_checkpoint_hostile_headers();
     test_llmc_state_mt();
+    test_qmlp_hostile_header();
     test_stale_temps();
     test_writers_fail_cleanly();
     const char *names[] = {"tokens", "tokenizer", "model", "idx", "idx.gz", "mlp", "cnn", "shard0.bin",
-                           "shard1.bin", "state"};
+                           "shard1.bin", "state", "qmlp"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(tpath(names[i]));
     rmdir(dir);
     return test_finish("test-reliability");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -375,7 +376,15 @@ ridge_status ridge_qmlp_load(ridge_ctx *ctx, const char *path, ridge_qmlp **out)
         return ridge_error(RIDGE_EFORMAT, "%s: the header's sizes, activation or normalization "
                                           "are invalid", path);
     }
+    /* the file must be as long as the header implies before anything that size is allocated
+     * (a 100-byte header may claim 16 layers of 2^20 x 2^20 weights) */
     size_t size = qmlp_file_size(&cfg);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || (uint64_t)sb.st_size != (uint64_t)size) {
+        fclose(f);
+        return ridge_error(RIDGE_EFORMAT, "%s: %lld bytes, expected %zu for this architecture",
+                           path, (long long)sb.st_size, size);
+    }
     unsigned char *buf = malloc(size + 1);
     if (!buf) {
         fclose(f);
