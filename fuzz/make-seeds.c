@@ -78,6 +78,22 @@ int main(int argc, char **argv)
     CHECK(ridge_mlp_create(&mc, &o, 2, 1, &m));
     CHECK(ridge_mlp_save(m, at("mlp-checkpoint", "sgd")));
     ridge_mlp_destroy(m);
+    /* int8 MLPs: 4-3-2 ReLU and 4-5-3-2 without activation, calibrated on 3 images */
+    ridge_ctx *ctx;
+    CHECK(ridge_ctx_create(NULL, &ctx));
+    const uint8_t calib[12] = {0, 255, 7, 99, 3, 3, 3, 3, 200, 1, 50, 128};
+    for (int i = 0; i < 2; i++) {
+        ridge_mlp_config qc = mc;
+        if (i) qc.nlayers = 3, qc.sizes[1] = 5, qc.sizes[2] = 3, qc.sizes[3] = 2,
+               qc.act = RIDGE_EPI_NONE;
+        ridge_qmlp *q;
+        CHECK(ridge_mlp_create(&qc, &o, 2, 1, &m));
+        CHECK(ridge_qmlp_quantize(ctx, m, calib, 3, &q));
+        CHECK(ridge_qmlp_save(q, at("qmlp-checkpoint", i ? "linear" : "relu")));
+        ridge_qmlp_destroy(q);
+        ridge_mlp_destroy(m);
+    }
+    ridge_ctx_destroy(ctx);
     ridge_optim_config_init(&o);
     ridge_cnn_config cc;
     ridge_cnn_config_init(&cc);
