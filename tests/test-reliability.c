@@ -320,6 +320,27 @@ static void test_qmlp_hostile_header(void)
             want_format);
 }
 
+/* Finding 6 (fuzz-roofline, first input tried): ridge_roofline_to_json wrote measured_at
+ * unescaped, so a profile whose timestamp held a quote or a control character (accepted by
+ * the loader, as JSON escapes) was saved as a file that no longer loads. */
+static void test_roofline_round_trip(void)
+{
+    static const char text[] =
+        "{\"format\": \"ridge-roofline\", \"version\": 1, \"cpu\": \"A\\\"B\\u0001\\\\\",\n"
+        " \"threads\": 1, \"l1d\": 32768, \"l2\": 524288, \"l3_usable\": 0, \"quick\": true,\n"
+        " \"seconds\": 1, \"measured_at\": \"x\\n\\\"y\", \"points\": [{\"threads\": 1,\n"
+        " \"peak\": {\"f32-ref\": 10, \"f32-avx2\": null, \"f32-avx512\": null, \"i8-dot\": null,\n"
+        " \"bf16-dot\": null}, \"read\": {\"L1\": 100, \"L2\": 50, \"L3\": 20, \"DRAM\": 10},\n"
+        " \"copy\": 9, \"triad\": 9}]}";
+    ridge_roofline r, back;
+    CHECK_OK(ridge_roofline_from_json(text, &r));
+    char json[4096];
+    CHECK(ridge_roofline_to_json(&r, json, sizeof json) < sizeof json);
+    CHECKF(ridge_roofline_from_json(json, &back) == RIDGE_OK, "%s\n%s", ridge_last_error(), json);
+    CHECK(strcmp(back.cpu, "A\"B\\") == 0);        /* the control character dropped */
+    CHECK(strcmp(back.measured_at, "x\"y") == 0);
+}
+
 /* Finding 2 (reviewing fuzz-llmc-state): the MT19937 state read back was checked field by
  * field (1 <= left <= 624, next <= 624) but not as a pair; left 624 with next 600 let the
  * next draws index state[600 + 623]. The pair must be (1, 0) or sum to 625. */
@@ -521,6 +542,7 @@ int main(void)
     test_checkpoint_hostile_headers();
     test_llmc_state_mt();
     test_qmlp_hostile_header();
+    test_roofline_round_trip();
     test_stale_temps();
     test_writers_fail_cleanly();
     const char *names[] = {"tokens", "tokenizer", "model", "idx", "idx.gz", "mlp", "cnn", "shard0.bin",
