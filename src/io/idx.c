@@ -317,6 +317,7 @@ void ridge_idx_free(ridge_idx *idx)
 /* n bytes to the gzip stream when there is one, else to the file; 1 while nothing failed. */
 static int put(ridge_file_atomic *a, void *gz, const void *p, size_t n)
 {
+    (void)gz; /* without zlib there is never a stream */
 #ifdef RIDGE_HAVE_ZLIB
     if (gz) {
         errno = 0;
@@ -361,6 +362,7 @@ ridge_status ridge_idx_write(const char *path, const ridge_idx *idx, int gzip)
     void *gz = NULL;
 #ifdef RIDGE_HAVE_ZLIB
     if (gzip) { /* zlib writes to its own descriptor of the temporary file; commit fsyncs it */
+        errno = 0;
         int fd = dup(fileno(a.f));
         if (fd < 0 || !(gz = gzdopen(fd, "wb"))) {
             if (fd >= 0) close(fd);

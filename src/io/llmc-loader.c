@@ -297,10 +297,10 @@ ridge_status ridge_llmc_state_write(const char *path, int step, uint64_t sample_
     ridge_file_atomic a;
     ridge_status st = ridge_file_atomic_open(&a, path, "state");
     if (st) return st;
-    int ok = ridge_file_atomic_write(&a, h, sizeof h) &&
-             ridge_file_atomic_write(&a, m, 4 * nparams) &&
-             ridge_file_atomic_write(&a, v, 4 * nparams);
-    if (ok && ld->shuffle) {
+    ridge_file_atomic_write(&a, h, sizeof h); /* errors are sticky: commit reports them */
+    ridge_file_atomic_write(&a, m, 4 * nparams);
+    ridge_file_atomic_write(&a, v, 4 * nparams);
+    if (ld->shuffle) {
         uint64_t ns = ld->nshards, nsam = ld->nsamples;
         llmc_mt_state mt = {42, ld->rng.left, (uint32_t)ld->rng.next, {0}, {0, 0x9908b0dfu}};
         memcpy(mt.state, ld->rng.state, sizeof mt.state);
