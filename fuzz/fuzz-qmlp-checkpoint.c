@@ -16,7 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t *img = calloc(c->sizes[0], 1);
         const float *logits;
         if (!img) abort();
-        if (ridge_qmlp_forward(ctx, q, img, 1, &logits) != RIDGE_OK) abort();
+        if (ridge_qmlp_forward(ctx, q, img, 1, &logits) != RIDGE_OK) {
+            fprintf(stderr, "fuzz-qmlp: a loaded model does not run: %s\n", ridge_last_error());
+            abort();
+        }
         free(img);
         ridge_qmlp_destroy(q);
     }

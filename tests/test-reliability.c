@@ -320,6 +320,54 @@ static void test_qmlp_hostile_header(void)
             want_format);
 }
 
+/* Finding 7 (fuzz-qmlp-checkpoint, within its first second): ridge_qmlp_load checked each
+ * scale (positive, finite) but not the requantization scale in_scale x w_scale / out_scale
+ * they imply, which can underflow to 0 or overflow to inf: the model loaded and every forward
+ * pass then failed. Now the load refuses it. */
+static void test_qmlp_scales(void)
+{
+    ridge_ctx *ctx = NULL;
+    CHECK_OK(ridge_ctx_create(NULL, &ctx));
+    ridge_mlp_config mc = {0};
+    mc.nlayers = 2, mc.sizes[0] = 4, mc.sizes[1] = 3, mc.sizes[2] = 2;
+    mc.act = RIDGE_EPI_RELU, mc.in_std = 1;
+    ridge_optim_config o;
+    ridge_optim_config_init(&o);
+    ridge_mlp *m = NULL;
+    ridge_qmlp *q = NULL;
+    const uint8_t calib[12] = {0, 255, 7, 99, 3, 3, 3, 3, 200, 1, 50, 128}, img[4] = {1, 2, 3, 4};
+    const float *logits;
+    CHECK_OK(ridge_mlp_create(&mc, &o, 2, 1, &m));
+    CHECK_OK(ridge_qmlp_quantize(ctx, m, calib, 3, &q));
+    CHECK_OK(ridge_qmlp_save(q, tpath("qmlp")));
+    ridge_qmlp_destroy(q);
+    ridge_mlp_destroy(m);
+    static unsigned char b[4096];
+    size_t n = read_bytes(tpath("qmlp"), b, sizeof b);
+    CHECK(n > 100 && n < sizeof b);
+    q = NULL;
+    CHECK_OK(ridge_qmlp_load(ctx, tpath("qmlp"), &q)); /* as saved: loads and runs */
+    if (q) CHECK_OK(ridge_qmlp_forward(ctx, q, img, 1, &logits));
+    ridge_qmlp_destroy(q);
+    /* layer 0: in_scale, in_zp, out_scale, out_zp, w_scale[out], ... */
+    const size_t at = 8 + 4 + 4 + 8 * 3 + 12;
+    const float tiny = 1e-30f, huge = 1e30f;
+    const float patch[2][2] = {{tiny, tiny}, {huge, huge}}; /* in_scale, w_scale[0] */
+    for (int i = 0; i < 2; i++) {
+        unsigned char c[sizeof b];
+        memcpy(c, b, n);
+        memcpy(c + at, &patch[i][0], 4);
+        memcpy(c + at + 16, &patch[i][1], 4);
+        fix_crc(c, n);
+        write_bytes(tpath("qmlp"), c, n);
+        q = NULL;
+        ridge_status st = ridge_qmlp_load(ctx, tpath("qmlp"), &q);
+        CHECKF(st == RIDGE_EFORMAT, "scales %g x %g: status %d", patch[i][0], patch[i][1], st);
+        ridge_qmlp_destroy(q);
+    }
+    ridge_ctx_destroy(ctx);
+}
+
 /* Finding 6 (fuzz-roofline, first input tried): ridge_roofline_to_json wrote measured_at
  * unescaped, so a profile whose timestamp held a quote or a control character (accepted by
  * the loader, as JSON escapes) was saved as a file that no longer loads. */
@@ -542,6 +590,7 @@ int main(void)
     test_checkpoint_hostile_headers();
     test_llmc_state_mt();
     test_qmlp_hostile_header();
+    test_qmlp_scales();
     test_roofline_round_trip();
     test_stale_temps();
     test_writers_fail_cleanly();
