@@ -14,6 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ridge/nn.h" /* ridge_crc32 */
+
 typedef struct fuzz_file {
     int fd;
     char path[64];
@@ -45,6 +47,23 @@ static inline uint64_t fuzz_take(const uint8_t **p, size_t *n, int bytes)
         v |= b << (8 * i);
     }
     return v;
+}
+
+/* ridge's checkpoints end with a CRC-32 (little-endian) of every byte before it: writes a
+ * copy of the input with that CRC rewritten to the memfd, so that mutations reach the header
+ * checks, the allocation and the body read instead of stopping at the CRC (which
+ * tests/test-*.c check on their own). */
+static inline void fuzz_file_open_crc(fuzz_file *f, const uint8_t *data, size_t size)
+{
+    unsigned char *buf = (unsigned char *)malloc(size ? size : 1);
+    if (!buf) abort();
+    memcpy(buf, data, size);
+    if (size >= 4) {
+        uint32_t crc = ridge_crc32(0, buf, size - 4);
+        for (int i = 0; i < 4; i++) buf[size - 4 + i] = (unsigned char)(crc >> (8 * i));
+    }
+    fuzz_file_open(f, buf, size);
+    free(buf);
 }
 
 #endif

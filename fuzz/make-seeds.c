@@ -78,6 +78,22 @@ int main(int argc, char **argv)
     CHECK(ridge_mlp_create(&mc, &o, 2, 1, &m));
     CHECK(ridge_mlp_save(m, at("mlp-checkpoint", "sgd")));
     ridge_mlp_destroy(m);
+    /* int8 MLPs: 4-3-2 ReLU and 4-5-3-2 without activation, calibrated on 3 images */
+    ridge_ctx *ctx;
+    CHECK(ridge_ctx_create(NULL, &ctx));
+    const uint8_t calib[12] = {0, 255, 7, 99, 3, 3, 3, 3, 200, 1, 50, 128};
+    for (int i = 0; i < 2; i++) {
+        ridge_mlp_config qc = mc;
+        if (i) qc.nlayers = 3, qc.sizes[1] = 5, qc.sizes[2] = 3, qc.sizes[3] = 2,
+               qc.act = RIDGE_EPI_NONE;
+        ridge_qmlp *q;
+        CHECK(ridge_mlp_create(&qc, &o, 2, 1, &m));
+        CHECK(ridge_qmlp_quantize(ctx, m, calib, 3, &q));
+        CHECK(ridge_qmlp_save(q, at("qmlp-checkpoint", i ? "linear" : "relu")));
+        ridge_qmlp_destroy(q);
+        ridge_mlp_destroy(m);
+    }
+    ridge_ctx_destroy(ctx);
     ridge_optim_config_init(&o);
     ridge_cnn_config cc;
     ridge_cnn_config_init(&cc);
@@ -87,6 +103,22 @@ int main(int argc, char **argv)
     CHECK(ridge_cnn_create(&cc, &o, 2, 1, &cn));
     CHECK(ridge_cnn_save(cn, at("cnn-checkpoint", "small")));
     ridge_cnn_destroy(cn);
+
+    /* a roofline cache file (as `ridge roofline` writes it), 2 thread counts */
+    static const char roof[] =
+        "{\"format\": \"ridge-roofline\", \"version\": 1, \"units\": \"GFLOP/s, GB/s, bytes\",\n"
+        " \"cpu\": \"AMD EPYC\", \"threads\": 2, \"l1d\": 32768, \"l2\": 524288,\n"
+        " \"l3_usable\": 33554432, \"quick\": false, \"seconds\": 3.5,\n"
+        " \"measured_at\": \"2026-11-30T11:23:54Z\", \"points\": [\n"
+        "  {\"threads\": 1, \"peak\": {\"f32-ref\": 10.9, \"f32-avx2\": 98.2, \"f32-avx512\": null,\n"
+        "   \"i8-dot\": null, \"bf16-dot\": null}, \"read\": {\"L1\": 188.7, \"L2\": 93.9,\n"
+        "   \"L3\": 17.8, \"DRAM\": 13.7}, \"copy\": 12.7, \"triad\": 15.8},\n"
+        "  {\"threads\": 2, \"peak\": {\"f32-ref\": 21.8, \"f32-avx2\": 190.1, \"f32-avx512\": null,\n"
+        "   \"i8-dot\": 350, \"bf16-dot\": null}, \"read\": {\"L1\": 370, \"L2\": 180,\n"
+        "   \"L3\": 30, \"DRAM\": 20}, \"copy\": 18, \"triad\": 21}]}\n";
+    ridge_roofline rr;
+    CHECK(ridge_roofline_from_json(roof, &rr));
+    raw("roofline", "epyc-2t", roof, sizeof roof - 1);
 
     /* llm.c: a 1-layer GPT-2 with V 8, maxT 4, C 4; a token shard; a tokenizer */
     ridge_gpt2_config g = {4, 8, 8, 1, 2, 4};

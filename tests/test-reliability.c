@@ -5,7 +5,9 @@
  * shadow), so a reader that allocated first would fail with RIDGE_ENOMEM (or die) instead of
  * the format error the test requires; the child's peak RSS is checked too. See
  * docs/RELIABILITY.md. */
+#include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,7 +28,7 @@
 #endif
 
 static char dir[64];
-static char pathbuf[256];
+static char pathbuf[1024];
 
 static const char *tpath(const char *name)
 {
@@ -147,6 +149,17 @@ static ridge_status read_cnn(const char *p)
     return st;
 }
 
+static ridge_status read_qmlp(const char *p)
+{
+    ridge_ctx *ctx = NULL;
+    ridge_qmlp *q = NULL;
+    ridge_status st = ridge_ctx_create(NULL, &ctx);
+    if (!st) st = ridge_qmlp_load(ctx, p, &q);
+    ridge_qmlp_destroy(q);
+    ridge_ctx_destroy(ctx);
+    return st;
+}
+
 /* ---- llm.c files: 1 KiB headers claiming 2^31 - 1 of everything -------------------------- */
 
 static void test_llmc_hostile_headers(void)
@@ -175,6 +188,18 @@ static void test_llmc_hostile_headers(void)
         write_bytes(tpath("model"), h, sizeof h);
         hostile("checkpoint: huge config in 1 KiB", read_model, tpath("model"), want_format);
     }
+
+    /* Finding 4 (review): the size check computed L * 12 * C * C in 64 bits, which wraps:
+     * L = 2^30, C = 2^16 gives 12 * 2^62 = 0 (mod 2^64) and passed; so did the parameter count
+     * built from it. Configs whose products wrap to small values must be refused. */
+    const ridge_gpt2_config wrap[] = {{1, 1, 1, 1 << 30, 1, 1 << 16},
+                                      {1, 1, 1, 1 << 28, 1, 1 << 17},
+                                      {1, 1, 1, INT32_MAX, 1, 1 << 20}};
+    for (size_t i = 0; i < sizeof wrap / sizeof *wrap; i++)
+        CHECKF(ridge_gpt2_config_check(&wrap[i]) == RIDGE_EINVAL, "L=%d C=%d accepted",
+               wrap[i].num_layers, wrap[i].channels);
+    const ridge_gpt2_config xl = ridge_gpt2_config_depth(48);
+    CHECK_OK(ridge_gpt2_config_check(&xl));
 }
 
 /* ---- IDX: 4 GiB promised by 16- to 40-byte files, plain and gzip'd ----------------------- */
@@ -277,6 +302,93 @@ static void test_checkpoint_hostile_headers(void)
 
 /* ---- llm.c training state ------------------------------------------------------------------ */
 
+/* Finding 5 (review): ridge_qmlp_load allocated the size the header implies (up to 16 layers
+ * of 2^20 x 2^20 int8 weights: 16 TiB) before comparing it with the file's length. */
+static void test_qmlp_hostile_header(void)
+{
+    unsigned char h[8 + 4 + 4 + 8 * (RIDGE_MLP_MAX_LAYERS + 1) + 12 + 64] = "RIDGEQ8M";
+    put32(h + 8, 1);
+    put32(h + 12, RIDGE_MLP_MAX_LAYERS);
+    unsigned char *p = h + 16;
+    for (int l = 0; l <= RIDGE_MLP_MAX_LAYERS; l++, p += 8)
+        put32(p, RIDGE_MLP_MAX_WIDTH), put32(p + 4, 0);
+    put32(p, (uint32_t)RIDGE_EPI_RELU);
+    float one = 1;
+    memcpy(p + 8, &one, 4); /* mean 0, std 1 */
+    write_bytes(tpath("qmlp"), h, sizeof h);
+    hostile("int8 MLP: 16 layers of 2^20 x 2^20 in 228 bytes", read_qmlp, tpath("qmlp"),
+            want_format);
+}
+
+/* Finding 7 (fuzz-qmlp-checkpoint, within its first second): ridge_qmlp_load checked each
+ * scale (positive, finite) but not the requantization scale in_scale x w_scale / out_scale
+ * they imply, which can underflow to 0 or overflow to inf: the model loaded and every forward
+ * pass then failed. Now the load refuses it. */
+static void test_qmlp_scales(void)
+{
+    ridge_ctx *ctx = NULL;
+    CHECK_OK(ridge_ctx_create(NULL, &ctx));
+    ridge_mlp_config mc = {0};
+    mc.nlayers = 2, mc.sizes[0] = 4, mc.sizes[1] = 3, mc.sizes[2] = 2;
+    mc.act = RIDGE_EPI_RELU, mc.in_std = 1;
+    ridge_optim_config o;
+    ridge_optim_config_init(&o);
+    ridge_mlp *m = NULL;
+    ridge_qmlp *q = NULL;
+    const uint8_t calib[12] = {0, 255, 7, 99, 3, 3, 3, 3, 200, 1, 50, 128}, img[4] = {1, 2, 3, 4};
+    const float *logits;
+    CHECK_OK(ridge_mlp_create(&mc, &o, 2, 1, &m));
+    CHECK_OK(ridge_qmlp_quantize(ctx, m, calib, 3, &q));
+    CHECK_OK(ridge_qmlp_save(q, tpath("qmlp")));
+    ridge_qmlp_destroy(q);
+    ridge_mlp_destroy(m);
+    static unsigned char b[4096];
+    size_t n = read_bytes(tpath("qmlp"), b, sizeof b);
+    CHECK(n > 100 && n < sizeof b);
+    q = NULL;
+    CHECK_OK(ridge_qmlp_load(ctx, tpath("qmlp"), &q)); /* as saved: loads and runs */
+    if (q) CHECK_OK(ridge_qmlp_forward(ctx, q, img, 1, &logits));
+    ridge_qmlp_destroy(q);
+    /* layer 0: in_scale, in_zp, out_scale, out_zp, w_scale[out], ... */
+    const size_t at = 8 + 4 + 4 + 8 * 3 + 12;
+    const float tiny = 1e-30f, huge = 1e30f;
+    const float patch[2][2] = {{tiny, tiny}, {huge, huge}}; /* in_scale, w_scale[0] */
+    for (int i = 0; i < 2; i++) {
+        unsigned char c[sizeof b];
+        memcpy(c, b, n);
+        memcpy(c + at, &patch[i][0], 4);
+        memcpy(c + at + 16, &patch[i][1], 4);
+        fix_crc(c, n);
+        write_bytes(tpath("qmlp"), c, n);
+        q = NULL;
+        ridge_status st = ridge_qmlp_load(ctx, tpath("qmlp"), &q);
+        CHECKF(st == RIDGE_EFORMAT, "scales %g x %g: status %d", patch[i][0], patch[i][1], st);
+        ridge_qmlp_destroy(q);
+    }
+    ridge_ctx_destroy(ctx);
+}
+
+/* Finding 6 (fuzz-roofline, first input tried): ridge_roofline_to_json wrote measured_at
+ * unescaped, so a profile whose timestamp held a quote or a control character (accepted by
+ * the loader, as JSON escapes) was saved as a file that no longer loads. */
+static void test_roofline_round_trip(void)
+{
+    static const char text[] =
+        "{\"format\": \"ridge-roofline\", \"version\": 1, \"cpu\": \"A\\\"B\\u0001\\\\\",\n"
+        " \"threads\": 1, \"l1d\": 32768, \"l2\": 524288, \"l3_usable\": 0, \"quick\": true,\n"
+        " \"seconds\": 1, \"measured_at\": \"x\\n\\\"y\", \"points\": [{\"threads\": 1,\n"
+        " \"peak\": {\"f32-ref\": 10, \"f32-avx2\": null, \"f32-avx512\": null, \"i8-dot\": null,\n"
+        " \"bf16-dot\": null}, \"read\": {\"L1\": 100, \"L2\": 50, \"L3\": 20, \"DRAM\": 10},\n"
+        " \"copy\": 9, \"triad\": 9}]}";
+    ridge_roofline r, back;
+    CHECK_OK(ridge_roofline_from_json(text, &r));
+    char json[4096];
+    CHECK(ridge_roofline_to_json(&r, json, sizeof json) < sizeof json);
+    CHECKF(ridge_roofline_from_json(json, &back) == RIDGE_OK, "%s\n%s", ridge_last_error(), json);
+    CHECK(strcmp(back.cpu, "A\"B\\") == 0);        /* the control character dropped */
+    CHECK(strcmp(back.measured_at, "x\"y") == 0);
+}
+
 /* Finding 2 (reviewing fuzz-llmc-state): the MT19937 state read back was checked field by
  * field (1 <= left <= 624, next <= 624) but not as a pair; left 624 with next 600 let the
  * next draws index state[600 + 623]. The pair must be (1, 0) or sum to 625. */
@@ -314,6 +426,158 @@ static void test_llmc_state_mt(void)
     ridge_llmc_loader_destroy(ld);
 }
 
+/* ---- atomic writes ----------------------------------------------------------------------- */
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0;
+}
+
+/* A process id that no longer exists: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    waitpid(pid, NULL, 0);
+    return pid;
+}
+
+/* Stale temporary files: a writer killed mid-write leaves PATH.tmp.PID; the next write of PATH
+ * removes those whose process is gone, and nothing else: not a live process's, not a name
+ * that merely resembles the pattern, not a symlink or a directory. */
+static void test_stale_temps(void)
+{
+    int pipefd[2];
+    CHECK(pipe(pipefd) == 0);
+    pid_t live = fork();
+    if (live == 0) { /* lives until the parent closes the pipe */
+        char c;
+        close(pipefd[1]);
+        while (read(pipefd[0], &c, 1) > 0) {}
+        _exit(0);
+    }
+    close(pipefd[0]);
+    pid_t dead[3] = {dead_pid(), dead_pid(), dead_pid()};
+    char removed[64], kept[8][64];
+    snprintf(removed, sizeof removed, "tok.tmp.%d", (int)dead[0]);
+    snprintf(kept[0], 64, "tok.tmp.%d", (int)live);    /* a live writer's */
+    snprintf(kept[1], 64, "tok.tmp.0%d", (int)dead[0]); /* not our spelling of a pid */
+    snprintf(kept[2], 64, "tok.tmp.%dx", (int)dead[0]);
+    snprintf(kept[3], 64, "tok.tmp");                   /* no pid */
+    snprintf(kept[4], 64, "tokX.tmp.%d", (int)dead[0]); /* another file's */
+    snprintf(kept[5], 64, "Xtok.tmp.%d", (int)dead[0]);
+    snprintf(kept[6], 64, "tok.tmp.%d", (int)dead[1]);  /* a symlink */
+    snprintf(kept[7], 64, "tok.tmp.%d", (int)dead[2]);  /* a directory */
+    const char junk[] = "half-written";
+    write_bytes(tpath(removed), junk, sizeof junk);
+    for (int i = 0; i < 6; i++) write_bytes(tpath(kept[i]), junk, sizeof junk);
+    char target[1024];
+    snprintf(target, sizeof target, "%s", tpath(kept[0]));
+    CHECK(symlink(target, tpath(kept[6])) == 0);
+    CHECK(mkdir(tpath(kept[7]), 0700) == 0);
+
+    uint16_t tok[4] = {1, 2, 3, 4};
+    CHECK_OK(ridge_llmc_tokens_write(tpath("tok"), tok, 4));
+    CHECKF(!exists(tpath(removed)), "%s (dead writer) was not removed", removed);
+    for (int i = 0; i < 8; i++) CHECKF(exists(tpath(kept[i])), "%s was removed", kept[i]);
+    char mine[64];
+    snprintf(mine, sizeof mine, "tok.tmp.%d", (int)getpid());
+    CHECK(!exists(tpath(mine)));
+    uint16_t *back = NULL;
+    size_t n = 0;
+    CHECK_OK(ridge_llmc_tokens_read(tpath("tok"), 0, &back, &n));
+    CHECK(n == 4 && back && back[3] == 4);
+    ridge_free(back);
+
+    close(pipefd[1]);
+    waitpid(live, NULL, 0);
+    rmdir(tpath(kept[7]));
+    for (int i = 0; i < 7; i++) unlink(tpath(kept[i]));
+    unlink(tpath("tok"));
+}
+
+/* Every writer: a write that fails part-way (RLIMIT_FSIZE, SIGXFSZ ignored, so write(2) gets
+ * EFBIG as on a full disk) returns RIDGE_EIO, leaves the previous file byte for byte and no
+ * temporary file. Each write runs in a child, which has the limit. */
+enum { W_IDX, W_IDX_GZ, W_MODEL, W_TOKENS, W_TOKENIZER, W_STATE, W_COUNT };
+static const char *const writer_name[W_COUNT] = {"idx", "idx.gz", "model", "tokens", "tokenizer",
+                                                 "state"};
+
+/* Writes W's file at `path`, `big` (about 1 MiB) or small; returns the status. */
+static ridge_status write_one(int w, const char *path, int big)
+{
+    static float data[1 << 18];
+    for (size_t i = 0; i < sizeof data / sizeof *data; i++)
+        data[i] = (float)((i * 2654435761u) >> 7); /* poorly compressible, for gzip */
+    size_t n = big ? sizeof data / sizeof *data : 64;
+    switch (w) {
+    case W_IDX:
+    case W_IDX_GZ: {
+        ridge_idx idx = {RIDGE_IDX_F32, 1, {n}, n, data};
+        return ridge_idx_write(path, &idx, w == W_IDX_GZ);
+    }
+    case W_MODEL: {
+        ridge_gpt2_config c = {big ? 1024 : 8, 64, 64, 1, 1, big ? 64 : 8};
+        size_t np;
+        ridge_status st = ridge_gpt2_param_sizes(&c, NULL, &np);
+        if (st || np > sizeof data / sizeof *data) return RIDGE_EINVAL;
+        return ridge_llmc_model_write(path, &c, data);
+    }
+    case W_TOKENS: return ridge_llmc_tokens_write(path, (const uint16_t *)data, 2 * n);
+    case W_TOKENIZER: {
+        static const uint8_t *pieces[65536];
+        static uint8_t lens[65536];
+        uint32_t V = big ? 65536 : 4;
+        for (uint32_t i = 0; i < V; i++) pieces[i] = (const uint8_t *)data + 4 * i, lens[i] = 16;
+        return ridge_llmc_tokenizer_write(path, V, 0, pieces, lens);
+    }
+    default: {
+        ridge_llmc_loader *ld = NULL;
+        ridge_status st = ridge_llmc_loader_create(tpath("shard*.bin"), 1, 4, 50257, 1, &ld);
+        if (!st) st = ridge_llmc_state_write(path, 1, 9, ld, data, data, n / 2);
+        ridge_llmc_loader_destroy(ld);
+        return st;
+    }
+    }
+}
+
+static void test_writers_fail_cleanly(void)
+{
+    uint16_t tok[64] = {0};
+    CHECK_OK(ridge_llmc_tokens_write(tpath("shard0.bin"), tok, 64));
+    static unsigned char before[1 << 16], after[1 << 16];
+    for (int w = 0; w < W_COUNT; w++) {
+        if (w == W_IDX_GZ && !ridge_io_has_zlib()) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s", tpath(writer_name[w]));
+        CHECKF(write_one(w, path, 0) == RIDGE_OK, "%s: %s", writer_name[w], ridge_last_error());
+        size_t nb = read_bytes(path, before, sizeof before);
+        CHECK(nb > 0 && nb < sizeof before);
+        pid_t pid = fork();
+        if (pid == 0) {
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit rl = {nb + 4096, nb + 4096};
+            setrlimit(RLIMIT_FSIZE, &rl);
+            ridge_status st = write_one(w, path, 1);
+            if (st != RIDGE_EIO) fprintf(stderr, "%s: %d %s\n", writer_name[w], st, ridge_last_error());
+            _exit(st == RIDGE_EIO ? 0 : 1);
+        }
+        int status = -1;
+        waitpid(pid, &status, 0);
+        CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+               "%s: a failed write did not return RIDGE_EIO", writer_name[w]);
+        size_t na = read_bytes(path, after, sizeof after);
+        CHECKF(na == nb && memcmp(before, after, nb) == 0, "%s: the previous file changed",
+               writer_name[w]);
+        char tmp[1100];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)pid);
+        CHECKF(!exists(tmp), "%s: the temporary file was left", writer_name[w]);
+        unlink(path);
+    }
+    unlink(tpath("shard0.bin"));
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/ridge-reliability.XXXXXX");
@@ -325,8 +589,13 @@ int main(void)
     test_idx_hostile_headers();
     test_checkpoint_hostile_headers();
     test_llmc_state_mt();
+    test_qmlp_hostile_header();
+    test_qmlp_scales();
+    test_roofline_round_trip();
+    test_stale_temps();
+    test_writers_fail_cleanly();
     const char *names[] = {"tokens", "tokenizer", "model", "idx", "idx.gz", "mlp", "cnn", "shard0.bin",
-                           "shard1.bin", "state"};
+                           "shard1.bin", "state", "qmlp"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(tpath(names[i]));
     rmdir(dir);
     return test_finish("test-reliability");

@@ -54,7 +54,9 @@ size_t ridge_idx_type_size(int type);
  * exceed max_bytes), RIDGE_EUNSUPPORTED (gzip without zlib) or RIDGE_ENOMEM. */
 ridge_status ridge_idx_read(const char *path, size_t max_bytes, ridge_idx *out);
 
-/* Writes an IDX file (gzip'd if `gzip`, which needs zlib). data is in host byte order. */
+/* Writes an IDX file (gzip'd if `gzip`, which needs zlib). data is in host byte order. The
+ * write is atomic (PATH.tmp.PID, fsync, rename: docs/RELIABILITY.md); RIDGE_EIO on failure,
+ * with PATH left as it was. */
 ridge_status ridge_idx_write(const char *path, const ridge_idx *idx, int gzip);
 
 void ridge_idx_free(ridge_idx *idx); /* frees data and zeroes *idx; NULL is a no-op */

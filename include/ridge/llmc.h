@@ -10,8 +10,9 @@
  *
  * Every reader checks each header field, the sizes against the file's length and the token ids
  * against the vocabulary, and names the file and the field in ridge_last_error(). A reader
- * never allocates more than the file's size justifies. Writers write to PATH.tmp and rename,
- * so a crash never leaves a half-written file under the final name. All calls are
+ * never allocates more than the file's size justifies. Writers write PATH.tmp.PID, fsync it
+ * and rename it over PATH, so a crash never leaves a half-written file under the final name
+ * (docs/RELIABILITY.md); a failed write returns RIDGE_EIO and leaves PATH as it was. All calls are
  * thread-safe on distinct objects.
  */
 #ifndef RIDGE_LLMC_H

@@ -31,7 +31,9 @@ extern "C" {
 typedef struct ridge_qmlp ridge_qmlp; /* opaque */
 
 /* Quantizes m, calibrating the activation ranges on n u8 images (n, sizes[0]) (n >= 1).
- * The int8 GEMM plans use ctx's kernels. Free with ridge_qmlp_destroy. */
+ * The int8 GEMM plans use ctx's kernels. Free with ridge_qmlp_destroy. RIDGE_EOVERFLOW if a
+ * requantization scale (input scale x weight scale / output scale) is not a positive finite
+ * float (extreme weights). */
 ridge_status ridge_qmlp_quantize(ridge_ctx *ctx, const ridge_mlp *m, const uint8_t *images,
                                  size_t n, ridge_qmlp **out);
 void ridge_qmlp_destroy(ridge_qmlp *q); /* NULL is a no-op */
@@ -51,8 +53,9 @@ ridge_status ridge_qmlp_evaluate(ridge_ctx *ctx, ridge_qmlp *q, const uint8_t *i
 /* The int8 checkpoint (docs/FORMATS.md, "int8 MLP"): magic "RIDGEQ8M", version, sizes,
  * activation, normalization, then per layer the input and output quantization, the weight
  * scales, int32 biases and int8 weights, and a CRC-32 of all that. Saved through a temporary
- * file and a rename; loading validates every field, the length and the CRC, and builds the
- * GEMM plans for ctx. */
+ * file and a rename; loading validates every field, the length (before allocating), the CRC
+ * and the requantization scales the fields imply (RIDGE_EFORMAT), and builds the GEMM plans
+ * for ctx. */
 ridge_status ridge_qmlp_save(const ridge_qmlp *q, const char *path);
 ridge_status ridge_qmlp_load(ridge_ctx *ctx, const char *path, ridge_qmlp **out);
 

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ridge/core.h"
 
@@ -21,9 +22,32 @@ ridge_status ridge_error(ridge_status s, const char *fmt, ...)
 #define RIDGE_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define RIDGE_ALIGN 64
 
-/* file.c: writes the parts, in order, to PATH.tmp.PID, fsyncs it and renames it over path;
- * on any failure removes the temporary file and leaves path as it was. RIDGE_EINVAL for a
- * path too long (the message starts with `who`), RIDGE_EIO with the system's reason. */
+/* file.c: atomic file writes. The data goes to PATH.tmp.PID; commit flushes and fsyncs it,
+ * renames it over PATH and fsyncs the directory (best effort: ignored where unsupported). Any
+ * failure removes the temporary file and leaves PATH as it was. Open first removes stale
+ * PATH.tmp.PID files whose process no longer exists (a writer killed mid-write).
+ * Streaming:
+ *   ridge_file_atomic a;
+ *   if ((st = ridge_file_atomic_open(&a, path, "who"))) return st;
+ *   ridge_file_atomic_write(&a, p, n); ...    (errors are sticky: checked by commit)
+ *   return ridge_file_atomic_commit(&a);      (or ridge_file_atomic_abort(&a) to give up)
+ * a.f may also be written directly (fwrite, or through fileno(a.f) before any buffered write);
+ * set a.err to an errno value to make commit fail. open: RIDGE_EINVAL for a NULL or too long
+ * path (the message starts with `who`), RIDGE_EIO when PATH.tmp.PID cannot be created;
+ * commit: RIDGE_EIO "PATH: cannot write: <reason>". */
+typedef struct ridge_file_atomic {
+    FILE *f;          /* the temporary file */
+    const char *path; /* the caller's: must stay valid until commit/abort */
+    int err;          /* the first write error (an errno value), 0 if none */
+    char tmp[4096];   /* PATH.tmp.PID */
+} ridge_file_atomic;
+ridge_status ridge_file_atomic_open(ridge_file_atomic *a, const char *path, const char *who);
+/* Returns 1 while no write has failed. */
+int ridge_file_atomic_write(ridge_file_atomic *a, const void *data, size_t bytes);
+ridge_status ridge_file_atomic_commit(ridge_file_atomic *a);
+void ridge_file_atomic_abort(ridge_file_atomic *a);
+
+/* The whole file at once: the parts, in order, through the functions above. */
 typedef struct ridge_file_part {
     const void *data;
     size_t bytes;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "ridge/io.h"
@@ -313,14 +314,34 @@ void ridge_idx_free(ridge_idx *idx)
 
 /* ---- writing ------------------------------------------------------------------------------- */
 
+/* n bytes to the gzip stream when there is one, else to the file; 1 while nothing failed. */
+static int put(ridge_file_atomic *a, void *gz, const void *p, size_t n)
+{
+    (void)gz; /* without zlib there is never a stream */
+#ifdef RIDGE_HAVE_ZLIB
+    if (gz) {
+        errno = 0;
+        if (gzwrite((gzFile)gz, p, (unsigned)n) == (int)n) return 1;
+        if (!a->err) a->err = errno ? errno : EIO;
+        return 0;
+    }
+#endif
+    return ridge_file_atomic_write(a, p, n);
+}
+
 ridge_status ridge_idx_write(const char *path, const ridge_idx *idx, int gzip)
 {
-    if (!path || !idx) return ridge_error(RIDGE_EINVAL, "idx_write: path or idx is NULL");
+    if (!path || !idx || !idx->data)
+        return ridge_error(RIDGE_EINVAL, "idx_write: path, idx or its data is NULL");
     size_t esize = ridge_idx_type_size(idx->type);
     if (!esize) return ridge_error(RIDGE_EINVAL, "idx_write: unknown type 0x%02x", idx->type);
     if (idx->ndim < 1 || idx->ndim > RIDGE_IDX_MAX_DIMS)
         return ridge_error(RIDGE_EINVAL, "idx_write: ndim %d not in 1..%d", idx->ndim,
                            RIDGE_IDX_MAX_DIMS);
+#ifndef RIDGE_HAVE_ZLIB
+    if (gzip)
+        return ridge_error(RIDGE_EUNSUPPORTED, "%s: cannot write gzip: built without zlib", path);
+#endif
     size_t count = 1;
     unsigned char head[4 + 4 * RIDGE_IDX_MAX_DIMS] = {0, 0, (unsigned char)idx->type,
                                                      (unsigned char)idx->ndim};
@@ -334,34 +355,35 @@ ridge_status ridge_idx_write(const char *path, const ridge_idx *idx, int gzip)
     if (count != idx->count)
         return ridge_error(RIDGE_EINVAL, "idx_write: count %zu is not the dims' product %zu",
                            idx->count, count);
-    size_t bytes = count * esize;
-    void *be = ridge_malloc(bytes);
-    if (!be) return ridge_error(RIDGE_ENOMEM, "idx_write: cannot allocate %zu bytes", bytes);
-    memcpy(be, idx->data, bytes);
-    swap_bytes(be, count, esize);
     size_t hbytes = 4 + 4 * (size_t)idx->ndim;
-    int ok;
-    if (gzip) {
+    ridge_file_atomic a;
+    ridge_status st = ridge_file_atomic_open(&a, path, "idx_write");
+    if (st) return st;
+    void *gz = NULL;
 #ifdef RIDGE_HAVE_ZLIB
-        gzFile gz = gzopen(path, "wb");
-        ok = gz != NULL;
-        for (size_t done = 0; ok && done < bytes;) {
-            unsigned chunk = (unsigned)RIDGE_MIN(bytes - done, (size_t)1 << 30);
-            if (done == 0) ok = gzwrite(gz, head, (unsigned)hbytes) == (int)hbytes;
-            ok = ok && gzwrite(gz, (char *)be + done, chunk) == (int)chunk;
-            done += chunk;
+    if (gzip) { /* zlib writes to its own descriptor of the temporary file; commit fsyncs it */
+        errno = 0;
+        int fd = dup(fileno(a.f));
+        if (fd < 0 || !(gz = gzdopen(fd, "wb"))) {
+            if (fd >= 0) close(fd);
+            a.err = errno ? errno : ENOMEM;
         }
-        if (gz && gzclose(gz) != Z_OK) ok = 0;
-#else
-        ridge_free(be);
-        return ridge_error(RIDGE_EUNSUPPORTED, "%s: cannot write gzip: built without zlib", path);
-#endif
-    } else {
-        FILE *f = fopen(path, "wb");
-        ok = f && fwrite(head, 1, hbytes, f) == hbytes && fwrite(be, 1, bytes, f) == bytes;
-        if (f && fclose(f) != 0) ok = 0;
     }
-    ridge_free(be);
-    if (!ok) return ridge_error(RIDGE_EIO, "%s: cannot write: %s", path, strerror(errno));
-    return RIDGE_OK;
+#endif
+    /* big-endian copies of the data, a chunk at a time: never a second copy of it all */
+    unsigned char buf[1 << 15];
+    const unsigned char *src = idx->data;
+    size_t per = sizeof buf / esize;
+    int ok = !a.err && put(&a, gz, head, hbytes);
+    for (size_t i = 0; ok && i < count; i += per) {
+        size_t k = RIDGE_MIN(per, count - i);
+        memcpy(buf, src + i * esize, k * esize);
+        swap_bytes(buf, k, esize);
+        ok = put(&a, gz, buf, k * esize);
+    }
+#ifdef RIDGE_HAVE_ZLIB
+    errno = 0;
+    if (gz && gzclose(gz) != Z_OK && !a.err) a.err = errno ? errno : EIO;
+#endif
+    return ridge_file_atomic_commit(&a);
 }

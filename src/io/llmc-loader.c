@@ -294,33 +294,23 @@ ridge_status ridge_llmc_state_write(const char *path, int step, uint64_t sample_
     memcpy(&h[20], &sample_rng, 8);
     memcpy(&h[22], &sample_rng, 8);
     memcpy(&h[30], pos, sizeof pos);
-    char *tmp = malloc(strlen(path) + 5);
-    if (!tmp) return ridge_error(RIDGE_ENOMEM, "state %s: out of memory", path);
-    sprintf(tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        ridge_status st = ridge_error(RIDGE_EIO, "state %s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    int ok = fwrite(h, sizeof h, 1, f) == 1 && fwrite(m, 4, nparams, f) == nparams &&
-             fwrite(v, 4, nparams, f) == nparams;
-    if (ok && ld->shuffle) {
+    ridge_file_atomic a;
+    ridge_status st = ridge_file_atomic_open(&a, path, "state");
+    if (st) return st;
+    ridge_file_atomic_write(&a, h, sizeof h); /* errors are sticky: commit reports them */
+    ridge_file_atomic_write(&a, m, 4 * nparams);
+    ridge_file_atomic_write(&a, v, 4 * nparams);
+    if (ld->shuffle) {
         uint64_t ns = ld->nshards, nsam = ld->nsamples;
         llmc_mt_state mt = {42, ld->rng.left, (uint32_t)ld->rng.next, {0}, {0, 0x9908b0dfu}};
         memcpy(mt.state, ld->rng.state, sizeof mt.state);
-        ok = fwrite(&ns, 8, 1, f) == 1 && fwrite(ld->shard_order, 4, ns, f) == ns &&
-             fwrite(&nsam, 8, 1, f) == 1 && fwrite(ld->sample_order, 4, nsam, f) == nsam &&
-             fwrite(&mt, sizeof mt, 1, f) == 1;
+        ridge_file_atomic_write(&a, &ns, 8);
+        ridge_file_atomic_write(&a, ld->shard_order, 4 * ns);
+        ridge_file_atomic_write(&a, &nsam, 8);
+        ridge_file_atomic_write(&a, ld->sample_order, 4 * nsam);
+        ridge_file_atomic_write(&a, &mt, sizeof mt);
     }
-    ok = fclose(f) == 0 && ok;
-    ridge_status st = RIDGE_OK;
-    if (!ok) st = ridge_error(RIDGE_EIO, "state %s: write failed: %s", tmp, strerror(errno));
-    else if (rename(tmp, path) != 0)
-        st = ridge_error(RIDGE_EIO, "state %s: cannot rename %s: %s", path, tmp, strerror(errno));
-    if (st) remove(tmp);
-    free(tmp);
-    return st;
+    return ridge_file_atomic_commit(&a);
 }
 
 ridge_status ridge_llmc_state_read(const char *path, int *step, uint64_t *sample_rng,

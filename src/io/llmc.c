@@ -60,11 +60,14 @@ ridge_status ridge_gpt2_config_check(const ridge_gpt2_config *c)
         return ridge_error(RIDGE_EINVAL,
                            "gpt2 config: channels = %d is not a multiple of num_heads = %d",
                            c->channels, c->num_heads);
-    /* every size below is a product of at most four ints: check it fits comfortably */
+    /* every size below is a product of at most four ints: check it fits comfortably. Each
+     * product of two ints fits in 64 bits; L * 12 * C * C (up to 2^74) is compared by
+     * division, since a wrapped product could pass (L = 2^30, C = 2^16 gives 12 * 2^62,
+     * 0 mod 2^64: docs/RELIABILITY.md, finding 4). */
     const uint64_t lim = (uint64_t)1 << 40;
     uint64_t C = (uint64_t)c->channels, L = (uint64_t)c->num_layers;
     if ((uint64_t)c->padded_vocab_size * C > lim || (uint64_t)c->max_seq_len * C > lim ||
-        L * 12 * C * C > lim)
+        C * C > lim || L * 12 > lim / (C * C))
         return ridge_error(RIDGE_EINVAL, "gpt2 config: %d layers x %d channels is too large",
                            c->num_layers, c->channels);
     return RIDGE_OK;
@@ -140,58 +143,8 @@ static ridge_status read_body(const char *what, const char *path, FILE *f, void 
     return RIDGE_OK;
 }
 
-/* Writing goes to PATH.tmp, renamed over PATH once complete. */
-typedef struct writer {
-    FILE *f;
-    char *tmp;
-    const char *path, *what;
-} writer;
-
-static ridge_status writer_open(writer *w, const char *what, const char *path)
-{
-    memset(w, 0, sizeof *w);
-    if (!path) return ridge_error(RIDGE_EINVAL, "%s: path is NULL", what);
-    size_t n = strlen(path);
-    w->tmp = malloc(n + 5);
-    if (!w->tmp) return ridge_error(RIDGE_ENOMEM, "%s %s: out of memory", what, path);
-    memcpy(w->tmp, path, n);
-    memcpy(w->tmp + n, ".tmp", 5);
-    w->path = path;
-    w->what = what;
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
-        ridge_status st = ridge_error(RIDGE_EIO, "%s %s: cannot create: %s", what, w->tmp,
-                                      strerror(errno));
-        free(w->tmp);
-        return st;
-    }
-    return RIDGE_OK;
-}
-
-static ridge_status writer_put(writer *w, const void *p, size_t bytes)
-{
-    if (bytes && fwrite(p, 1, bytes, w->f) != bytes)
-        return ridge_error(RIDGE_EIO, "%s %s: write failed: %s", w->what, w->tmp,
-                           strerror(errno));
-    return RIDGE_OK;
-}
-
-/* Finishes (st == OK: flush, fsync, close, rename) or abandons (remove the temporary) a
- * write. The fsync makes the data durable before the rename publishes it, so a power loss
- * leaves the old file or the new one, never a renamed empty one (docs/RELIABILITY.md). */
-static ridge_status writer_close(writer *w, ridge_status st)
-{
-    if (st == RIDGE_OK && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0))
-        st = ridge_error(RIDGE_EIO, "%s %s: write failed: %s", w->what, w->tmp, strerror(errno));
-    if (fclose(w->f) != 0 && st == RIDGE_OK)
-        st = ridge_error(RIDGE_EIO, "%s %s: close failed: %s", w->what, w->tmp, strerror(errno));
-    if (st == RIDGE_OK && rename(w->tmp, w->path) != 0)
-        st = ridge_error(RIDGE_EIO, "%s %s: cannot rename %s: %s", w->what, w->path, w->tmp,
-                         strerror(errno));
-    if (st != RIDGE_OK) remove(w->tmp);
-    free(w->tmp);
-    return st;
-}
+/* Every writer goes through ridge_file_atomic (src/core/file.c): PATH.tmp.PID, fsync'd and
+ * renamed over PATH, so PATH is always the previous complete file or the new one. */
 
 /* ---- checkpoint ------------------------------------------------------------------------- */
 
@@ -262,11 +215,8 @@ ridge_status ridge_llmc_model_write(const char *path, const ridge_gpt2_config *c
     int32_t h[256] = {RIDGE_LLMC_MODEL_MAGIC, RIDGE_LLMC_MODEL_VERSION, cfg->max_seq_len,
                       cfg->vocab_size, cfg->num_layers, cfg->num_heads, cfg->channels,
                       cfg->padded_vocab_size};
-    writer w;
-    if ((st = writer_open(&w, "checkpoint", path))) return st;
-    st = writer_put(&w, h, sizeof h);
-    if (!st) st = writer_put(&w, params, n * sizeof(float));
-    return writer_close(&w, st);
+    ridge_file_part parts[2] = {{h, sizeof h}, {params, n * sizeof(float)}};
+    return ridge_file_write_atomic(path, "checkpoint", parts, 2);
 }
 
 /* ---- token shards ----------------------------------------------------------------------- */
@@ -354,12 +304,8 @@ ridge_status ridge_llmc_tokens_write(const char *path, const uint16_t *tokens, s
         return ridge_error(RIDGE_EINVAL, "token shard %s: %zu tokens (need 1..%d, non-NULL)",
                            path, ntok, INT32_MAX);
     int32_t h[256] = {RIDGE_LLMC_TOKENS_MAGIC, RIDGE_LLMC_TOKENS_VERSION, (int32_t)ntok};
-    writer w;
-    ridge_status st = writer_open(&w, "token shard", path);
-    if (st) return st;
-    st = writer_put(&w, h, sizeof h);
-    if (!st) st = writer_put(&w, tokens, ntok * sizeof *tokens);
-    return writer_close(&w, st);
+    ridge_file_part parts[2] = {{h, sizeof h}, {tokens, ntok * sizeof *tokens}};
+    return ridge_file_write_atomic(path, "token shard", parts, 2);
 }
 
 /* ---- tokenizer -------------------------------------------------------------------------- */
@@ -496,13 +442,12 @@ ridge_status ridge_llmc_tokenizer_write(const char *path, uint32_t V, uint32_t e
             return ridge_error(RIDGE_EINVAL, "tokenizer %s: token %u is empty", path, i);
     int32_t h[256] = {RIDGE_LLMC_TOKENIZER_MAGIC, RIDGE_LLMC_TOKENIZER_VERSION, (int32_t)V,
                       (int32_t)eot};
-    writer w;
-    ridge_status st = writer_open(&w, "tokenizer", path);
+    ridge_file_atomic a;
+    ridge_status st = ridge_file_atomic_open(&a, path, "tokenizer");
     if (st) return st;
-    st = writer_put(&w, h, sizeof h);
-    for (uint32_t i = 0; !st && i < V; i++) {
-        st = writer_put(&w, &lens[i], 1);
-        if (!st) st = writer_put(&w, pieces[i], lens[i]);
-    }
-    return writer_close(&w, st);
+    int ok = ridge_file_atomic_write(&a, h, sizeof h);
+    for (uint32_t i = 0; ok && i < V; i++)
+        ok = ridge_file_atomic_write(&a, &lens[i], 1) &&
+             ridge_file_atomic_write(&a, pieces[i], lens[i]);
+    return ridge_file_atomic_commit(&a);
 }

@@ -141,6 +141,17 @@ __attribute__((format(printf, 2, 3))) static void put(sbuf *b, const char *fmt, 
     if (n > 0) b->len += (size_t)n;
 }
 
+/* A JSON string: quotes and backslashes escaped, control characters dropped (a profile's
+ * strings are a CPU brand and a timestamp; what the loader accepted must load again). */
+static void put_str(sbuf *b, const char *s)
+{
+    put(b, "\"");
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\') put(b, "\\%c", *s);
+        else if ((unsigned char)*s >= 0x20) put(b, "%c", *s);
+    put(b, "\"");
+}
+
 /* A measured number, or null when it is 0 (not on this CPU). */
 static void put_num(sbuf *b, const char *key, double v, const char *sep)
 {
@@ -154,14 +165,14 @@ size_t ridge_roofline_to_json(const ridge_roofline *r, char *buf, size_t size)
     if (buf && size) buf[0] = 0;
     put(&b, "{\n  \"format\": \"ridge-roofline\",\n  \"version\": %d,\n", r->version);
     put(&b, "  \"units\": \"peaks GFLOP/s (i8-dot: GOP/s), bandwidths GB/s, sizes bytes\",\n");
-    put(&b, "  \"cpu\": \"");
-    for (const char *s = r->cpu; *s; s++)
-        if (*s == '"' || *s == '\\') put(&b, "\\%c", *s);
-        else if ((unsigned char)*s >= 0x20) put(&b, "%c", *s);
-    put(&b, "\",\n  \"threads\": %d,\n  \"l1d\": %zu,\n  \"l2\": %zu,\n  \"l3_usable\": %zu,\n",
+    put(&b, "  \"cpu\": ");
+    put_str(&b, r->cpu);
+    put(&b, ",\n  \"threads\": %d,\n  \"l1d\": %zu,\n  \"l2\": %zu,\n  \"l3_usable\": %zu,\n",
         r->threads, r->l1d, r->l2, r->l3_usable);
-    put(&b, "  \"quick\": %s,\n  \"seconds\": %.3f,\n  \"measured_at\": \"%s\",\n",
-        r->quick ? "true" : "false", r->seconds, r->measured_at);
+    put(&b, "  \"quick\": %s,\n  \"seconds\": %.3f,\n  \"measured_at\": ",
+        r->quick ? "true" : "false", r->seconds);
+    put_str(&b, r->measured_at);
+    put(&b, ",\n");
     put(&b, "  \"points\": [");
     for (int i = 0; i < r->npoints; i++) {
         const ridge_roofline_point *p = &r->points[i];
@@ -319,30 +330,14 @@ ridge_status ridge_roofline_save(const ridge_roofline *roof, const char *path)
 {
     if (!roof || !path) return ridge_error(RIDGE_EINVAL, "roofline_save: NULL argument");
     size_t n = ridge_roofline_to_json(roof, NULL, 0);
-    char *text = malloc(n + 1), tmp[4200];
+    char *text = malloc(n + 1);
     if (!text) return ridge_error(RIDGE_ENOMEM, "roofline_save: out of memory");
     ridge_roofline_to_json(roof, text, n + 1);
-    ridge_status st = RIDGE_OK;
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        st = ridge_error(RIDGE_EINVAL, "roofline_save: path too long");
-        goto out_free_text;
-    }
-    if (make_parent_dirs(path)) {
+    ridge_status st;
+    if (make_parent_dirs(path))
         st = ridge_error(RIDGE_EIO, "%s: cannot create the directory: %s", path, strerror(errno));
-        goto out_free_text;
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = ridge_error(RIDGE_EIO, "%s: %s", tmp, strerror(errno));
-        goto out_free_text;
-    }
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        st = ridge_error(RIDGE_EIO, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-    }
-out_free_text:
+    else
+        st = ridge_file_write_atomic(path, "roofline_save", &(ridge_file_part){text, n}, 1);
     free(text);
     return st;
 }

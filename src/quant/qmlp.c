@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -88,8 +89,14 @@ static ridge_status qmlp_build(ridge_ctx *ctx, ridge_qmlp *q)
     for (int l = 0; l < q->cfg.nlayers; l++) {
         qlayer *L = &q->L[l];
         int last = l == q->cfg.nlayers - 1;
-        for (size_t o = 0; o < L->out; o++)
+        for (size_t o = 0; o < L->out; o++) {
+            /* each factor is positive and finite, their product and quotient need not be */
             L->rq_scale[o] = L->in_scale * L->w_scale[o] / (last ? 1.0f : L->out_scale);
+            if (!(L->rq_scale[o] > 0) || !isfinite(L->rq_scale[o]))
+                return ridge_error(RIDGE_EOVERFLOW, "layer %d, output %zu: the requantization "
+                                   "scale %g x %g / %g is not a positive finite float", l, o,
+                                   L->in_scale, L->w_scale[o], last ? 1.0f : L->out_scale);
+        }
         ridge_status st = ridge_qgemm_plan_create(ctx, RIDGE_TRANS, L->out, L->in, L->wq, L->in,
                                                   &L->plan);
         if (st) return st;
@@ -375,7 +382,15 @@ ridge_status ridge_qmlp_load(ridge_ctx *ctx, const char *path, ridge_qmlp **out)
         return ridge_error(RIDGE_EFORMAT, "%s: the header's sizes, activation or normalization "
                                           "are invalid", path);
     }
+    /* the file must be as long as the header implies before anything that size is allocated
+     * (a 100-byte header may claim 16 layers of 2^20 x 2^20 weights) */
     size_t size = qmlp_file_size(&cfg);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || (uint64_t)sb.st_size != (uint64_t)size) {
+        fclose(f);
+        return ridge_error(RIDGE_EFORMAT, "%s: %lld bytes, expected %zu for this architecture",
+                           path, (long long)sb.st_size, size);
+    }
     unsigned char *buf = malloc(size + 1);
     if (!buf) {
         fclose(f);
@@ -426,7 +441,11 @@ ridge_status ridge_qmlp_load(ridge_ctx *ctx, const char *path, ridge_qmlp **out)
         st = ridge_error(RIDGE_EFORMAT, "%s: a layer's scales or zero points are invalid", path);
         goto done;
     }
-    st = qmlp_build(ctx, q);
+    if ((st = qmlp_build(ctx, q)) == RIDGE_EOVERFLOW) { /* scales that cannot be used */
+        char why[256];
+        snprintf(why, sizeof why, "%s", ridge_last_error());
+        st = ridge_error(RIDGE_EFORMAT, "%s: %s", path, why);
+    }
 done:
     free(buf);
     if (st) ridge_qmlp_destroy(q);
