@@ -148,6 +148,12 @@ ridge_status ridge_qconv2d_forward(ridge_ctx *ctx, const ridge_qconv2d_plan *pla
                                    ridge_lowp_type x_type, const void *x, int32_t zx, void *y,
                                    const ridge_requant *rq);
 
+/* The same for the first n images only (1 <= n <= the plan's d->n): a plan made for the
+ * largest batch serves the smaller ones (the weights do not depend on the batch). */
+ridge_status ridge_qconv2d_forward_n(ridge_ctx *ctx, const ridge_qconv2d_plan *plan, size_t n,
+                                     ridge_lowp_type x_type, const void *x, int32_t zx, void *y,
+                                     const ridge_requant *rq);
+
 /* The definition, as plain loops (wrap-around int32 sums, then the scalar requantization). */
 ridge_status ridge_qconv2d_forward_ref(const ridge_conv2d_desc *d, ridge_lowp_type x_type,
                                        const void *x, int32_t zx, const int8_t *weights, void *y,

@@ -363,10 +363,24 @@ ridge_status ridge_qconv2d_forward(ridge_ctx *ctx, const ridge_qconv2d_plan *P,
                                    ridge_lowp_type x_type, const void *x, int32_t zx, void *y,
                                    const ridge_requant *rq)
 {
+    return ridge_qconv2d_forward_n(ctx, P, P ? (size_t)P->d.n : 0, x_type, x, zx, y, rq);
+}
+
+ridge_status ridge_qconv2d_forward_n(ridge_ctx *ctx, const ridge_qconv2d_plan *plan, size_t n,
+                                     ridge_lowp_type x_type, const void *x, int32_t zx, void *y,
+                                     const ridge_requant *rq)
+{
     const char *fn = "qconv2d_forward";
-    if (!ctx || !P || !x || !y)
+    if (!ctx || !plan || !x || !y)
         return ridge_error(RIDGE_EINVAL, "%s: %s is NULL", fn,
-                           !ctx ? "ctx" : !P ? "plan" : !x ? "x" : "y");
+                           !ctx ? "ctx" : !plan ? "plan" : !x ? "x" : "y");
+    if (n < 1 || n > (size_t)plan->d.n)
+        return ridge_error(RIDGE_EINVAL, "%s: %zu images; the plan takes 1 to %lld", fn, n,
+                           (long long)plan->d.n);
+    /* the plan for n images: only the batch differs, which nothing in it depends on */
+    ridge_qconv2d_plan Pn = *plan;
+    Pn.d.n = (int64_t)n;
+    const ridge_qconv2d_plan *P = &Pn;
     const ridge_conv2d_desc *d = &P->d;
     size_t rows = (size_t)(d->n * P->oh * P->ow), co = (size_t)d->c_out;
     static const ridge_requant raw = {0};

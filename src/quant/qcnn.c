@@ -1,0 +1,490 @@
+/* Post-training int8 quantization of a CNN (ridge/quant.h): batch norms folded into the layer
+ * before them, per-channel int8 weights, u8 activations with per-tensor ranges from the fp32
+ * model on calibration images; inference on the int8 convolution and GEMM with the
+ * requantizing epilogue, pooling on u8; the int8 CNN checkpoint.
+ *
+ * Why pooling can stay in u8: the quantization q = round(x / s) + z is monotone (s > 0), so
+ * the max of the q is the q of the max, exactly; an average of q is the q of the average up to
+ * the rounding of the result (half a step). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/checkpoint.h"
+#include "quant/quant-internal.h"
+
+#define QCNN_BATCH 128 /* images per forward chunk */
+
+typedef struct qcnn_layer {
+    ridge_cnn_kind kind;   /* CONV, MAXPOOL, AVGPOOL or DENSE: batch norms are folded away */
+    int src, bn;           /* the fp32 layer, and the batch norm folded into it (-1: none) */
+    int64_t h, w, c;       /* input, per image, NHWC */
+    int64_t oh, ow, oc;    /* output */
+    int64_t k, stride;     /* conv, pooling */
+    int relu;
+    size_t nw;             /* conv: oc x c x k x k (OIHW); dense: oc x (h w c) */
+    int8_t *wq;
+    float *w_scale;        /* (oc) */
+    int32_t *bias;         /* (oc), at the accumulator's scale in_scale * w_scale[o] */
+    float in_scale, out_scale;
+    int32_t in_zp, out_zp; /* out_*: conv and hidden dense (u8 output); pools: the input's */
+    float *rq_scale;       /* (oc): in_scale w_scale[o] / out_scale (the last: no out_scale) */
+    ridge_qconv2d_plan *conv;
+    ridge_qgemm_plan *gemm;
+} qcnn_layer;
+
+struct ridge_qcnn {
+    ridge_cnn_config cfg;
+    int nl;
+    qcnn_layer L[RIDGE_CNN_MAX_LAYERS];
+    size_t cap, classes;
+    uint8_t *act[2];  /* ping-pong activations (cap, the largest tensor) */
+    float *logits;    /* (cap, classes) */
+};
+
+static int has_weights(const qcnn_layer *L)
+{
+    return L->kind == RIDGE_CNN_CONV || L->kind == RIDGE_CNN_DENSE;
+}
+
+void ridge_qcnn_destroy(ridge_qcnn *q)
+{
+    if (!q) return;
+    for (int l = 0; l < q->nl; l++) {
+        qcnn_layer *L = &q->L[l];
+        ridge_free(L->wq);
+        ridge_free(L->w_scale);
+        ridge_free(L->bias);
+        ridge_free(L->rq_scale);
+        ridge_qconv2d_plan_destroy(L->conv);
+        ridge_qgemm_plan_destroy(L->gemm);
+    }
+    ridge_free(q->act[0]);
+    ridge_free(q->act[1]);
+    ridge_free(q->logits);
+    ridge_free(q);
+}
+
+const ridge_cnn_config *ridge_qcnn_config(const ridge_qcnn *q) { return q ? &q->cfg : NULL; }
+
+/* The quantized layers of cfg (validated): shapes, folding, sizes; nothing allocated. */
+static ridge_status qcnn_layers(const char *fn, const ridge_cnn_config *cfg, ridge_qcnn *q)
+{
+    ridge_status st = ridge_cnn_config_check(cfg);
+    if (st) return st;
+    int64_t h = cfg->in_h, w = cfg->in_w, c = cfg->in_c;
+    q->nl = 0;
+    for (int l = 0; l < cfg->nlayers; l++) {
+        const ridge_cnn_layer *S = &cfg->layers[l];
+        if (S->kind == RIDGE_CNN_BN)
+            return ridge_error(RIDGE_EUNSUPPORTED, "%s: layer %d: int8 needs every batch norm "
+                               "right after a conv or dense layer without activation, to fold "
+                               "it into that layer", fn, l);
+        qcnn_layer *L = &q->L[q->nl++];
+        memset(L, 0, sizeof *L);
+        L->kind = S->kind, L->src = l, L->bn = -1;
+        L->h = h, L->w = w, L->c = c, L->k = S->k, L->stride = S->stride;
+        L->relu = S->act == RIDGE_EPI_RELU;
+        const ridge_cnn_layer *next = l + 1 < cfg->nlayers ? &cfg->layers[l + 1] : NULL;
+        if (has_weights(L) && next && next->kind == RIDGE_CNN_BN && S->act == RIDGE_EPI_NONE) {
+            L->bn = ++l;
+            L->relu = next->act == RIDGE_EPI_RELU;
+        }
+        switch (S->kind) {
+        case RIDGE_CNN_CONV:
+            L->oh = (h - 1) / S->stride + 1, L->ow = (w - 1) / S->stride + 1, L->oc = S->out;
+            L->nw = (size_t)(S->out * c * S->k * S->k);
+            break;
+        case RIDGE_CNN_DENSE:
+            L->oh = L->ow = 1, L->oc = S->out;
+            L->nw = (size_t)(S->out * h * w * c);
+            break;
+        default: /* pooling */
+            L->oh = (h - S->k) / S->stride + 1, L->ow = (w - S->k) / S->stride + 1, L->oc = c;
+            break;
+        }
+        h = L->oh, w = L->ow, c = L->oc;
+    }
+    q->classes = (size_t)c;
+    return RIDGE_OK;
+}
+
+/* Allocates q's arrays and buffers for its layers (zeroed, no plans). */
+static ridge_status qcnn_alloc(ridge_qcnn *q)
+{
+    size_t amax = (size_t)(q->cfg.in_h * q->cfg.in_w * q->cfg.in_c);
+    for (int l = 0; l < q->nl; l++) {
+        qcnn_layer *L = &q->L[l];
+        amax = RIDGE_MAX(amax, (size_t)(L->oh * L->ow * L->oc));
+        if (!has_weights(L)) continue;
+        const size_t oc = (size_t)L->oc;
+        L->wq = ridge_calloc(L->nw, 1);
+        L->w_scale = ridge_calloc(oc, sizeof(float));
+        L->bias = ridge_calloc(oc, sizeof(int32_t));
+        L->rq_scale = ridge_calloc(oc, sizeof(float));
+        if (!L->wq || !L->w_scale || !L->bias || !L->rq_scale) goto err_nomem;
+    }
+    q->cap = QCNN_BATCH;
+    q->act[0] = ridge_malloc(q->cap * amax);
+    q->act[1] = ridge_malloc(q->cap * amax);
+    q->logits = ridge_malloc(q->cap * q->classes * sizeof(float));
+    if (!q->act[0] || !q->act[1] || !q->logits) goto err_nomem;
+    return RIDGE_OK;
+err_nomem:
+    return ridge_error(RIDGE_ENOMEM, "qcnn: out of memory for the model");
+}
+
+static ridge_conv2d_desc qcnn_conv_desc(const qcnn_layer *L, size_t B)
+{
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = (int64_t)B, d.c_in = L->c, d.h = L->h, d.w = L->w, d.c_out = L->oc;
+    d.r = d.s = L->k;
+    d.stride_h = d.stride_w = L->stride;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = L->k / 2;
+    d.layout = RIDGE_NHWC;
+    return d;
+}
+
+/* The requantization scales and the plans, from the quantized weights and ranges. */
+static ridge_status qcnn_build(ridge_ctx *ctx, ridge_qcnn *q)
+{
+    for (int l = 0; l < q->nl; l++) {
+        qcnn_layer *L = &q->L[l];
+        if (!has_weights(L)) continue;
+        const int last = l == q->nl - 1;
+        for (int64_t o = 0; o < L->oc; o++)
+            L->rq_scale[o] = L->in_scale * L->w_scale[o] / (last ? 1.0f : L->out_scale);
+        ridge_status st;
+        if (L->kind == RIDGE_CNN_CONV) {
+            ridge_conv2d_desc d = qcnn_conv_desc(L, q->cap);
+            /* direct: no lowered copy of the input (measured faster on the CNN's 3x3 layers) */
+            st = ridge_qconv2d_plan_create(ctx, &d, L->wq, RIDGE_CONV_DIRECT, &L->conv);
+        } else {
+            const size_t in = L->nw / (size_t)L->oc;
+            st = ridge_qgemm_plan_create(ctx, RIDGE_TRANS, (size_t)L->oc, in, L->wq, in, &L->gemm);
+        }
+        if (st) return st;
+    }
+    return RIDGE_OK;
+}
+
+/* ---- inference ---------------------------------------------------------------------------- */
+
+typedef struct pool_job {
+    const qcnn_layer *L;
+    const uint8_t *x;
+    uint8_t *y;
+} pool_job;
+
+/* Images [b, e): max or average (rounded half up) over each window, NHWC, no padding. */
+static void pool_u8(void *arg, size_t b, size_t e, int ith)
+{
+    const pool_job *J = arg;
+    const qcnn_layer *L = J->L;
+    const size_t c = (size_t)L->c, k = (size_t)L->k, cnt = k * k;
+    const int max = L->kind == RIDGE_CNN_MAXPOOL;
+    uint32_t acc[1024];
+    for (size_t img = b; img < e; img++) {
+        const uint8_t *x = J->x + img * (size_t)(L->h * L->w) * c;
+        uint8_t *y = J->y + img * (size_t)(L->oh * L->ow) * c;
+        for (int64_t oy = 0; oy < L->oh; oy++)
+            for (int64_t ox = 0; ox < L->ow; ox++)
+                for (size_t c0 = 0; c0 < c; c0 += 1024) {
+                    const size_t nc = RIDGE_MIN((size_t)1024, c - c0);
+                    memset(acc, 0, nc * sizeof acc[0]);
+                    for (size_t ky = 0; ky < k; ky++)
+                        for (size_t kx = 0; kx < k; kx++) {
+                            const uint8_t *p = x + (((size_t)oy * (size_t)L->stride + ky) * (size_t)L->w +
+                                                    (size_t)ox * (size_t)L->stride + kx) * c + c0;
+                            if (max)
+                                for (size_t i = 0; i < nc; i++) acc[i] = RIDGE_MAX(acc[i], (uint32_t)p[i]);
+                            else
+                                for (size_t i = 0; i < nc; i++) acc[i] += p[i];
+                        }
+                    uint8_t *o = y + ((size_t)oy * (size_t)L->ow + (size_t)ox) * c + c0;
+                    for (size_t i = 0; i < nc; i++)
+                        o[i] = (uint8_t)(max ? acc[i] : (acc[i] + cnt / 2) / cnt);
+                }
+    }
+}
+
+/* B <= cap images: logits into q->logits. */
+static ridge_status qcnn_chunk(ridge_ctx *ctx, ridge_qcnn *q, const uint8_t *images, size_t B)
+{
+    const uint8_t *x = images;
+    for (int l = 0; l < q->nl; l++) {
+        const qcnn_layer *L = &q->L[l];
+        const int last = l == q->nl - 1;
+        uint8_t *y = q->act[l & 1];
+        ridge_status st = RIDGE_OK;
+        if (has_weights(L)) {
+            ridge_requant rq = {.out = last ? RIDGE_LOWP_F32 : RIDGE_LOWP_U8, .scale = L->rq_scale,
+                                .per_channel = 1, .bias = L->bias,
+                                .out_zero_point = last ? 0 : L->out_zp, .relu = L->relu};
+            void *out = last ? (void *)q->logits : (void *)y;
+            if (L->kind == RIDGE_CNN_CONV)
+                st = ridge_qconv2d_forward_n(ctx, L->conv, B, RIDGE_LOWP_U8, x, L->in_zp, out, &rq);
+            else
+                st = ridge_qgemm_plan_execute(ctx, L->gemm, RIDGE_LOWP_U8, B, x,
+                                              L->nw / (size_t)L->oc, L->in_zp, out,
+                                              (size_t)L->oc, &rq);
+        } else {
+            pool_job J = {L, x, y};
+            ridge_parallel_for(ctx, B, 1, pool_u8, &J);
+        }
+        if (st) return st;
+        x = y;
+    }
+    return RIDGE_OK;
+}
+
+ridge_status ridge_qcnn_forward(ridge_ctx *ctx, ridge_qcnn *q, const uint8_t *images, size_t B,
+                                const float **logits)
+{
+    if (!ctx || !q || !images || !logits)
+        return ridge_error(RIDGE_EINVAL, "qcnn_forward: NULL argument");
+    if (B == 0 || B > q->cap)
+        return ridge_error(RIDGE_EINVAL, "qcnn_forward: B (%zu) must be in [1, %zu]", B, q->cap);
+    ridge_status st = qcnn_chunk(ctx, q, images, B);
+    *logits = st ? NULL : q->logits;
+    return st;
+}
+
+ridge_status ridge_qcnn_evaluate(ridge_ctx *ctx, ridge_qcnn *q, const uint8_t *images,
+                                 const uint8_t *labels, size_t n, double *loss, size_t *correct)
+{
+    if (!ctx || !q || (n && (!images || !labels)))
+        return ridge_error(RIDGE_EINVAL, "qcnn_evaluate: NULL argument");
+    const size_t in = (size_t)(q->cfg.in_h * q->cfg.in_w * q->cfg.in_c);
+    double sum = 0;
+    size_t right = 0;
+    for (size_t r0 = 0; r0 < n; r0 += q->cap) {
+        const size_t B = RIDGE_MIN(q->cap, n - r0);
+        ridge_status st = qcnn_chunk(ctx, q, images + r0 * in, B);
+        if (st || (st = quant_score(q->logits, labels + r0, B, q->classes, r0, &sum, &right)))
+            return st;
+    }
+    if (loss) *loss = n ? sum / (double)n : 0.0;
+    if (correct) *correct = right;
+    return RIDGE_OK;
+}
+
+/* ---- quantization --------------------------------------------------------------------------- */
+
+ridge_status ridge_qcnn_quantize(ridge_ctx *ctx, ridge_cnn *m, const uint8_t *images, size_t n,
+                                 ridge_qcnn **out)
+{
+    const char *fn = "qcnn_quantize";
+    if (!out) return ridge_error(RIDGE_EINVAL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!ctx || !m || !images || n == 0)
+        return ridge_error(RIDGE_EINVAL, "%s: %s", fn,
+                           !ctx ? "ctx is NULL" : !m ? "model is NULL" : !images ? "images is NULL"
+                                                                                   : "no calibration images");
+    ridge_qcnn *q = ridge_calloc(1, sizeof *q);
+    if (!q) return ridge_error(RIDGE_ENOMEM, "%s: out of memory", fn);
+    q->cfg = m->cfg;
+    const ridge_cnn_config *cfg = &q->cfg;
+    ridge_status st = qcnn_layers(fn, cfg, q);
+    if (st || (st = qcnn_alloc(q))) goto done;
+
+    /* calibration: the fp32 inference (batch norms folded, as here) on the images, and the
+     * range of each quantized layer's output (for a folded pair, the batch norm's) */
+    const size_t in = (size_t)(cfg->in_h * cfg->in_w * cfg->in_c);
+    const float inv_std = 1.0f / cfg->in_std;
+    double lo[RIDGE_CNN_MAX_LAYERS] = {0}, hi[RIDGE_CNN_MAX_LAYERS] = {0};
+    float *x = ridge_malloc(QCNN_BATCH * in * sizeof(float));
+    if (!x) {
+        st = ridge_error(RIDGE_ENOMEM, "%s: out of memory for calibration", fn);
+        goto done;
+    }
+    for (size_t r0 = 0; r0 < n && !st; r0 += QCNN_BATCH) {
+        const size_t B = RIDGE_MIN((size_t)QCNN_BATCH, n - r0);
+        for (size_t i = 0; i < B * in; i++)
+            x[i] = ((float)images[r0 * in + i] / 255.0f - cfg->in_mean) * inv_std;
+        const float *logits;
+        if ((st = ridge_cnn_forward(ctx, m, x, B, &logits))) break;
+        for (int l = 0; l < q->nl; l++) {
+            const qcnn_layer *L = &q->L[l];
+            if (!has_weights(L)) continue;
+            const float *y = m->act[(L->bn >= 0 ? L->bn : L->src) + 1];
+            for (size_t i = 0; i < B * (size_t)(L->oh * L->ow * L->oc); i++) {
+                lo[l] = RIDGE_MIN(lo[l], (double)y[i]);
+                hi[l] = RIDGE_MAX(hi[l], (double)y[i]);
+            }
+        }
+    }
+    ridge_free(x);
+    if (st) goto done;
+
+    /* the input: raw pixels, scale 1 / (255 std), zero point 255 mean rounded (so that the
+     * zero-point padding is the normalized 0 up to the rounding); the rest of the mean,
+     * shift = (zp / 255 - mean) / std per input value, goes into the first weighted layer's
+     * bias (pooling carries it unchanged) */
+    float in_scale = inv_std / 255.0f;
+    int32_t in_zp = (int32_t)RIDGE_MIN(255.0, RIDGE_MAX(0.0, nearbyint(255.0 * cfg->in_mean)));
+    double shift = ((double)in_zp / 255.0 - cfg->in_mean) * inv_std;
+    for (int l = 0; l < q->nl; l++) {
+        qcnn_layer *L = &q->L[l];
+        L->in_scale = in_scale, L->in_zp = in_zp;
+        if (!has_weights(L)) { /* pooling keeps its input's quantization */
+            L->out_scale = in_scale, L->out_zp = in_zp;
+            continue;
+        }
+        const size_t oc = (size_t)L->oc, per = L->nw / oc;
+        float *w = ridge_malloc(L->nw * sizeof(float)), *b = ridge_malloc(oc * sizeof(float));
+        if (!w || !b) {
+            ridge_free(w), ridge_free(b);
+            st = ridge_error(RIDGE_ENOMEM, "%s: out of memory", fn);
+            goto done;
+        }
+        memcpy(w, m->w[L->src], L->nw * sizeof(float));
+        memcpy(b, m->b[L->src], oc * sizeof(float));
+        const int bn = L->bn;
+        if (bn >= 0)
+            st = ridge_conv2d_fold_bn((int64_t)oc, (int64_t)per, w, b, m->w[bn], m->b[bn],
+                                      m->run_mean[bn], m->run_var[bn], cfg->bn_eps);
+        if (!st) {
+            quant_weights_per_row(w, oc, per, L->wq, L->w_scale);
+            for (size_t o = 0; o < oc; o++) {
+                double rowsum = 0;
+                for (size_t i = 0; i < per; i++) rowsum += w[o * per + i];
+                L->bias[o] = quant_bias(b[o] + shift * rowsum, (double)in_scale * L->w_scale[o]);
+            }
+        }
+        ridge_free(w), ridge_free(b);
+        if (st) goto done;
+        shift = 0;
+        if (l < q->nl - 1) quant_range_u8(lo[l], hi[l], &L->out_scale, &L->out_zp);
+        in_scale = L->out_scale, in_zp = L->out_zp;
+    }
+    st = qcnn_build(ctx, q);
+done:
+    if (st) ridge_qcnn_destroy(q);
+    else *out = q;
+    return st;
+}
+
+/* ---- the checkpoint ---------------------------------------------------------------------- */
+
+/* 512-byte header: the frame (models/checkpoint.h), u32 in_h, in_w, in_c at 16, f32 input mean
+ * and std at 28, zeros to 256, the fp32 model's architecture string (with its batch norms) at
+ * 256. Body, per conv and dense layer in order: f32 in_scale, u32 in_zp, f32 out_scale, u32
+ * out_zp, f32 w_scale[oc], i32 bias[oc], i8 weights[nw] (OIHW or (oc, in)). */
+static const ckpt_format qcnn_format = {"RIDGEQ8C", "int8 CNN checkpoint", 1, 512, 36, 256};
+
+/* Body bytes for q's layers (saturating: a hostile header cannot wrap it). */
+static uint64_t qcnn_body_bytes(const ridge_qcnn *q)
+{
+    uint64_t sz = 0;
+    for (int l = 0; l < q->nl; l++) {
+        const qcnn_layer *L = &q->L[l];
+        if (has_weights(L)) sz += 16 + (uint64_t)L->oc * 8 + (uint64_t)L->nw;
+        if (sz > (UINT64_C(1) << 61)) return UINT64_MAX;
+    }
+    return sz;
+}
+
+ridge_status ridge_qcnn_save(const ridge_qcnn *q, const char *path)
+{
+    if (!q || !path) return ridge_error(RIDGE_EINVAL, "qcnn_save: NULL argument");
+    unsigned char h[512];
+    ckpt_header_init(&qcnn_format, h);
+    ridge_status st = ridge_cnn_arch_format(&q->cfg, (char *)h + 256, RIDGE_CNN_ARCH_MAX);
+    if (st) return st;
+    ckpt_put32(h + 16, (uint32_t)q->cfg.in_h);
+    ckpt_put32(h + 20, (uint32_t)q->cfg.in_w);
+    ckpt_put32(h + 24, (uint32_t)q->cfg.in_c);
+    ckpt_putf(h + 28, q->cfg.in_mean);
+    ckpt_putf(h + 32, q->cfg.in_std);
+    const size_t size = (size_t)qcnn_body_bytes(q);
+    unsigned char *buf = malloc(size ? size : 1), *p = buf;
+    if (!buf) return ridge_error(RIDGE_ENOMEM, "qcnn_save: out of memory");
+    for (int l = 0; l < q->nl; l++) {
+        const qcnn_layer *L = &q->L[l];
+        if (!has_weights(L)) continue;
+        ckpt_putf(p, L->in_scale), ckpt_put32(p + 4, (uint32_t)L->in_zp);
+        ckpt_putf(p + 8, L->out_scale), ckpt_put32(p + 12, (uint32_t)L->out_zp);
+        p += 16;
+        for (int64_t o = 0; o < L->oc; o++, p += 4) ckpt_putf(p, L->w_scale[o]);
+        for (int64_t o = 0; o < L->oc; o++, p += 4) ckpt_put32(p, (uint32_t)L->bias[o]);
+        memcpy(p, L->wq, L->nw), p += L->nw;
+    }
+    const ridge_file_part part = {buf, size};
+    st = ckpt_write(path, "qcnn_save", &qcnn_format, h, &part, 1);
+    free(buf);
+    return st;
+}
+
+static int bad_scale(float s) { return !(s > 0) || !isfinite(s); }
+
+ridge_status ridge_qcnn_load(ridge_ctx *ctx, const char *path, ridge_qcnn **out)
+{
+    if (!out || !path || !ctx) return ridge_error(RIDGE_EINVAL, "qcnn_load: NULL argument");
+    *out = NULL;
+    unsigned char h[512];
+    FILE *f;
+    uint64_t fsize;
+    ridge_status st = ckpt_open(path, &qcnn_format, h, &f, &fsize);
+    if (st) return st;
+    unsigned char *buf = NULL;
+    ridge_qcnn *q = ridge_calloc(1, sizeof *q);
+    if (!q) {
+        st = ridge_error(RIDGE_ENOMEM, "qcnn_load: out of memory");
+        goto done;
+    }
+    ridge_cnn_config_init(&q->cfg);
+    q->cfg.in_h = ckpt_get32(h + 16), q->cfg.in_w = ckpt_get32(h + 20);
+    q->cfg.in_c = ckpt_get32(h + 24);
+    q->cfg.in_mean = ckpt_getf(h + 28), q->cfg.in_std = ckpt_getf(h + 32);
+    if (ridge_cnn_arch_parse((const char *)h + 256, &q->cfg) ||
+        qcnn_layers("qcnn_load", &q->cfg, q)) {
+        st = ckpt_with_path(RIDGE_EFORMAT, path);
+        goto done;
+    }
+    const uint64_t body = qcnn_body_bytes(q);
+    if ((st = ckpt_check_size(path, &qcnn_format, fsize, body))) goto done;
+    if ((st = qcnn_alloc(q))) goto done;
+    if (!(buf = malloc(body ? (size_t)body : 1))) {
+        st = ridge_error(RIDGE_ENOMEM, "%s: out of memory for %llu bytes", path,
+                         (unsigned long long)body);
+        goto done;
+    }
+    const ckpt_part part = {buf, (size_t)body};
+    if ((st = ckpt_read_body(f, path, &qcnn_format, h, &part, 1))) goto done;
+    const unsigned char *p = buf;
+    float in_scale = 0;
+    int32_t in_zp = 0;
+    int seen = 0; /* a weighted layer before: the next one's input must be its output */
+    for (int l = 0; l < q->nl; l++) {
+        qcnn_layer *L = &q->L[l];
+        if (!has_weights(L)) {
+            L->in_scale = L->out_scale = in_scale, L->in_zp = L->out_zp = in_zp;
+            continue;
+        }
+        const int last = l == q->nl - 1;
+        L->in_scale = ckpt_getf(p), L->in_zp = (int32_t)ckpt_get32(p + 4);
+        L->out_scale = ckpt_getf(p + 8), L->out_zp = (int32_t)ckpt_get32(p + 12);
+        p += 16;
+        int bad = bad_scale(L->in_scale) || L->in_zp < 0 || L->in_zp > 255 ||
+                  (seen && (L->in_scale != in_scale || L->in_zp != in_zp)) ||
+                  (!last && (bad_scale(L->out_scale) || L->out_zp < 0 || L->out_zp > 255));
+        for (int64_t o = 0; o < L->oc; o++, p += 4) bad |= bad_scale(L->w_scale[o] = ckpt_getf(p));
+        for (int64_t o = 0; o < L->oc; o++, p += 4) L->bias[o] = (int32_t)ckpt_get32(p);
+        memcpy(L->wq, p, L->nw), p += L->nw;
+        if (bad) {
+            st = ridge_error(RIDGE_EFORMAT, "%s: layer %d: a scale or zero point is invalid "
+                             "(or does not chain with the layer before)", path, L->src);
+            goto done;
+        }
+        in_scale = L->out_scale, in_zp = L->out_zp, seen = 1;
+    }
+    st = qcnn_build(ctx, q);
+done:
+    fclose(f);
+    free(buf);
+    if (st) ridge_qcnn_destroy(q);
+    else *out = q;
+    return st;
+}
