@@ -147,6 +147,20 @@ static ridge_status read_cnn(const char *p)
     return st;
 }
 
+static ridge_status read_qcnn(const char *p)
+{
+    ridge_ctx *ctx = NULL;
+    ridge_ctx_options o;
+    ridge_ctx_options_init(&o);
+    o.threads = 1;
+    ridge_status st = ridge_ctx_create(&o, &ctx);
+    ridge_qcnn *q = NULL;
+    if (!st) st = ridge_qcnn_load(ctx, p, &q);
+    ridge_qcnn_destroy(q);
+    ridge_ctx_destroy(ctx);
+    return st;
+}
+
 /* ---- llm.c files: 1 KiB headers claiming 2^31 - 1 of everything -------------------------- */
 
 static void test_llmc_hostile_headers(void)
@@ -268,6 +282,28 @@ static void test_checkpoint_hostile_headers(void)
     fix_crc(c1, n);
     write_bytes(tpath("cnn"), c1, n);
     hostile("cnn: input 2^24 x 2^24 x 2^24", read_cnn, tpath("cnn"), want_format);
+    /* the int8 CNN: a 10^12-weight architecture in the header of a small file */
+    ridge_cnn *m = NULL;
+    ridge_qcnn *q = NULL;
+    ridge_ctx *ctx = test_ctx(1, RIDGE_ISA_AUTO);
+    uint8_t img[36 * 4];
+    for (size_t i = 0; i < sizeof img; i++) img[i] = (uint8_t)(i * 7);
+    small_cnn(b, sizeof b); /* the valid one again */
+    if (!ctx || ridge_cnn_load(tpath("cnn"), &m) || ridge_qcnn_quantize(ctx, m, img, 4, &q) ||
+        ridge_qcnn_save(q, tpath("qcnn"))) {
+        CHECKF(0, "int8 CNN: %s", ridge_last_error());
+    } else {
+        n = read_bytes(tpath("qcnn"), b, sizeof b);
+        CHECK(n > 512 && n < sizeof b && read_qcnn(tpath("qcnn")) == RIDGE_OK);
+        memset(b + 256, 0, 256);
+        strcpy((char *)b + 256, "conv3x3-1000000,dense-1000000");
+        fix_crc(b, n);
+        write_bytes(tpath("qcnn"), b, n);
+        hostile("qcnn: 10^12 weights in 1 KiB", read_qcnn, tpath("qcnn"), want_format);
+    }
+    ridge_qcnn_destroy(q);
+    ridge_cnn_destroy(m);
+    ridge_ctx_destroy(ctx);
     /* layers whose weight counts overflow: refused by the parser or the check */
     ridge_cnn_config c;
     ridge_cnn_config_init(&c);
