@@ -98,9 +98,9 @@ static void test_random_mlp(ridge_ctx *ctx)
     }
     FILE *f = fopen(path, "r+b");
     if (f) {
-        fseek(f, 200, SEEK_SET);
+        fseek(f, 300, SEEK_SET);
         int ch = fgetc(f);
-        fseek(f, 200, SEEK_SET);
+        fseek(f, 300, SEEK_SET);
         fputc(ch ^ 1, f);
         fclose(f);
     }
