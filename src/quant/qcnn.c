@@ -177,35 +177,41 @@ typedef struct pool_job {
     uint8_t *y;
 } pool_job;
 
-/* Images [b, e): max or average (rounded half up) over each window, NHWC, no padding. */
+/* Images [b, e): max or average (rounded half up) over each window, NHWC, no padding. The max
+ * runs on the bytes in place in the output (vectorized along the channels); the average sums
+ * in uint32 in strips of channels. */
 static void pool_u8(void *arg, size_t b, size_t e, int ith)
 {
     const pool_job *J = arg;
     const qcnn_layer *L = J->L;
-    const size_t c = (size_t)L->c, k = (size_t)L->k, cnt = k * k;
-    const int max = L->kind == RIDGE_CNN_MAXPOOL;
-    uint32_t acc[1024];
+    const size_t c = (size_t)L->c, k = (size_t)L->k, cnt = k * k, s = (size_t)L->stride;
+    const size_t w = (size_t)L->w, ow = (size_t)L->ow;
+    uint32_t acc[256];
     for (size_t img = b; img < e; img++) {
         const uint8_t *x = J->x + img * (size_t)(L->h * L->w) * c;
         uint8_t *y = J->y + img * (size_t)(L->oh * L->ow) * c;
-        for (int64_t oy = 0; oy < L->oh; oy++)
-            for (int64_t ox = 0; ox < L->ow; ox++)
-                for (size_t c0 = 0; c0 < c; c0 += 1024) {
-                    const size_t nc = RIDGE_MIN((size_t)1024, c - c0);
-                    memset(acc, 0, nc * sizeof acc[0]);
-                    for (size_t ky = 0; ky < k; ky++)
-                        for (size_t kx = 0; kx < k; kx++) {
-                            const uint8_t *p = x + (((size_t)oy * (size_t)L->stride + ky) * (size_t)L->w +
-                                                    (size_t)ox * (size_t)L->stride + kx) * c + c0;
-                            if (max)
-                                for (size_t i = 0; i < nc; i++) acc[i] = RIDGE_MAX(acc[i], (uint32_t)p[i]);
-                            else
-                                for (size_t i = 0; i < nc; i++) acc[i] += p[i];
-                        }
-                    uint8_t *o = y + ((size_t)oy * (size_t)L->ow + (size_t)ox) * c + c0;
-                    for (size_t i = 0; i < nc; i++)
-                        o[i] = (uint8_t)(max ? acc[i] : (acc[i] + cnt / 2) / cnt);
+        for (size_t oy = 0; oy < (size_t)L->oh; oy++)
+            for (size_t ox = 0; ox < ow; ox++) {
+                const uint8_t *win = x + (oy * s * w + ox * s) * c;
+                uint8_t *o = y + (oy * ow + ox) * c;
+                if (L->kind == RIDGE_CNN_MAXPOOL) {
+                    memcpy(o, win, c);
+                    for (size_t t = 1; t < cnt; t++) {
+                        const uint8_t *p = win + ((t / k) * w + t % k) * c;
+                        for (size_t i = 0; i < c; i++) o[i] = o[i] > p[i] ? o[i] : p[i];
+                    }
+                    continue;
                 }
+                for (size_t c0 = 0; c0 < c; c0 += 256) {
+                    const size_t nc = RIDGE_MIN((size_t)256, c - c0);
+                    memset(acc, 0, nc * sizeof acc[0]);
+                    for (size_t t = 0; t < cnt; t++) {
+                        const uint8_t *p = win + ((t / k) * w + t % k) * c + c0;
+                        for (size_t i = 0; i < nc; i++) acc[i] += p[i];
+                    }
+                    for (size_t i = 0; i < nc; i++) o[c0 + i] = (uint8_t)((acc[i] + cnt / 2) / cnt);
+                }
+            }
     }
 }
 
