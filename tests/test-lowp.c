@@ -415,6 +415,16 @@ static void test_qconv_variant(const lowp_kernel *K)
                     CHECKF(ok, "%s qconv2d case %zu %s variant %d (%d threads)", name, t,
                            ridge_conv_algo_name(ridge_qconv2d_plan_algo(P)), v, threads);
                 }
+                if (P && d.n > 1) { /* the first image alone through the same plan */
+                    const size_t img = yn / (size_t)d.n * 4;
+                    memset(y, 0x11, ybytes), memset(yr, 0x22, ybytes);
+                    CHECK_OK(ridge_qconv2d_forward_n(ctx, P, 1, RIDGE_LOWP_U8, x, 5, y, NULL));
+                    CHECK_OK(ridge_qconv2d_forward_ref(&d, RIDGE_LOWP_U8, x, 5, w, yr, NULL));
+                    CHECKF(!memcmp(y, yr, img) && y[img] == 0x11, "%s case %zu: forward_n(1)", name, t);
+                    CHECK(ridge_qconv2d_forward_n(ctx, P, 0, RIDGE_LOWP_U8, x, 5, y, NULL) == RIDGE_EINVAL);
+                    CHECK(ridge_qconv2d_forward_n(ctx, P, (size_t)d.n + 1, RIDGE_LOWP_U8, x, 5, y,
+                                                  NULL) == RIDGE_EINVAL);
+                }
                 ridge_qconv2d_plan_destroy(P);
             }
             free(x), free(w), free(y), free(yr), free(scale), free(bias);
