@@ -23,12 +23,7 @@ typedef struct qcnn_layer {
     int64_t k, stride;     /* conv, pooling */
     int relu;
     size_t nw;             /* conv: oc x c x k x k (OIHW); dense: oc x (h w c) */
-    int8_t *wq;
-    float *w_scale;        /* (oc) */
-    int32_t *bias;         /* (oc), at the accumulator's scale in_scale * w_scale[o] */
-    float in_scale, out_scale;
-    int32_t in_zp, out_zp; /* out_*: conv and hidden dense (u8 output); pools: the input's */
-    float *rq_scale;       /* (oc): in_scale w_scale[o] / out_scale (the last: no out_scale) */
+    quant_layer q;         /* conv and dense: rows oc, cols nw / oc */
     ridge_qconv2d_plan *conv;
     ridge_qgemm_plan *gemm;
 } qcnn_layer;
@@ -52,10 +47,7 @@ void ridge_qcnn_destroy(ridge_qcnn *q)
     if (!q) return;
     for (int l = 0; l < q->nl; l++) {
         qcnn_layer *L = &q->L[l];
-        ridge_free(L->wq);
-        ridge_free(L->w_scale);
-        ridge_free(L->bias);
-        ridge_free(L->rq_scale);
+        quant_layer_free(&L->q);
         ridge_qconv2d_plan_destroy(L->conv);
         ridge_qgemm_plan_destroy(L->gemm);
     }
@@ -116,13 +108,8 @@ static ridge_status qcnn_alloc(ridge_qcnn *q)
     for (int l = 0; l < q->nl; l++) {
         qcnn_layer *L = &q->L[l];
         amax = RIDGE_MAX(amax, (size_t)(L->oh * L->ow * L->oc));
-        if (!has_weights(L)) continue;
-        const size_t oc = (size_t)L->oc;
-        L->wq = ridge_calloc(L->nw, 1);
-        L->w_scale = ridge_calloc(oc, sizeof(float));
-        L->bias = ridge_calloc(oc, sizeof(int32_t));
-        L->rq_scale = ridge_calloc(oc, sizeof(float));
-        if (!L->wq || !L->w_scale || !L->bias || !L->rq_scale) goto err_nomem;
+        if (has_weights(L) && quant_layer_alloc(&L->q, (size_t)L->oc, L->nw / (size_t)L->oc))
+            goto err_nomem;
     }
     q->cap = QCNN_BATCH;
     q->act[0] = ridge_malloc(q->cap * amax);
@@ -152,17 +139,15 @@ static ridge_status qcnn_build(ridge_ctx *ctx, ridge_qcnn *q)
     for (int l = 0; l < q->nl; l++) {
         qcnn_layer *L = &q->L[l];
         if (!has_weights(L)) continue;
-        const int last = l == q->nl - 1;
-        for (int64_t o = 0; o < L->oc; o++)
-            L->rq_scale[o] = L->in_scale * L->w_scale[o] / (last ? 1.0f : L->out_scale);
+        quant_layer_finish(&L->q, l == q->nl - 1);
         ridge_status st;
         if (L->kind == RIDGE_CNN_CONV) {
             ridge_conv2d_desc d = qcnn_conv_desc(L, q->cap);
             /* direct: no lowered copy of the input (measured faster on the CNN's 3x3 layers) */
-            st = ridge_qconv2d_plan_create(ctx, &d, L->wq, RIDGE_CONV_DIRECT, &L->conv);
+            st = ridge_qconv2d_plan_create(ctx, &d, L->q.wq, RIDGE_CONV_DIRECT, &L->conv);
         } else {
-            const size_t in = L->nw / (size_t)L->oc;
-            st = ridge_qgemm_plan_create(ctx, RIDGE_TRANS, (size_t)L->oc, in, L->wq, in, &L->gemm);
+            st = ridge_qgemm_plan_create(ctx, RIDGE_TRANS, L->q.rows, L->q.cols, L->q.wq,
+                                         L->q.cols, &L->gemm);
         }
         if (st) return st;
     }
@@ -225,16 +210,13 @@ static ridge_status qcnn_chunk(ridge_ctx *ctx, ridge_qcnn *q, const uint8_t *ima
         uint8_t *y = q->act[l & 1];
         ridge_status st = RIDGE_OK;
         if (has_weights(L)) {
-            ridge_requant rq = {.out = last ? RIDGE_LOWP_F32 : RIDGE_LOWP_U8, .scale = L->rq_scale,
-                                .per_channel = 1, .bias = L->bias,
-                                .out_zero_point = last ? 0 : L->out_zp, .relu = L->relu};
+            const ridge_requant rq = quant_layer_requant(&L->q, last, L->relu);
             void *out = last ? (void *)q->logits : (void *)y;
             if (L->kind == RIDGE_CNN_CONV)
-                st = ridge_qconv2d_forward_n(ctx, L->conv, B, RIDGE_LOWP_U8, x, L->in_zp, out, &rq);
+                st = ridge_qconv2d_forward_n(ctx, L->conv, B, RIDGE_LOWP_U8, x, L->q.in_zp, out, &rq);
             else
-                st = ridge_qgemm_plan_execute(ctx, L->gemm, RIDGE_LOWP_U8, B, x,
-                                              L->nw / (size_t)L->oc, L->in_zp, out,
-                                              (size_t)L->oc, &rq);
+                st = ridge_qgemm_plan_execute(ctx, L->gemm, RIDGE_LOWP_U8, B, x, L->q.cols,
+                                              L->q.in_zp, out, L->q.rows, &rq);
         } else {
             pool_job J = {L, x, y};
             ridge_parallel_for(ctx, B, 1, pool_u8, &J);
@@ -333,12 +315,8 @@ ridge_status ridge_qcnn_quantize(ridge_ctx *ctx, ridge_cnn *m, const uint8_t *im
     double shift = ((double)in_zp / 255.0 - cfg->in_mean) * inv_std;
     for (int l = 0; l < q->nl; l++) {
         qcnn_layer *L = &q->L[l];
-        L->in_scale = in_scale, L->in_zp = in_zp;
-        if (!has_weights(L)) { /* pooling keeps its input's quantization */
-            L->out_scale = in_scale, L->out_zp = in_zp;
-            continue;
-        }
-        const size_t oc = (size_t)L->oc, per = L->nw / oc;
+        if (!has_weights(L)) continue; /* pooling keeps its input's quantization */
+        const size_t oc = L->q.rows, per = L->q.cols;
         float *w = ridge_malloc(L->nw * sizeof(float)), *b = ridge_malloc(oc * sizeof(float));
         if (!w || !b) {
             ridge_free(w), ridge_free(b);
@@ -351,19 +329,13 @@ ridge_status ridge_qcnn_quantize(ridge_ctx *ctx, ridge_cnn *m, const uint8_t *im
         if (bn >= 0)
             st = ridge_conv2d_fold_bn((int64_t)oc, (int64_t)per, w, b, m->w[bn], m->b[bn],
                                       m->run_mean[bn], m->run_var[bn], cfg->bn_eps);
-        if (!st) {
-            quant_weights_per_row(w, oc, per, L->wq, L->w_scale);
-            for (size_t o = 0; o < oc; o++) {
-                double rowsum = 0;
-                for (size_t i = 0; i < per; i++) rowsum += w[o * per + i];
-                L->bias[o] = quant_bias(b[o] + shift * rowsum, (double)in_scale * L->w_scale[o]);
-            }
-        }
+        L->q.in_scale = in_scale, L->q.in_zp = in_zp;
+        if (!st) quant_layer_quantize(&L->q, w, b, shift);
         ridge_free(w), ridge_free(b);
         if (st) goto done;
         shift = 0;
-        if (l < q->nl - 1) quant_range_u8(lo[l], hi[l], &L->out_scale, &L->out_zp);
-        in_scale = L->out_scale, in_zp = L->out_zp;
+        if (l < q->nl - 1) quant_range_u8(lo[l], hi[l], &L->q.out_scale, &L->q.out_zp);
+        in_scale = L->q.out_scale, in_zp = L->q.out_zp;
     }
     st = qcnn_build(ctx, q);
 done:
@@ -386,7 +358,7 @@ static uint64_t qcnn_body_bytes(const ridge_qcnn *q)
     uint64_t sz = 0;
     for (int l = 0; l < q->nl; l++) {
         const qcnn_layer *L = &q->L[l];
-        if (has_weights(L)) sz += 16 + (uint64_t)L->oc * 8 + (uint64_t)L->nw;
+        if (has_weights(L)) sz += quant_layer_bytes((uint64_t)L->oc, L->nw / (uint64_t)L->oc);
         if (sz > (UINT64_C(1) << 61)) return UINT64_MAX;
     }
     return sz;
@@ -407,23 +379,13 @@ ridge_status ridge_qcnn_save(const ridge_qcnn *q, const char *path)
     const size_t size = (size_t)qcnn_body_bytes(q);
     unsigned char *buf = malloc(size ? size : 1), *p = buf;
     if (!buf) return ridge_error(RIDGE_ENOMEM, "qcnn_save: out of memory");
-    for (int l = 0; l < q->nl; l++) {
-        const qcnn_layer *L = &q->L[l];
-        if (!has_weights(L)) continue;
-        ckpt_putf(p, L->in_scale), ckpt_put32(p + 4, (uint32_t)L->in_zp);
-        ckpt_putf(p + 8, L->out_scale), ckpt_put32(p + 12, (uint32_t)L->out_zp);
-        p += 16;
-        for (int64_t o = 0; o < L->oc; o++, p += 4) ckpt_putf(p, L->w_scale[o]);
-        for (int64_t o = 0; o < L->oc; o++, p += 4) ckpt_put32(p, (uint32_t)L->bias[o]);
-        memcpy(p, L->wq, L->nw), p += L->nw;
-    }
+    for (int l = 0; l < q->nl; l++)
+        if (has_weights(&q->L[l])) p = quant_layer_put(&q->L[l].q, p);
     const ridge_file_part part = {buf, size};
     st = ckpt_write(path, "qcnn_save", &qcnn_format, h, &part, 1);
     free(buf);
     return st;
 }
-
-static int bad_scale(float s) { return !(s > 0) || !isfinite(s); }
 
 ridge_status ridge_qcnn_load(ridge_ctx *ctx, const char *path, ridge_qcnn **out)
 {
@@ -460,31 +422,17 @@ ridge_status ridge_qcnn_load(ridge_ctx *ctx, const char *path, ridge_qcnn **out)
     const ckpt_part part = {buf, (size_t)body};
     if ((st = ckpt_read_body(f, path, &qcnn_format, h, &part, 1))) goto done;
     const unsigned char *p = buf;
-    float in_scale = 0;
-    int32_t in_zp = 0;
-    int seen = 0; /* a weighted layer before: the next one's input must be its output */
+    const quant_layer *prev = NULL; /* each layer's input must be the one before's output */
     for (int l = 0; l < q->nl; l++) {
         qcnn_layer *L = &q->L[l];
-        if (!has_weights(L)) {
-            L->in_scale = L->out_scale = in_scale, L->in_zp = L->out_zp = in_zp;
-            continue;
-        }
-        const int last = l == q->nl - 1;
-        L->in_scale = ckpt_getf(p), L->in_zp = (int32_t)ckpt_get32(p + 4);
-        L->out_scale = ckpt_getf(p + 8), L->out_zp = (int32_t)ckpt_get32(p + 12);
-        p += 16;
-        int bad = bad_scale(L->in_scale) || L->in_zp < 0 || L->in_zp > 255 ||
-                  (seen && (L->in_scale != in_scale || L->in_zp != in_zp)) ||
-                  (!last && (bad_scale(L->out_scale) || L->out_zp < 0 || L->out_zp > 255));
-        for (int64_t o = 0; o < L->oc; o++, p += 4) bad |= bad_scale(L->w_scale[o] = ckpt_getf(p));
-        for (int64_t o = 0; o < L->oc; o++, p += 4) L->bias[o] = (int32_t)ckpt_get32(p);
-        memcpy(L->wq, p, L->nw), p += L->nw;
-        if (bad) {
+        if (!has_weights(L)) continue;
+        p = quant_layer_get(&L->q, p, l == q->nl - 1);
+        if (!p || (prev && (L->q.in_scale != prev->out_scale || L->q.in_zp != prev->out_zp))) {
             st = ridge_error(RIDGE_EFORMAT, "%s: layer %d: a scale or zero point is invalid "
                              "(or does not chain with the layer before)", path, L->src);
             goto done;
         }
-        in_scale = L->out_scale, in_zp = L->out_zp, seen = 1;
+        prev = &L->q;
     }
     st = qcnn_build(ctx, q);
 done:

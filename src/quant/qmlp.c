@@ -11,13 +11,7 @@
 #define QMLP_BATCH 256 /* rows per forward chunk (calibration and evaluation) */
 
 typedef struct qlayer {
-    size_t in, out;
-    int8_t *wq;        /* (out, in) */
-    float *w_scale;    /* (out) */
-    int32_t *bias;     /* (out), at the accumulator's scale in_scale * w_scale[o] */
-    float in_scale, out_scale; /* out_*: hidden layers (u8 output); unused by the last */
-    int32_t in_zp, out_zp;
-    float *rq_scale;   /* (out): in_scale w_scale[o] / out_scale, or in_scale w_scale[o] */
+    quant_layer q;     /* rows = out, cols = in */
     ridge_qgemm_plan *plan;
 } qlayer;
 
@@ -33,10 +27,7 @@ void ridge_qmlp_destroy(ridge_qmlp *q)
 {
     if (!q) return;
     for (int l = 0; l < q->cfg.nlayers; l++) {
-        ridge_free(q->L[l].wq);
-        ridge_free(q->L[l].w_scale);
-        ridge_free(q->L[l].bias);
-        ridge_free(q->L[l].rq_scale);
+        quant_layer_free(&q->L[l].q);
         ridge_qgemm_plan_destroy(q->L[l].plan);
     }
     ridge_free(q->act[0]);
@@ -55,14 +46,8 @@ static ridge_status qmlp_alloc(const ridge_mlp_config *cfg, ridge_qmlp **out)
     q->cfg = *cfg;
     size_t wmax = 0;
     for (int l = 0; l < cfg->nlayers; l++) {
-        qlayer *L = &q->L[l];
-        L->in = cfg->sizes[l], L->out = cfg->sizes[l + 1];
-        wmax = RIDGE_MAX(wmax, L->out);
-        L->wq = ridge_calloc(L->in * L->out, 1);
-        L->w_scale = ridge_calloc(L->out, sizeof(float));
-        L->bias = ridge_calloc(L->out, sizeof(int32_t));
-        L->rq_scale = ridge_calloc(L->out, sizeof(float));
-        if (!L->wq || !L->w_scale || !L->bias || !L->rq_scale) goto err_nomem;
+        wmax = RIDGE_MAX(wmax, cfg->sizes[l + 1]);
+        if (quant_layer_alloc(&q->L[l].q, cfg->sizes[l + 1], cfg->sizes[l])) goto err_nomem;
     }
     q->cap = QMLP_BATCH;
     q->act[0] = ridge_malloc(q->cap * wmax);
@@ -80,12 +65,10 @@ err_nomem:
 static ridge_status qmlp_build(ridge_ctx *ctx, ridge_qmlp *q)
 {
     for (int l = 0; l < q->cfg.nlayers; l++) {
-        qlayer *L = &q->L[l];
-        int last = l == q->cfg.nlayers - 1;
-        for (size_t o = 0; o < L->out; o++)
-            L->rq_scale[o] = L->in_scale * L->w_scale[o] / (last ? 1.0f : L->out_scale);
-        ridge_status st = ridge_qgemm_plan_create(ctx, RIDGE_TRANS, L->out, L->in, L->wq, L->in,
-                                                  &L->plan);
+        quant_layer *L = &q->L[l].q;
+        quant_layer_finish(L, l == q->cfg.nlayers - 1);
+        ridge_status st = ridge_qgemm_plan_create(ctx, RIDGE_TRANS, L->rows, L->cols, L->wq,
+                                                  L->cols, &q->L[l].plan);
         if (st) return st;
     }
     return RIDGE_OK;
@@ -144,19 +127,13 @@ ridge_status ridge_qmlp_quantize(ridge_ctx *ctx, const ridge_mlp *m, const uint8
     if (st) goto done;
 
     for (int l = 0; l < nl; l++) {
-        qlayer *L = &q->L[l];
+        quant_layer *L = &q->L[l].q;
         /* input quantization: raw pixels for layer 0, the previous layer's output after */
         if (l == 0) L->in_scale = inv_std / 255.0f, L->in_zp = 0;
-        else L->in_scale = q->L[l - 1].out_scale, L->in_zp = q->L[l - 1].out_zp;
+        else L->in_scale = q->L[l - 1].q.out_scale, L->in_zp = q->L[l - 1].q.out_zp;
         if (l < nl - 1) quant_range_u8(lo[l], hi[l], &L->out_scale, &L->out_zp);
-        quant_weights_per_row(m->w[l], L->out, L->in, L->wq, L->w_scale);
-        for (size_t o = 0; o < L->out; o++) {
-            double rowsum = 0;
-            for (size_t i = 0; i < L->in; i++) rowsum += m->w[l][o * L->in + i];
-            /* the input normalization's mean, folded into layer 0's bias */
-            double b = m->b[l][o] - (l == 0 ? (double)cfg->in_mean * inv_std * rowsum : 0.0);
-            L->bias[o] = quant_bias(b, (double)L->in_scale * L->w_scale[o]);
-        }
+        /* the input normalization's mean, folded into layer 0's bias */
+        quant_layer_quantize(L, m->w[l], m->b[l], l == 0 ? -(double)cfg->in_mean * inv_std : 0.0);
     }
     st = qmlp_build(ctx, q);
 done:
@@ -175,15 +152,12 @@ static ridge_status qmlp_chunk(ridge_ctx *ctx, ridge_qmlp *q, const uint8_t *ima
     const int nl = q->cfg.nlayers;
     const uint8_t *x = images;
     for (int l = 0; l < nl; l++) {
-        qlayer *L = &q->L[l];
-        int last = l == nl - 1;
-        ridge_requant rq = {.out = last ? RIDGE_LOWP_F32 : RIDGE_LOWP_U8, .scale = L->rq_scale,
-                            .per_channel = 1, .bias = L->bias,
-                            .out_zero_point = last ? 0 : L->out_zp,
-                            .relu = !last && q->cfg.act == RIDGE_EPI_RELU};
+        const quant_layer *L = &q->L[l].q;
+        const int last = l == nl - 1;
+        const ridge_requant rq = quant_layer_requant(L, last, q->cfg.act == RIDGE_EPI_RELU);
         void *y = last ? (void *)q->logits : (void *)q->act[l & 1];
-        ridge_status st = ridge_qgemm_plan_execute(ctx, L->plan, RIDGE_LOWP_U8, B, x, L->in,
-                                                   L->in_zp, y, L->out, &rq);
+        ridge_status st = ridge_qgemm_plan_execute(ctx, q->L[l].plan, RIDGE_LOWP_U8, B, x, L->cols,
+                                                   L->in_zp, y, L->rows, &rq);
         if (st) return st;
         x = q->act[l & 1];
     }
@@ -231,8 +205,7 @@ static const ckpt_format qmlp_format = {"RIDGEQ8M", "int8 MLP checkpoint", 2, 25
 static uint64_t qmlp_body_bytes(const ridge_mlp_config *c)
 {
     uint64_t sz = 0;
-    for (int l = 0; l < c->nlayers; l++)
-        sz += 16 + (uint64_t)c->sizes[l + 1] * 8 + (uint64_t)c->sizes[l] * c->sizes[l + 1];
+    for (int l = 0; l < c->nlayers; l++) sz += quant_layer_bytes(c->sizes[l + 1], c->sizes[l]);
     return sz;
 }
 
@@ -249,22 +222,12 @@ ridge_status ridge_qmlp_save(const ridge_qmlp *q, const char *path)
     const size_t size = (size_t)qmlp_body_bytes(&q->cfg);
     unsigned char *buf = malloc(size), *p = buf;
     if (!buf) return ridge_error(RIDGE_ENOMEM, "qmlp_save: out of memory");
-    for (int l = 0; l < q->cfg.nlayers; l++) {
-        const qlayer *L = &q->L[l];
-        ckpt_putf(p, L->in_scale), ckpt_put32(p + 4, (uint32_t)L->in_zp);
-        ckpt_putf(p + 8, L->out_scale), ckpt_put32(p + 12, (uint32_t)L->out_zp);
-        p += 16;
-        for (size_t o = 0; o < L->out; o++, p += 4) ckpt_putf(p, L->w_scale[o]);
-        for (size_t o = 0; o < L->out; o++, p += 4) ckpt_put32(p, (uint32_t)L->bias[o]);
-        memcpy(p, L->wq, L->in * L->out), p += L->in * L->out;
-    }
+    for (int l = 0; l < q->cfg.nlayers; l++) p = quant_layer_put(&q->L[l].q, p);
     const ridge_file_part part = {buf, size};
     ridge_status st = ckpt_write(path, "qmlp_save", &qmlp_format, h, &part, 1);
     free(buf);
     return st;
 }
-
-static int bad_scale(float s) { return !(s > 0) || !isfinite(s); }
 
 ridge_status ridge_qmlp_load(ridge_ctx *ctx, const char *path, ridge_qmlp **out)
 {
@@ -305,19 +268,8 @@ ridge_status ridge_qmlp_load(ridge_ctx *ctx, const char *path, ridge_qmlp **out)
     const ckpt_part part = {buf, (size_t)body};
     if ((st = ckpt_read_body(f, path, &qmlp_format, h, &part, 1))) goto done;
     const unsigned char *p = buf;
-    for (int l = 0; l < cfg.nlayers && !bad; l++) {
-        qlayer *L = &q->L[l];
-        L->in_scale = ckpt_getf(p), L->in_zp = (int32_t)ckpt_get32(p + 4);
-        L->out_scale = ckpt_getf(p + 8), L->out_zp = (int32_t)ckpt_get32(p + 12);
-        p += 16;
-        bad |= bad_scale(L->in_scale) || L->in_zp < 0 || L->in_zp > 255;
-        if (l < cfg.nlayers - 1)
-            bad |= bad_scale(L->out_scale) || L->out_zp < 0 || L->out_zp > 255;
-        for (size_t o = 0; o < L->out; o++, p += 4) bad |= bad_scale(L->w_scale[o] = ckpt_getf(p));
-        for (size_t o = 0; o < L->out; o++, p += 4) L->bias[o] = (int32_t)ckpt_get32(p);
-        memcpy(L->wq, p, L->in * L->out), p += L->in * L->out;
-    }
-    if (bad) {
+    for (int l = 0; l < cfg.nlayers && p; l++) p = quant_layer_get(&q->L[l].q, p, l == cfg.nlayers - 1);
+    if (!p) {
         st = ridge_error(RIDGE_EFORMAT, "%s: a layer's scales or zero points are invalid", path);
         goto done;
     }
