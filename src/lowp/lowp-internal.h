@@ -50,23 +50,23 @@ typedef void (*lowp_ukernel_fn)(size_t kg, const void *ap, const void *bp, void 
                                 const void *tile);
 
 /* An int8 convolution micro-kernel's call (qconv-template.h): int32 sums for up to MR output
- * pixels of one row (mr valid; the others read pixel 0 and are not stored) and one NR-channel
- * block, into part (MR x NR, row stride NR), from a zero-point-padded image whose elements
- * are the kernel's A elements (elem_bits wide, u8 values: s8 input is flipped to u8). The
- * GEMM micro-kernel's epilogue (kg = 0) then requantizes part.
- *   direct:    part[i][j] = sum_{t, g} word(x + i*xps + toff[t] + 4g) . w[(t*cg + g)*NR + j]
+ * pixels (any pixels: each has its own window pointer, so a tile may span rows and images)
+ * and one NR-channel block, into part (MR x NR, row stride NR), from a zero-point-padded image
+ * whose elements are the kernel's A elements (elem_bits wide, u8 values: s8 input is flipped
+ * to u8). The GEMM micro-kernel's epilogue (kg = 0) then requantizes part.
+ *   direct:    part[i][j] = sum_{t, g} word(x[i] + toff[t] + 4g) . w[(t*cg + g)*NR + j]
  *              (w: the NR-column panel of the OHWI weights, channels padded to KG)
- *   depthwise: part[i][j] = sum_t x[i*xps + toff[t] + j] * w[t*wstride + j]   (elements;
- *              w: int32 weights at the channel block) */
+ *   depthwise: part[i][j] = sum_t elem(x[i] + toff[t], j) * w[t*wstride + j]
+ *              (x[i] already at the channel block; w: int32 weights at the channel block) */
+#define QCONV_MAX_MR 16
 typedef struct qconv_args {
-    const uint8_t *x;      /* the tile's first pixel's top-left tap */
-    ptrdiff_t xps;         /* bytes from one output pixel's window to the next's */
-    const ptrdiff_t *toff; /* taps' byte offsets */
+    const uint8_t *x[QCONV_MAX_MR]; /* each pixel's window (top-left tap); MR entries, those
+                                     * past mr repeat a valid one (computed, not stored) */
+    const ptrdiff_t *toff;          /* taps' byte offsets */
     int taps;
-    size_t cg;             /* direct: words per tap */
+    size_t cg;                      /* direct: words per tap */
     const int32_t *w;
-    size_t wstride;        /* depthwise: int32 per tap */
-    size_t mr;
+    size_t wstride;                 /* depthwise: int32 per tap */
     int32_t *part;
 } qconv_args;
 

@@ -17,6 +17,8 @@
  *     to int32 and multiplied by the tap's int32 weights (vpmulld: exact, |x w| <= 255 * 128),
  *     MR * NV independent chains. */
 
+_Static_assert(Q_MR <= QCONV_MAX_MR, "qconv_args holds QCONV_MAX_MR pixels");
+
 #if Q_ELEM_BITS == 16
 #define Q_WIDEN(p) VI_WIDEN_I16(p)
 #else
@@ -28,7 +30,7 @@ static void Q_DCONV(const qconv_args *a)
     vi acc[Q_MR][Q_NV];
     const uint8_t *xr[Q_MR];
     for (int r = 0; r < Q_MR; r++) {
-        xr[r] = a->x + ((size_t)r < a->mr ? r : 0) * a->xps;
+        xr[r] = a->x[r];
         for (int v = 0; v < Q_NV; v++) acc[r][v] = VI_ZERO();
     }
     const int32_t *bp = a->w;
@@ -52,7 +54,7 @@ static void Q_DWCONV(const qconv_args *a)
     vi acc[Q_MR][Q_NV];
     const uint8_t *xr[Q_MR];
     for (int r = 0; r < Q_MR; r++) {
-        xr[r] = a->x + ((size_t)r < a->mr ? r : 0) * a->xps;
+        xr[r] = a->x[r];
         for (int v = 0; v < Q_NV; v++) acc[r][v] = VI_ZERO();
     }
     for (int t = 0; t < a->taps; t++) {

@@ -252,7 +252,7 @@ typedef struct padded_job {
     uint8_t *buf;          /* the chunk's padded images */
     size_t img_bytes;
     char *y;               /* the chunk's first output image */
-    size_t esz;
+    size_t esz, pixels;    /* output pixels in the chunk */
     qgemm_tile tile;
 } padded_job;
 
@@ -289,9 +289,10 @@ static void pad_images(void *arg, size_t b, size_t e, int ith)
     }
 }
 
-/* Output rows [b, e) of the chunk (row = image * oh + oy): tiles of MR pixels by NR channels,
- * the kernel's sums, then the GEMM micro-kernel's epilogue on them. */
-static void padded_rows(void *arg, size_t b, size_t e, int ith)
+/* Tiles [b, e) of MR consecutive output pixels of the chunk (pixels run across rows and
+ * images: each has its own window pointer, and consecutive pixels are consecutive rows of
+ * y), by NR-channel blocks: the kernel's sums, then the GEMM micro-kernel's epilogue. */
+static void padded_tiles(void *arg, size_t b, size_t e, int ith)
 {
     const padded_job *J = arg;
     const ridge_qconv2d_plan *P = J->P;
@@ -299,31 +300,32 @@ static void padded_rows(void *arg, size_t b, size_t e, int ith)
     const lowp_kernel *K = P->K;
     const size_t MR = (size_t)K->mr, NR = (size_t)K->nr, co = (size_t)d->c_out;
     const size_t wp = (size_t)(d->w + d->pad_left + d->pad_right), ow = (size_t)P->ow;
-    const size_t pix = P->cpad * P->eb; /* bytes per padded pixel */
+    const size_t per_img = (size_t)P->oh * ow, pix = P->cpad * P->eb; /* bytes per pixel */
     const int dw = P->algo == RIDGE_CONV_DEPTHWISE;
-    int32_t part[32 * 32]; /* MR x NR of the widest kernel (14 x 32) */
-    qconv_args a = {.xps = (ptrdiff_t)((size_t)d->stride_w * pix), .toff = P->toff,
-                    .taps = (int)(d->r * d->s), .cg = P->cpad / (size_t)K->kg,
+    int32_t part[QCONV_MAX_MR * 32]; /* MR x NR, NR <= 32 */
+    const uint8_t *win[QCONV_MAX_MR];
+    qconv_args a = {.toff = P->toff, .taps = (int)(d->r * d->s), .cg = P->cpad / (size_t)K->kg,
                     .wstride = P->cpad, .part = part};
-    for (size_t row = b; row < e; row++) {
-        const size_t img = row / (size_t)P->oh, oy = row % (size_t)P->oh;
-        const uint8_t *xrow = J->buf + img * J->img_bytes + oy * (size_t)d->stride_h * wp * pix;
-        char *yrow = J->y + row * ow * co * J->esz;
-        for (size_t ox = 0; ox < ow; ox += MR) {
-            a.mr = RIDGE_MIN(MR, ow - ox);
-            for (size_t j = 0; j < co; j += NR) {
-                a.x = xrow + ox * (size_t)d->stride_w * pix + (dw ? j * P->eb : 0);
-                if (dw) {
-                    a.w = P->dw_w + j;
-                    K->dwconv(&a);
-                } else {
-                    a.w = (const int32_t *)(const void *)(P->gemm->packed + (j / NR) * P->gemm->panel_bytes);
-                    K->dconv(&a);
-                }
-                qgemm_tile t = lowp_qtile_at(&J->tile, j);
-                K->ukernel(0, NULL, NULL, part, 0, 1, yrow + (ox * co + j) * J->esz, co, a.mr,
-                           RIDGE_MIN(NR, co - j), &t);
+    for (size_t tile = b; tile < e; tile++) {
+        const size_t p0 = tile * MR, mr = RIDGE_MIN(MR, J->pixels - p0);
+        for (size_t i = 0; i < MR; i++) {
+            const size_t p = p0 + (i < mr ? i : 0), img = p / per_img;
+            const size_t oy = p % per_img / ow, ox = p % per_img % ow;
+            win[i] = J->buf + img * J->img_bytes +
+                     (oy * (size_t)d->stride_h * wp + ox * (size_t)d->stride_w) * pix;
+        }
+        for (size_t j = 0; j < co; j += NR) {
+            for (size_t i = 0; i < MR; i++) a.x[i] = win[i] + (dw ? j * P->eb : 0);
+            if (dw) {
+                a.w = P->dw_w + j;
+                K->dwconv(&a);
+            } else {
+                a.w = (const int32_t *)(const void *)(P->gemm->packed + (j / NR) * P->gemm->panel_bytes);
+                K->dconv(&a);
             }
+            qgemm_tile t = lowp_qtile_at(&J->tile, j);
+            K->ukernel(0, NULL, NULL, part, 0, 1, J->y + (p0 * co + j) * J->esz, co, mr,
+                       RIDGE_MIN(NR, co - j), &t);
         }
     }
 }
@@ -352,8 +354,10 @@ static ridge_status forward_padded(ridge_ctx *ctx, const ridge_qconv2d_plan *P, 
         const size_t ni = RIDGE_MIN(chunk, n - i0);
         J.x = (const uint8_t *)x + i0 * in_img;
         J.y = (char *)y + i0 * out_img * esz;
+        J.pixels = ni * (size_t)(P->oh * P->ow);
         ridge_parallel_for(ctx, ni, 1, pad_images, &J);
-        ridge_parallel_for(ctx, ni * (size_t)P->oh, 1, padded_rows, &J);
+        ridge_parallel_for(ctx, (J.pixels + (size_t)P->K->mr - 1) / (size_t)P->K->mr, 1,
+                           padded_tiles, &J);
     }
     ridge_free(buf);
     return RIDGE_OK;
