@@ -17,7 +17,7 @@
  *     to int32 and multiplied by the tap's int32 weights (vpmulld: exact, |x w| <= 255 * 128),
  *     MR * NV independent chains. */
 
-_Static_assert(Q_MR <= QCONV_MAX_MR, "qconv_args holds QCONV_MAX_MR pixels");
+_Static_assert(Q_MR <= QCONV_MAX_MR && Q_NR <= 32, "qconv.c's part buffer holds QCONV_MAX_MR x 32");
 
 #if Q_ELEM_BITS == 16
 #define Q_WIDEN(p) VI_WIDEN_I16(p)
