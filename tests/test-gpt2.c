@@ -439,6 +439,59 @@ static void test_model_vs_double(ridge_ctx *ctx)
     ridge_gpt2_destroy(m);
 }
 
+/* ridge_gpt2_set_grads_ready: the ranges the backward pass hands over cover every gradient
+ * exactly once, and each holds its final value when handed over (a snapshot then equals the
+ * gradient at the end). */
+typedef struct ready_log {
+    const float *g;
+    size_t n;
+    unsigned char *seen;
+    float *snap;
+    int calls, bad;
+} ready_log;
+
+static ridge_status on_ready(void *arg, float *const *ptr, const size_t *len, int count)
+{
+    ready_log *r = arg;
+    r->calls++;
+    for (int i = 0; i < count; i++) {
+        size_t off = (size_t)(ptr[i] - r->g);
+        if (ptr[i] < r->g || off + len[i] > r->n) {
+            r->bad++;
+            continue;
+        }
+        for (size_t j = off; j < off + len[i]; j++) r->seen[j]++, r->snap[j] = r->g[j];
+    }
+    return RIDGE_OK;
+}
+
+static void test_grads_ready(ridge_ctx *ctx)
+{
+    ridge_gpt2 *m = NULL;
+    CHECK_OK(ridge_gpt2_create(ctx, &tiny, &m));
+    if (!m) return;
+    tiny_params(m);
+    int in[MB * MT], tg[MB * MT];
+    tiny_batch(in, tg);
+    size_t n;
+    ridge_gpt2_params(m, &n);
+    CHECK_OK(ridge_gpt2_zero_grad(m));
+    ready_log r = {ridge_gpt2_grads(m), n, calloc(n, 1), malloc(n * sizeof(float)), 0, 0};
+    ridge_gpt2_set_grads_ready(m, on_ready, &r);
+    CHECK_OK(ridge_gpt2_forward(m, in, tg, MB, MT, NULL));
+    CHECK_OK(ridge_gpt2_backward(m));
+    size_t twice = 0, never = 0, changed = 0;
+    for (size_t i = 0; i < n; i++) {
+        twice += r.seen[i] > 1, never += r.seen[i] == 0;
+        changed += r.seen[i] == 1 && memcmp(&r.snap[i], &r.g[i], sizeof(float)) != 0;
+    }
+    CHECKF(r.bad == 0 && twice == 0 && never == 0 && changed == 0 && r.calls == tiny.num_layers + 2,
+           "grads ready: %d calls, %d outside, %zu twice, %zu never, %zu changed after",
+           r.calls, r.bad, twice, never, changed);
+    free(r.seen), free(r.snap);
+    ridge_gpt2_destroy(m);
+}
+
 /* The same model on 1 and 2 threads: the same bits. */
 static void test_determinism(ridge_isa isa)
 {
@@ -559,6 +612,7 @@ int main(void)
         if (!ctx) continue;
         test_layers(ctx);
         test_model_vs_double(ctx);
+        test_grads_ready(ctx);
         test_adamw(ctx);
         test_refusals_and_files(ctx);
         ridge_ctx_destroy(ctx);

@@ -98,6 +98,9 @@ typedef struct ridge_cnn {
     int32_t *argmax[RIDGE_CNN_MAX_LAYERS];
     float *bn_mean[RIDGE_CNN_MAX_LAYERS], *bn_rstd[RIDGE_CNN_MAX_LAYERS];
     float *fold_w, *fold_b;
+    /* mpi: data parallelism, set by the caller (all zero: one process; see nn.h); the batch
+     * norms then use the whole batch's statistics (sum_f64), so N ranks train as one process */
+    ridge_data_parallel dp;
 } ridge_cnn;
 
 /* Allocates and initializes from seed (PyTorch's defaults: conv and dense weights and biases

@@ -73,6 +73,19 @@ ridge_status ridge_gpt2_zero_grad(ridge_gpt2 *m);
  * first). Consumes the probabilities. */
 ridge_status ridge_gpt2_backward(ridge_gpt2 *m);
 
+/* Gradients as soon as ridge_gpt2_backward has finished them, for overlapping their
+ * reduction across data-parallel ranks with the rest of the pass: called with n ranges
+ * (ptr[i], len[i] floats) of the gradient buffer that this pass writes no more. In order: the
+ * final layer norm's 2 ranges (right after the LM head), then per layer, from the last (L-1)
+ * down to 0, the layer's slice of each of the 12 per-layer tensors (the slice of layer l of a
+ * tensor sits just before that of layer l+1, so consecutive layers' slices join into one
+ * contiguous range per tensor), and last the embeddings (wte, which the LM head and the
+ * encoder both write, and wpe). A non-zero return stops the pass with that status.
+ * fn NULL: no hook (the default). */
+typedef ridge_status (*ridge_gpt2_grads_ready_fn)(void *arg, float *const *ptr,
+                                                  const size_t *len, int n);
+void ridge_gpt2_set_grads_ready(ridge_gpt2 *m, ridge_gpt2_grads_ready_fn fn, void *arg);
+
 typedef struct ridge_gpt2_adamw_opts {
     float lr;           /* learning rate (1e-4, llm.c's train_gpt2.c) */
     float beta1, beta2; /* 0.9, 0.999 */

@@ -59,12 +59,9 @@ typedef struct ridge_mlp {
     float *h[RIDGE_MLP_MAX_LAYERS + 1];  /* h[l] (cap, sizes[l]), l >= 1: layer outputs */
     float *hd[RIDGE_MLP_MAX_LAYERS];     /* after dropout (training with dropout only) */
     float *g[2];                         /* (cap, max width): gradients, ping-pong */
-    /* mpi: data parallelism, set by the caller (all zero: one process). With nranks > 1,
-     * ridge_mlp_train_epoch trains rank's equal share of the rows of every batch (each batch
-     * must split evenly) and ridge_mlp_train_step calls grad_mean(grads, nparams), which must
-     * average them over the ranks, between the backward pass and the optimizer step. */
-    int rank, nranks;
-    ridge_status (*grad_mean)(float *x, size_t n);
+    /* mpi: data parallelism, set by the caller (all zero: one process; see nn.h). Exact
+     * agreement with one process holds without dropout (masks are drawn per local row). */
+    ridge_data_parallel dp;
 } ridge_mlp;
 
 /* Allocates a model and initializes it from `seed` (PyTorch's Linear default: w and b

@@ -16,6 +16,7 @@
 #include "ridge/conv-backward.h"
 #include "ridge/conv.h"
 #include "ridge/gemm.h"
+#include "ridge/nn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,6 +78,24 @@ ridge_status ridge_batchnorm_backward(ridge_ctx *ctx, float *dx, float *dgamma, 
                                       float *dy, const float *x, const float *y,
                                       const float *mean, const float *rstd, const float *gamma,
                                       size_t rows, size_t C, ridge_epi_act act);
+
+/* Synchronized batch norm for data parallelism (PyTorch's SyncBatchNorm): the same calls, but
+ * the per-channel sums (and the row count) are summed over the replicas with `sum` (NULL: this
+ * process alone), so mean and variance are those of the whole batch, and the backward's dx
+ * uses the whole batch's sums of dy and dy xhat. dgamma and dbeta stay this replica's own
+ * sums: averaging them over the replicas (as every gradient is) gives the whole batch's
+ * gradient when each replica's loss is the mean over its own rows. */
+ridge_status ridge_batchnorm_forward_train_sync(ridge_ctx *ctx, float *y, float *mean,
+                                                float *rstd, float *run_mean, float *run_var,
+                                                const float *x, const float *gamma,
+                                                const float *beta, size_t rows, size_t C,
+                                                float eps, float momentum, ridge_epi_act act,
+                                                ridge_sum_f64_fn sum);
+ridge_status ridge_batchnorm_backward_sync(ridge_ctx *ctx, float *dx, float *dgamma,
+                                           float *dbeta, float *dy, const float *x,
+                                           const float *y, const float *mean, const float *rstd,
+                                           const float *gamma, size_t rows, size_t C,
+                                           ridge_epi_act act, ridge_sum_f64_fn sum);
 
 #ifdef __cplusplus
 }

@@ -142,6 +142,23 @@ size_t ridge_optim_state_per_param(const ridge_optim_config *c);
 ridge_status ridge_optim_step(ridge_ctx *ctx, const ridge_optim_config *c, float *params,
                               const float *grads, float *state, size_t n, uint64_t step);
 
+/* ---- data parallelism ------------------------------------------------------------------------ */
+
+/* Sums n doubles over the replicas of a data-parallel job, in place. */
+typedef ridge_status (*ridge_sum_f64_fn)(double *x, size_t n);
+
+/* A model's place in a data-parallel job (all zero: it trains alone). With nranks > 1 the MLP
+ * and CNN epochs give rank `rank` an equal contiguous share of the rows of every batch (each
+ * batch must split evenly); a training step calls grad_mean(grads, nparams), which must average
+ * the gradients over the ranks, between the backward pass and the optimizer step; the CNN's
+ * batch norms call sum_f64 to take their statistics over the whole batch (synchronized batch
+ * norm), so N ranks compute what one process does. ridge_dist (ridge/dist.h) provides both. */
+typedef struct ridge_data_parallel {
+    int rank, nranks;
+    ridge_status (*grad_mean)(float *x, size_t n);
+    ridge_sum_f64_fn sum_f64;
+} ridge_data_parallel;
+
 /* ---- mini-batches ---------------------------------------------------------------------------- */
 
 /* Gathers rows perm[start..start+B) of u8 data (N, D) into floats, scaled

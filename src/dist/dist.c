@@ -83,6 +83,16 @@ ridge_status ridge_dist_allreduce_mean(float *x, size_t n)
     return RIDGE_OK;
 }
 
+ridge_status ridge_dist_allreduce_sum_f64(double *x, size_t n)
+{
+    if (!x && n) return ridge_error(RIDGE_EINVAL, "ridge_dist_allreduce_sum_f64: x is NULL");
+    if (g_size == 1) return RIDGE_OK;
+    if (n > INT32_MAX)
+        return ridge_error(RIDGE_EOVERFLOW, "MPI: %zu doubles to sum (max 2^31-1)", n);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? RIDGE_OK : mpi_fail(rc, "MPI_Allreduce");
+}
+
 /* Rank r's slice of n: [r*ceil(n/size), (r+1)*ceil(n/size)) clamped to n. */
 static void shard_of(size_t n, int r, size_t *lo, size_t *hi)
 {
@@ -145,6 +155,145 @@ ridge_status ridge_dist_allgather(float *x, size_t n)
                             MPI_COMM_WORLD);
     free(counts), free(displs);
     return rc == MPI_SUCCESS ? RIDGE_OK : mpi_fail(rc, "MPI_Allgatherv");
+}
+
+ridge_status ridge_dist_gather(const float *mine, float *all, size_t n)
+{
+    if (!mine && n) return ridge_error(RIDGE_EINVAL, "ridge_dist_gather: mine is NULL");
+    if (g_rank == 0 && !all && n) return ridge_error(RIDGE_EINVAL, "ridge_dist_gather: all is NULL");
+    int *counts, *displs;
+    ridge_status st = slices(n, &counts, &displs);
+    if (st) return st;
+    int rc = MPI_SUCCESS;
+    if (g_size == 1)
+        memmove(all, mine, n * sizeof *all);
+    else
+        rc = MPI_Gatherv(mine, counts[g_rank], MPI_FLOAT, all, counts, displs, MPI_FLOAT, 0,
+                         MPI_COMM_WORLD);
+    free(counts), free(displs);
+    return rc == MPI_SUCCESS ? RIDGE_OK : mpi_fail(rc, "MPI_Gatherv");
+}
+
+/* ---- overlapped, bucketed averaging ----------------------------------------------------------
+ * Ranges arrive as the backward pass finishes them. A range adjacent to a pending one joins it
+ * (a tensor's slices of consecutive layers are adjacent), so a bucket is a few long ranges, not
+ * one per tensor per layer; once `bucket` bytes are pending, each pending range is started
+ * with MPI_Iallreduce in place. Open MPI progresses a non-blocking collective only inside MPI
+ * calls (no progress thread by default), so every add also tests the started ones. finish
+ * starts the rest, waits for all and scales the whole buffer by 1/size, the blocking path's
+ * loop, so with 2 ranks (one addition per element, commutative) the bits are the same. */
+#define OVERLAP_MAX_PENDING 64
+
+struct ridge_dist_overlap {
+    float *buf;
+    size_t n, bucket, pending_bytes, covered;
+    int npending;
+    float *pend[OVERLAP_MAX_PENDING];
+    size_t pend_len[OVERLAP_MAX_PENDING];
+    MPI_Request *req;
+    int nreq, cap;
+    uint64_t wait_ns;
+};
+
+ridge_status ridge_dist_overlap_create(float *buf, size_t n, size_t bucket_bytes,
+                                       ridge_dist_overlap **out)
+{
+    if (!out || (!buf && n))
+        return ridge_error(RIDGE_EINVAL, "ridge_dist_overlap_create: NULL argument");
+    *out = calloc(1, sizeof **out);
+    if (!*out) return ridge_error(RIDGE_ENOMEM, "MPI: out of memory");
+    (*out)->buf = buf, (*out)->n = n, (*out)->bucket = bucket_bytes;
+    return RIDGE_OK;
+}
+
+/* Requests still in flight exist only after a failure, when the job is about to be aborted:
+ * waiting for them could hang, so they are left alone. */
+void ridge_dist_overlap_destroy(ridge_dist_overlap *o)
+{
+    if (!o) return;
+    free(o->req);
+    free(o);
+}
+
+/* Starts every pending range, in pieces of at most a bucket (at least 1 MiB: a piece per
+ * few floats would flood MPI with requests; at most 2^30 floats, MPI's int count). */
+static ridge_status overlap_flush(ridge_dist_overlap *o)
+{
+    size_t piece = (o->bucket > ((size_t)1 << 20) ? o->bucket : (size_t)1 << 20) / sizeof(float);
+    if (piece > (size_t)1 << 30) piece = (size_t)1 << 30;
+    for (int i = 0; i < o->npending; i++)
+        for (size_t off = 0; off < o->pend_len[i];) {
+            size_t k = o->pend_len[i] - off;
+            if (k > piece) k = piece;
+            if (o->nreq == o->cap) {
+                int cap = o->cap ? 2 * o->cap : 64;
+                MPI_Request *r = realloc(o->req, (size_t)cap * sizeof *r);
+                if (!r) return ridge_error(RIDGE_ENOMEM, "MPI: out of memory");
+                o->req = r, o->cap = cap;
+            }
+            int rc = MPI_Iallreduce(MPI_IN_PLACE, o->pend[i] + off, (int)k, MPI_FLOAT, MPI_SUM,
+                                    MPI_COMM_WORLD, &o->req[o->nreq]);
+            if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Iallreduce");
+            o->nreq++;
+            off += k;
+        }
+    o->npending = 0, o->pending_bytes = 0;
+    return RIDGE_OK;
+}
+
+ridge_status ridge_dist_overlap_add(void *arg, float *const *ptr, const size_t *len, int count)
+{
+    ridge_dist_overlap *o = arg;
+    if (g_size == 1) return RIDGE_OK;
+    ridge_status st;
+    for (int i = 0; i < count; i++) {
+        float *p = ptr[i];
+        size_t k = len[i];
+        if (!k) continue;
+        if (p < o->buf || p + k > o->buf + o->n)
+            return ridge_error(RIDGE_EINVAL, "ridge_dist_overlap_add: a range outside the buffer");
+        o->covered += k, o->pending_bytes += k * sizeof *p;
+        int j = 0;
+        while (j < o->npending && o->pend[j] != p + k && o->pend[j] + o->pend_len[j] != p) j++;
+        if (j < o->npending) { /* joins a pending range, before or after it */
+            if (o->pend[j] == p + k) o->pend[j] = p;
+            o->pend_len[j] += k;
+            continue;
+        }
+        if (o->npending == OVERLAP_MAX_PENDING && (st = overlap_flush(o))) return st;
+        o->pend[o->npending] = p, o->pend_len[o->npending++] = k;
+    }
+    if (o->pending_bytes >= o->bucket && (st = overlap_flush(o))) return st;
+    int flag; /* drive the started reductions */
+    if (o->nreq) {
+        int rc = MPI_Testall(o->nreq, o->req, &flag, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Testall");
+    }
+    return RIDGE_OK;
+}
+
+ridge_status ridge_dist_overlap_finish(ridge_dist_overlap *o)
+{
+    if (g_size == 1) return RIDGE_OK;
+    ridge_status st = overlap_flush(o);
+    if (st) return st;
+    uint64_t t0 = ridge_time_ns();
+    int rc = o->nreq ? MPI_Waitall(o->nreq, o->req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    o->wait_ns += ridge_time_ns() - t0;
+    o->nreq = 0;
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitall");
+    if (o->covered != o->n)
+        return ridge_error(RIDGE_EINVAL, "ridge_dist_overlap_finish: the ranges added cover %zu "
+                           "of the %zu floats", o->covered, o->n);
+    o->covered = 0;
+    float s = 1.0f / (float)g_size;
+    for (size_t i = 0; i < o->n; i++) o->buf[i] *= s;
+    return RIDGE_OK;
+}
+
+double ridge_dist_overlap_wait_seconds(const ridge_dist_overlap *o)
+{
+    return o ? (double)o->wait_ns * 1e-9 : 0;
 }
 
 void ridge_dist_abort(int code, const char *why)

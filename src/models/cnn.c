@@ -5,7 +5,8 @@
  * Step: act[0] = x (B, H, W, C) NHWC; act[l+1] = layer l (act[l]); softmax cross-entropy
  * writes dlogits into g[0]; the backward runs the layers in reverse, ping-ponging g[0] and
  * g[1] (activations' derivatives are fused into the layer backward that follows them); then
- * one optimizer update over the whole parameter block. */
+ * one optimizer update over the whole parameter block (models/trainer.c, which also runs the
+ * epochs and the evaluation). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "core/internal.h"
 #include "models/cnn-internal.h"
+#include "models/trainer.h"
 
 /* ---- configuration --------------------------------------------------------------------------- */
 
@@ -381,6 +383,12 @@ static ridge_pool2d_desc pool_desc(const ridge_cnn *m, int l, size_t B)
     return d;
 }
 
+/* mpi: with data parallelism, batch norms take their statistics over the whole batch */
+static ridge_sum_f64_fn bn_sum(const ridge_cnn *m)
+{
+    return m->dp.nranks > 1 ? m->dp.sum_f64 : NULL;
+}
+
 static ridge_status forward(ridge_ctx *ctx, ridge_cnn *m, const float *x, size_t B, int train)
 {
     const ridge_cnn_config *c = &m->cfg;
@@ -415,10 +423,10 @@ static ridge_status forward(ridge_ctx *ctx, ridge_cnn *m, const float *x, size_t
             break;
         }
         case RIDGE_CNN_BN:
-            st = train ? ridge_batchnorm_forward_train(ctx, out, m->bn_mean[l], m->bn_rstd[l],
-                                                       m->run_mean[l], m->run_var[l], in, m->w[l],
-                                                       m->b[l], rows, (size_t)m->c[l], c->bn_eps,
-                                                       c->bn_momentum, L->act)
+            st = train ? ridge_batchnorm_forward_train_sync(
+                             ctx, out, m->bn_mean[l], m->bn_rstd[l], m->run_mean[l],
+                             m->run_var[l], in, m->w[l], m->b[l], rows, (size_t)m->c[l],
+                             c->bn_eps, c->bn_momentum, L->act, bn_sum(m))
                        : ridge_batchnorm_forward_infer(ctx, out, in, m->w[l], m->b[l],
                                                        m->run_mean[l], m->run_var[l], rows,
                                                        (size_t)m->c[l], c->bn_eps, L->act);
@@ -481,10 +489,10 @@ ridge_status ridge_cnn_gradients(ridge_ctx *ctx, ridge_cnn *m, const float *x,
             break;
         }
         case RIDGE_CNN_BN:
-            st = ridge_batchnorm_backward(ctx, dx, m->dw[l], m->db[l], dy, m->act[l],
-                                          m->act[l + 1], m->bn_mean[l], m->bn_rstd[l], m->w[l],
-                                          B * (size_t)(m->h[l] * m->wd[l]), (size_t)m->c[l],
-                                          ly->act);
+            st = ridge_batchnorm_backward_sync(ctx, dx, m->dw[l], m->db[l], dy, m->act[l],
+                                               m->act[l + 1], m->bn_mean[l], m->bn_rstd[l],
+                                               m->w[l], B * (size_t)(m->h[l] * m->wd[l]),
+                                               (size_t)m->c[l], ly->act, bn_sum(m));
             break;
         case RIDGE_CNN_MAXPOOL:
         case RIDGE_CNN_AVGPOOL: {
@@ -505,111 +513,52 @@ ridge_status ridge_cnn_gradients(ridge_ctx *ctx, ridge_cnn *m, const float *x,
     return RIDGE_OK;
 }
 
+static ridge_status gradients(ridge_ctx *ctx, void *m, const float *x, const int32_t *y,
+                              size_t B, float *loss)
+{
+    return ridge_cnn_gradients(ctx, m, x, y, B, loss);
+}
+
+static ridge_status forward_logits(ridge_ctx *ctx, void *m, const float *x, size_t B,
+                                   const float **logits)
+{
+    return ridge_cnn_forward(ctx, m, x, B, logits);
+}
+
+/* ---- steps, epochs and evaluation: the loops shared with the MLP (models/trainer.c) -------- */
+
+static model_trainer trainer(ridge_cnn *m)
+{
+    model_trainer t = {.name = "cnn", .model = m, .gradients = gradients,
+                       .forward = forward_logits};
+    if (!m) return t;
+    t.opt = &m->opt, t.params = m->params, t.grads = m->grads, t.state = m->state;
+    t.nparams = m->nparams, t.step = &m->step, t.epoch = &m->epoch, t.seed = m->seed;
+    t.batch = m->batch, t.eval_batch = RIDGE_MAX(m->batch, 256);
+    t.D = (size_t)(m->cfg.in_h * m->cfg.in_w * m->cfg.in_c), t.classes = m->classes;
+    t.in_mean = m->cfg.in_mean, t.in_std = m->cfg.in_std, t.dp = &m->dp;
+    return t;
+}
+
 ridge_status ridge_cnn_train_step(ridge_ctx *ctx, ridge_cnn *m, const float *x,
                                   const int32_t *y, size_t B, float *loss)
 {
-    ridge_status st = ridge_cnn_gradients(ctx, m, x, y, B, loss);
-    if (st) return st;
-    if ((st = ridge_optim_step(ctx, &m->opt, m->params, m->grads, m->state, m->nparams, m->step)))
-        return st;
-    m->step++;
-    return RIDGE_OK;
-}
-
-/* ---- epochs and evaluation ------------------------------------------------------------------- */
-
-static ridge_status check_data(const char *fn, const ridge_cnn *m, const uint8_t *images,
-                               const uint8_t *labels, size_t n)
-{
-    if (!m || !images || !labels || !n)
-        return ridge_error(RIDGE_EINVAL, "%s: NULL argument or no samples", fn);
-    if (n > UINT32_MAX) return ridge_error(RIDGE_EINVAL, "%s: %zu samples (max 2^32-1)", fn, n);
-    for (size_t i = 0; i < n; i++)
-        if (labels[i] >= m->classes)
-            return ridge_error(RIDGE_EINVAL, "%s: label %d of sample %zu, but the model has %zu "
-                               "classes", fn, labels[i], i, m->classes);
-    return RIDGE_OK;
+    model_trainer t = trainer(m);
+    return model_train_step(ctx, &t, x, y, B, loss);
 }
 
 ridge_status ridge_cnn_train_epoch(ridge_ctx *ctx, ridge_cnn *m, const uint8_t *images,
                                    const uint8_t *labels, size_t n, ridge_cnn_progress_fn fn,
                                    void *arg, double *mean_loss)
 {
-    ridge_status st = check_data("cnn_train_epoch", m, images, labels, n);
-    if (st) return st;
-    const size_t D = (size_t)(m->cfg.in_h * m->cfg.in_w * m->cfg.in_c), B = m->batch;
-    const size_t steps = (n + B - 1) / B;
-    uint32_t *perm = malloc(n * sizeof *perm);
-    float *x = ridge_malloc(B * D * sizeof *x);
-    int32_t *y = malloc(B * sizeof *y);
-    if (!perm || !x || !y) {
-        st = ridge_error(RIDGE_ENOMEM, "cnn_train_epoch: out of memory");
-        goto done;
-    }
-    ridge_rng rng;
-    ridge_rng_seed(&rng, ridge_hash64(m->seed) ^ m->epoch);
-    ridge_rng_permutation(&rng, perm, (uint32_t)n);
-    double total = 0;
-    size_t s = 0;
-    for (; s < steps; s++) {
-        const size_t start = s * B, rows = RIDGE_MIN(B, n - start);
-        float loss;
-        ridge_batch_u8(x, y, images, labels, perm, start, rows, D, m->cfg.in_mean, m->cfg.in_std);
-        if ((st = ridge_cnn_train_step(ctx, m, x, y, rows, &loss))) goto done;
-        total += (double)loss * (double)rows;
-        if (fn && fn(arg, s + 1, steps, total / (double)(start + rows), start + rows)) {
-            s++;
-            break;
-        }
-    }
-    if (mean_loss) *mean_loss = total / (double)RIDGE_MIN(n, s * B);
-    if (s == steps) m->epoch++;
-done:
-    free(perm);
-    ridge_free(x);
-    free(y);
-    return st;
+    model_trainer t = trainer(m);
+    return model_train_epoch(ctx, &t, images, labels, n, fn, arg, mean_loss);
 }
 
 ridge_status ridge_cnn_evaluate(ridge_ctx *ctx, ridge_cnn *m, const uint8_t *images,
                                 const uint8_t *labels, size_t n, double *loss, size_t *correct,
                                 uint64_t *confusion)
 {
-    ridge_status st = check_data("cnn_evaluate", m, images, labels, n);
-    if (st) return st;
-    const size_t D = (size_t)(m->cfg.in_h * m->cfg.in_w * m->cfg.in_c), C = m->classes;
-    const size_t B = RIDGE_MAX(m->batch, 256);
-    float *x = ridge_malloc(B * D * sizeof *x);
-    int32_t *y = malloc(B * sizeof *y);
-    if (!x || !y) {
-        st = ridge_error(RIDGE_ENOMEM, "cnn_evaluate: out of memory");
-        goto done;
-    }
-    if (confusion) memset(confusion, 0, C * C * sizeof *confusion);
-    double total = 0;
-    size_t right = 0;
-    for (size_t start = 0; start < n; start += B) {
-        const size_t rows = RIDGE_MIN(B, n - start);
-        const float *logits;
-        float l;
-        size_t ok;
-        ridge_batch_u8(x, y, images, labels, NULL, start, rows, D, m->cfg.in_mean, m->cfg.in_std);
-        if ((st = ridge_cnn_forward(ctx, m, x, rows, &logits))) goto done;
-        if (confusion)
-            for (size_t r = 0; r < rows; r++) {
-                size_t am = 0;
-                for (size_t j = 1; j < C; j++)
-                    if (logits[r * C + j] > logits[r * C + am]) am = j;
-                confusion[(size_t)y[r] * C + am]++;
-            }
-        if ((st = ridge_softmax_xent(ctx, &l, NULL, &ok, logits, y, rows, C))) goto done;
-        total += (double)l * (double)rows;
-        right += ok;
-    }
-    if (loss) *loss = total / (double)n;
-    if (correct) *correct = right;
-done:
-    ridge_free(x);
-    free(y);
-    return st;
+    model_trainer t = trainer(m);
+    return model_evaluate(ctx, &t, images, labels, n, loss, correct, confusion);
 }

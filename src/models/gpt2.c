@@ -59,6 +59,8 @@ struct ridge_gpt2 {
     int state;       /* 0 nothing, 1 probs valid, 2 probs valid and backward possible */
     int prof;        /* 1: time the parts into prof_ns */
     uint64_t prof_ns[2][RIDGE_GPT2_NUM_PARTS];
+    ridge_gpt2_grads_ready_fn ready; /* the backward's hook (ridge_gpt2_set_grads_ready) */
+    void *ready_arg;
 };
 
 /* Runs `call`, adding its time to part `k` of pass `dir` (0 forward, 1 backward) when the
@@ -367,6 +369,24 @@ ridge_status ridge_gpt2_zero_grad(ridge_gpt2 *m)
     return RIDGE_OK;
 }
 
+void ridge_gpt2_set_grads_ready(ridge_gpt2 *m, ridge_gpt2_grads_ready_fn fn, void *arg)
+{
+    if (m) m->ready = fn, m->ready_arg = arg;
+}
+
+/* Hands the hook tensors [k0, k1) whole (layer < 0) or their slices of `layer`. */
+static ridge_status grads_ready(ridge_gpt2 *m, int k0, int k1, int layer)
+{
+    if (!m->ready) return RIDGE_OK;
+    float *ptr[RIDGE_GPT2_NUM_TENSORS];
+    size_t len[RIDGE_GPT2_NUM_TENSORS], L = (size_t)m->cfg.num_layers;
+    for (int k = k0; k < k1; k++) {
+        len[k - k0] = layer < 0 ? m->sizes[k] : m->sizes[k] / L;
+        ptr[k - k0] = m->g[k] + (layer < 0 ? 0 : (size_t)layer * len[k - k0]);
+    }
+    return m->ready(m->ready_arg, ptr, len, k1 - k0);
+}
+
 ridge_status ridge_gpt2_backward(ridge_gpt2 *m)
 {
     if (!m) return ridge_error(RIDGE_EINVAL, "gpt2: model is NULL");
@@ -394,6 +414,7 @@ ridge_status ridge_gpt2_backward(ridge_gpt2 *m)
          ridge_gpt2_layernorm_backward(ctx, a->dres, g[P_LNFW], g[P_LNFB], a->dsmall,
                                        a->residual3 + (L - 1) * N * C, p[P_LNFW], a->lnf_mean,
                                        a->lnf_rstd, N, C));
+    TRY(grads_ready(m, P_LNFW, P_LNFB + 1, -1));
     for (size_t l = L; l-- > 0;) {
         /* here dres = d residual3[l] */
         const float *res = l == 0 ? a->encoded : a->residual3 + (l - 1) * N * C;
@@ -430,10 +451,11 @@ ridge_status ridge_gpt2_backward(ridge_gpt2 *m)
              ridge_gpt2_layernorm_backward(ctx, a->dres, g[P_LN1W] + l * C, g[P_LN1B] + l * C,
                                            a->dsmall, res, p[P_LN1W] + l * C, a->ln1_mean + l * N,
                                            a->ln1_rstd + l * N, N, C));
+        TRY(grads_ready(m, P_LN1W, P_FCPROJB + 1, (int)l));
     }
     PROF(1, RIDGE_GPT2_ENCODER,
          ridge_gpt2_encoder_backward(ctx, g[P_WTE], g[P_WPE], a->dres, inputs, B, T, C));
-    return RIDGE_OK;
+    return grads_ready(m, P_WTE, P_WPE + 1, -1);
 }
 
 /* ---- optimizer -------------------------------------------------------------------------- */

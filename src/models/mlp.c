@@ -4,13 +4,15 @@
  * Step: h[0] = x; h[l+1] = act(h[l] W_l^T + b_l) (dense, fused epilogue), dropout into hd[l]
  * when training with dropout; softmax cross-entropy writes dlogits into g[0]; the backward
  * runs the layers in reverse, ping-ponging g[0] and g[1]; then one optimizer update over the
- * whole parameter block. Checkpoints are in mlp-checkpoint.c. */
+ * whole parameter block (models/trainer.c, which also runs the epochs and the evaluation).
+ * Checkpoints are in mlp-checkpoint.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
 #include "models/mlp-internal.h"
+#include "models/trainer.h"
 
 ridge_status ridge_mlp_config_check(const ridge_mlp_config *c)
 {
@@ -166,9 +168,11 @@ ridge_status ridge_mlp_forward(ridge_ctx *ctx, ridge_mlp *m, const float *x, siz
     return st;
 }
 
-ridge_status ridge_mlp_train_step(ridge_ctx *ctx, ridge_mlp *m, const float *x,
-                                  const int32_t *y, size_t B, float *loss)
+/* Forward (with dropout) and backward of B rows into m->grads. */
+static ridge_status gradients(ridge_ctx *ctx, void *model, const float *x, const int32_t *y,
+                              size_t B, float *loss)
 {
+    ridge_mlp *m = model;
     if (!ctx || !m || !x || !y || !loss || !B)
         return ridge_error(RIDGE_EINVAL, "mlp_train_step: NULL argument or B == 0");
     const ridge_mlp_config *c = &m->cfg;
@@ -199,112 +203,47 @@ ridge_status ridge_mlp_train_step(ridge_ctx *ctx, ridge_mlp *m, const float *x,
         }
         cur ^= 1;
     }
-    if (m->grad_mean && (st = m->grad_mean(m->grads, m->nparams))) return st; /* mpi */
-    if ((st = ridge_optim_step(ctx, &m->opt, m->params, m->grads, m->state, m->nparams,
-                               m->step)))
-        return st;
-    m->step++;
     return RIDGE_OK;
 }
 
-static ridge_status check_data(const char *fn, const ridge_mlp *m, const uint8_t *images,
-                               const uint8_t *labels, size_t n)
+static ridge_status forward_logits(ridge_ctx *ctx, void *m, const float *x, size_t B,
+                                   const float **logits)
 {
-    if (!m || !images || !labels || !n)
-        return ridge_error(RIDGE_EINVAL, "%s: NULL argument or no samples", fn);
-    if (n > UINT32_MAX) return ridge_error(RIDGE_EINVAL, "%s: %zu samples (max 2^32-1)", fn, n);
-    const size_t classes = m->cfg.sizes[m->cfg.nlayers];
-    for (size_t i = 0; i < n; i++)
-        if (labels[i] >= classes)
-            return ridge_error(RIDGE_EINVAL, "%s: label %d of sample %zu, but the model has %zu "
-                               "classes", fn, labels[i], i, classes);
-    return RIDGE_OK;
+    return ridge_mlp_forward(ctx, m, x, B, logits);
+}
+
+/* The model as the shared training loops see it (models/trainer.h). */
+static model_trainer trainer(ridge_mlp *m)
+{
+    model_trainer t = {.name = "mlp", .model = m, .gradients = gradients,
+                       .forward = forward_logits, .eval_batch = 500};
+    if (!m) return t;
+    t.opt = &m->opt, t.params = m->params, t.grads = m->grads, t.state = m->state;
+    t.nparams = m->nparams, t.step = &m->step, t.epoch = &m->epoch, t.seed = m->seed;
+    t.batch = m->batch, t.D = m->cfg.sizes[0], t.classes = m->cfg.sizes[m->cfg.nlayers];
+    t.in_mean = m->cfg.in_mean, t.in_std = m->cfg.in_std, t.dp = &m->dp;
+    return t;
+}
+
+ridge_status ridge_mlp_train_step(ridge_ctx *ctx, ridge_mlp *m, const float *x,
+                                  const int32_t *y, size_t B, float *loss)
+{
+    model_trainer t = trainer(m);
+    return model_train_step(ctx, &t, x, y, B, loss);
 }
 
 ridge_status ridge_mlp_train_epoch(ridge_ctx *ctx, ridge_mlp *m, const uint8_t *images,
                                    const uint8_t *labels, size_t n, ridge_mlp_progress_fn fn,
                                    void *arg, double *mean_loss)
 {
-    ridge_status st = check_data("mlp_train_epoch", m, images, labels, n);
-    if (st) return st;
-    const size_t D = m->cfg.sizes[0], B = m->batch, steps = (n + B - 1) / B;
-    const size_t nr = m->nranks > 1 ? (size_t)m->nranks : 1; /* mpi: this rank's share */
-    if (m->rank < 0 || (size_t)m->rank >= nr || B % nr || (n % B) % nr)
-        return ridge_error(RIDGE_EINVAL, "mlp_train_epoch: batch %zu (last %zu) does not split "
-                           "evenly over %zu ranks (rank %d)", B, n % B ? n % B : B, nr, m->rank);
-    uint32_t *perm = malloc(n * sizeof *perm);
-    float *x = ridge_malloc(B * D * sizeof *x);
-    int32_t *y = malloc(B * sizeof *y);
-    if (!perm || !x || !y) {
-        st = ridge_error(RIDGE_ENOMEM, "mlp_train_epoch: out of memory");
-        goto done;
-    }
-    ridge_rng rng;
-    ridge_rng_seed(&rng, ridge_hash64(m->seed) ^ m->epoch);
-    ridge_rng_permutation(&rng, perm, (uint32_t)n);
-    double total = 0;
-    size_t s = 0;
-    for (; s < steps; s++) {
-        const size_t start = s * B, rows = RIDGE_MIN(B, n - start);
-        float loss;
-        const size_t mine = rows / nr, first = start + (size_t)(nr > 1 ? m->rank : 0) * mine;
-        ridge_batch_u8(x, y, images, labels, perm, first, mine, D, m->cfg.in_mean,
-                       m->cfg.in_std);
-        if ((st = ridge_mlp_train_step(ctx, m, x, y, mine, &loss))) goto done;
-        total += (double)loss * (double)rows;
-        if (fn && fn(arg, s + 1, steps, total / (double)(start + rows), start + rows)) {
-            s++;
-            break;
-        }
-    }
-    if (mean_loss) *mean_loss = total / (double)RIDGE_MIN(n, s * B);
-    if (s == steps) m->epoch++;
-done:
-    free(perm);
-    ridge_free(x);
-    free(y);
-    return st;
+    model_trainer t = trainer(m);
+    return model_train_epoch(ctx, &t, images, labels, n, fn, arg, mean_loss);
 }
 
 ridge_status ridge_mlp_evaluate(ridge_ctx *ctx, ridge_mlp *m, const uint8_t *images,
                                 const uint8_t *labels, size_t n, double *loss, size_t *correct,
                                 uint64_t *confusion)
 {
-    ridge_status st = check_data("mlp_evaluate", m, images, labels, n);
-    if (st) return st;
-    const size_t D = m->cfg.sizes[0], C = m->cfg.sizes[m->cfg.nlayers], B = 500;
-    float *x = ridge_malloc(B * D * sizeof *x);
-    int32_t *y = malloc(B * sizeof *y);
-    if (!x || !y) {
-        st = ridge_error(RIDGE_ENOMEM, "mlp_evaluate: out of memory");
-        goto done;
-    }
-    if (confusion) memset(confusion, 0, C * C * sizeof *confusion);
-    double total = 0;
-    size_t right = 0;
-    for (size_t start = 0; start < n; start += B) {
-        const size_t rows = RIDGE_MIN(B, n - start);
-        const float *logits;
-        float l;
-        size_t ok;
-        ridge_batch_u8(x, y, images, labels, NULL, start, rows, D, m->cfg.in_mean,
-                       m->cfg.in_std);
-        if ((st = ridge_mlp_forward(ctx, m, x, rows, &logits))) goto done;
-        if (confusion)
-            for (size_t r = 0; r < rows; r++) {
-                size_t am = 0;
-                for (size_t j = 1; j < C; j++)
-                    if (logits[r * C + j] > logits[r * C + am]) am = j;
-                confusion[(size_t)y[r] * C + am]++;
-            }
-        if ((st = ridge_softmax_xent(ctx, &l, NULL, &ok, logits, y, rows, C))) goto done;
-        total += (double)l * (double)rows;
-        right += ok;
-    }
-    if (loss) *loss = total / (double)n;
-    if (correct) *correct = right;
-done:
-    ridge_free(x);
-    free(y);
-    return st;
+    model_trainer t = trainer(m);
+    return model_evaluate(ctx, &t, images, labels, n, loss, correct, confusion);
 }

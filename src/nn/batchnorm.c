@@ -155,11 +155,11 @@ static ridge_status check(const char *fn, const void *p1, const void *p2, const 
 
 static size_t row_grain(size_t C) { return RIDGE_MAX(1, 4096 / C); }
 
-static ridge_status ridge_batchnorm_forward_train_untimed(ridge_ctx *ctx, float *y, float *mean, float *rstd,
-                                           float *run_mean, float *run_var, const float *x,
-                                           const float *gamma, const float *beta, size_t rows,
-                                           size_t C, float eps, float momentum,
-                                           ridge_epi_act act)
+static ridge_status forward_train(ridge_ctx *ctx, float *y, float *mean, float *rstd,
+                                  float *run_mean, float *run_var, const float *x,
+                                  const float *gamma, const float *beta, size_t rows, size_t C,
+                                  float eps, float momentum, ridge_epi_act act,
+                                  ridge_sum_f64_fn sum)
 {
     ridge_status st = check("batchnorm_forward_train", y, x, gamma, rows, C, act);
     if (st) return st;
@@ -170,40 +170,58 @@ static ridge_status ridge_batchnorm_forward_train_untimed(ridge_ctx *ctx, float 
                            momentum);
     bn_args a = {rows, C, RIDGE_MIN(BN_CHUNKS, rows), x, NULL, gamma, beta, mean, rstd, y,
                  NULL, 0, act == RIDGE_EPI_RELU, eps};
-    a.part = ridge_malloc(a.nchunk * 2 * C * sizeof(double) + 2 * C * sizeof(double));
+    /* the chunks' partial sums, then s0 (C) and the row count, then s1 (C) */
+    a.part = ridge_malloc((a.nchunk * 2 * C + 2 * C + 1) * sizeof(double));
     if (!a.part) return ridge_error(RIDGE_ENOMEM, "batchnorm: out of memory");
-    double *s0 = a.part + a.nchunk * 2 * C, *s1 = s0 + C;
+    double *s0 = a.part + a.nchunk * 2 * C, *s1 = s0 + C + 1, *n = s0 + C;
     ridge_parallel_for(ctx, a.nchunk, 1, sums_range, &a);
     reduce(&a, s0, NULL);
-    for (size_t c = 0; c < C; c++) mean[c] = (float)(s0[c] / (double)rows);
+    *n = (double)rows;
+    if (sum && (st = sum(s0, C + 1))) goto done; /* mpi: the whole batch's sums and rows */
+    for (size_t c = 0; c < C; c++) mean[c] = (float)(s0[c] / *n);
     a.pass = 1;
     ridge_parallel_for(ctx, a.nchunk, 1, sums_range, &a);
     reduce(&a, s1, NULL);
+    if (sum && (st = sum(s1, C))) goto done;
     for (size_t c = 0; c < C; c++) {
-        double var = s1[c] / (double)rows;
+        double var = s1[c] / *n;
         rstd[c] = (float)(1.0 / sqrt(var + eps));
         if (run_mean) run_mean[c] = (1 - momentum) * run_mean[c] + momentum * mean[c];
         if (run_var) {
-            double unbiased = rows > 1 ? s1[c] / (double)(rows - 1) : var;
+            double unbiased = *n > 1 ? s1[c] / (*n - 1) : var;
             run_var[c] = (float)((1 - momentum) * run_var[c] + momentum * unbiased);
         }
     }
+done:
     ridge_free(a.part);
+    if (st) return st;
     ridge_parallel_for(ctx, rows, row_grain(C), apply_range, &a);
     return RIDGE_OK;
 }
 
-/* ridge_batchnorm_forward_train, recorded by the profiler as "batchnorm.fwd". */
+/* Both forwards are recorded by the profiler as "batchnorm.fwd". */
+ridge_status ridge_batchnorm_forward_train_sync(ridge_ctx *ctx, float *y, float *mean,
+                                                float *rstd, float *run_mean, float *run_var,
+                                                const float *x, const float *gamma,
+                                                const float *beta, size_t rows, size_t C,
+                                                float eps, float momentum, ridge_epi_act act,
+                                                ridge_sum_f64_fn sum)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = forward_train(ctx, y, mean, rstd, run_mean, run_var, x, gamma, beta, rows,
+                                    C, eps, momentum, act, sum);
+    RIDGE_PROF_END(ctx, t0, "batchnorm.fwd", "", 8.0 * rows * C, 4.0 * 2.0 * rows * C, 4.0 * 2.0 * rows * C, "%zux%zu", rows, C);
+    return st;
+}
+
 ridge_status ridge_batchnorm_forward_train(ridge_ctx *ctx, float *y, float *mean, float *rstd,
                                            float *run_mean, float *run_var, const float *x,
                                            const float *gamma, const float *beta, size_t rows,
                                            size_t C, float eps, float momentum,
                                            ridge_epi_act act)
 {
-    uint64_t t0 = RIDGE_PROF_START(ctx);
-    ridge_status st = ridge_batchnorm_forward_train_untimed(ctx, y, mean, rstd, run_mean, run_var, x, gamma, beta, rows, C, eps, momentum, act);
-    RIDGE_PROF_END(ctx, t0, "batchnorm.fwd", "", 8.0 * rows * C, 4.0 * 2.0 * rows * C, 4.0 * 2.0 * rows * C, "%zux%zu", rows, C);
-    return st;
+    return ridge_batchnorm_forward_train_sync(ctx, y, mean, rstd, run_mean, run_var, x, gamma,
+                                              beta, rows, C, eps, momentum, act, NULL);
 }
 
 ridge_status ridge_batchnorm_forward_infer(ridge_ctx *ctx, float *y, const float *x,
@@ -225,10 +243,10 @@ ridge_status ridge_batchnorm_forward_infer(ridge_ctx *ctx, float *y, const float
     return RIDGE_OK;
 }
 
-static ridge_status ridge_batchnorm_backward_untimed(ridge_ctx *ctx, float *dx, float *dgamma, float *dbeta,
-                                      float *dy, const float *x, const float *y,
-                                      const float *mean, const float *rstd, const float *gamma,
-                                      size_t rows, size_t C, ridge_epi_act act)
+static ridge_status backward(ridge_ctx *ctx, float *dx, float *dgamma, float *dbeta, float *dy,
+                             const float *x, const float *y, const float *mean,
+                             const float *rstd, const float *gamma, size_t rows, size_t C,
+                             ridge_epi_act act, ridge_sum_f64_fn sum)
 {
     ridge_status st = check("batchnorm_backward", dx, dy, x, rows, C, act);
     if (st) return st;
@@ -238,27 +256,33 @@ static ridge_status ridge_batchnorm_backward_untimed(ridge_ctx *ctx, float *dx, 
         return st;
     bn_args a = {rows, C, RIDGE_MIN(BN_CHUNKS, rows), x, dy, gamma, NULL, mean, rstd, dx,
                  NULL, 2, 0, 0};
-    a.part = ridge_malloc(a.nchunk * 2 * C * sizeof(double) + 2 * C * sizeof(double));
+    /* the chunks' partial sums, then s0 (C), s1 (C) and the row count */
+    a.part = ridge_malloc((a.nchunk * 2 * C + 2 * C + 1) * sizeof(double));
     float *coef = ridge_malloc(3 * C * sizeof(float));
     if (!a.part || !coef) {
         ridge_free(a.part);
         ridge_free(coef);
         return ridge_error(RIDGE_ENOMEM, "batchnorm: out of memory");
     }
-    double *s0 = a.part + a.nchunk * 2 * C, *s1 = s0 + C;
+    double *s0 = a.part + a.nchunk * 2 * C, *s1 = s0 + C, *M = s1 + C;
     ridge_parallel_for(ctx, a.nchunk, 1, sums_range, &a);
     reduce(&a, s0, s1);
+    *M = (double)rows;
+    for (size_t c = 0; c < C; c++) dbeta[c] = (float)s0[c], dgamma[c] = (float)s1[c];
+    if (sum && (st = sum(s0, 2 * C + 1))) { /* mpi: the whole batch's sums for dx */
+        ridge_free(a.part);
+        ridge_free(coef);
+        return st;
+    }
     /* dx = k (dy - dbeta/M - (x - mean) rstd dgamma/M), k = gamma rstd: an affine map of dy
      * and x per channel, dx = k dy + u x + v */
     float *k = coef, *u = coef + C, *v = coef + 2 * C;
     for (size_t c = 0; c < C; c++) {
-        dbeta[c] = (float)s0[c];
-        dgamma[c] = (float)s1[c];
-        double kk = (double)gamma[c] * rstd[c], M = (double)rows;
-        double uu = -kk * rstd[c] * s1[c] / M;
+        double kk = (double)gamma[c] * rstd[c];
+        double uu = -kk * rstd[c] * s1[c] / *M;
         k[c] = (float)kk;
         u[c] = (float)uu;
-        v[c] = (float)(-kk * s0[c] / M - uu * mean[c]);
+        v[c] = (float)(-kk * s0[c] / *M - uu * mean[c]);
     }
     ridge_free(a.part);
     a.y = dx;
@@ -268,14 +292,24 @@ static ridge_status ridge_batchnorm_backward_untimed(ridge_ctx *ctx, float *dx, 
     return RIDGE_OK;
 }
 
-/* ridge_batchnorm_backward, recorded by the profiler as "batchnorm.bwd". */
+/* Both backwards are recorded by the profiler as "batchnorm.bwd". */
+ridge_status ridge_batchnorm_backward_sync(ridge_ctx *ctx, float *dx, float *dgamma,
+                                           float *dbeta, float *dy, const float *x,
+                                           const float *y, const float *mean, const float *rstd,
+                                           const float *gamma, size_t rows, size_t C,
+                                           ridge_epi_act act, ridge_sum_f64_fn sum)
+{
+    uint64_t t0 = RIDGE_PROF_START(ctx);
+    ridge_status st = backward(ctx, dx, dgamma, dbeta, dy, x, y, mean, rstd, gamma, rows, C, act, sum);
+    RIDGE_PROF_END(ctx, t0, "batchnorm.bwd", "", 12.0 * rows * C, 4.0 * 4.0 * rows * C, 4.0 * 4.0 * rows * C, "%zux%zu", rows, C);
+    return st;
+}
+
 ridge_status ridge_batchnorm_backward(ridge_ctx *ctx, float *dx, float *dgamma, float *dbeta,
                                       float *dy, const float *x, const float *y,
                                       const float *mean, const float *rstd, const float *gamma,
                                       size_t rows, size_t C, ridge_epi_act act)
 {
-    uint64_t t0 = RIDGE_PROF_START(ctx);
-    ridge_status st = ridge_batchnorm_backward_untimed(ctx, dx, dgamma, dbeta, dy, x, y, mean, rstd, gamma, rows, C, act);
-    RIDGE_PROF_END(ctx, t0, "batchnorm.bwd", "", 12.0 * rows * C, 4.0 * 4.0 * rows * C, 4.0 * 4.0 * rows * C, "%zux%zu", rows, C);
-    return st;
+    return ridge_batchnorm_backward_sync(ctx, dx, dgamma, dbeta, dy, x, y, mean, rstd, gamma,
+                                         rows, C, act, NULL);
 }

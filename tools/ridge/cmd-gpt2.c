@@ -251,7 +251,9 @@ static void train_help(void)
            "100: the loss falls from ln(257) = 5.55 and the samples turn into English-like text.\n\n"
            "Under `mpirun -np N` (a build with -DRIDGE_WITH_MPI=ON) it trains data-parallel: -b\n" /* mpi */
            "is per rank, the gradients are averaged, rank 0 alone prints and saves; --zero 1\n" /* mpi */
-           "shards the AdamW moments over the ranks (ZeRO-1; no --save-state/--resume).\n\n" /* mpi */
+           "shards the AdamW moments over the ranks (ZeRO-1; its --save-state is the plain\n" /* mpi */
+           "run's file, resumable with or without --zero, on any number of ranks); --bucket-mb N\n" /* mpi */
+           "averages the gradients in buckets of N MB while the backward pass runs.\n\n" /* mpi */
            "options:\n"
            "  --model FILE       checkpoint to start from (llm.c format; `ridge gpt2 init`)\n"
            "  --train GLOB       training shards (shuffled as llm.c: MT19937 seeded 42)\n"
@@ -368,6 +370,25 @@ static int demo_prepare(ridge_ctx *ctx, const char *dir, const char **source)
     return 0;
 }
 
+/* mpi: --zero 1 keeps slices of the moments; whole ones only while a state file is read or
+ * written. Says why when out of memory. */
+static ridge_status zero1_moments(size_t n, float **m, float **v)
+{
+    *m = calloc(n, sizeof **m);
+    *v = calloc(n, sizeof **v);
+    if (*m && *v) return RIDGE_OK;
+    free(*m), free(*v);
+    *m = *v = NULL;
+    fprintf(stderr, "ridge gpt2 train: --zero 1: no memory for the whole AdamW moments\n");
+    return RIDGE_ENOMEM;
+}
+
+static void zero1_moments_free(float **m, float **v)
+{
+    free(*m), free(*v);
+    *m = *v = NULL;
+}
+
 static int gpt2_train(int argc, char **argv)
 {
     cli_common cc;
@@ -375,7 +396,7 @@ static int gpt2_train(int argc, char **argv)
     const char *model_path = NULL, *train_glob = NULL, *val_glob = NULL, *tok_path = NULL;
     const char *save = NULL, *save_state = NULL, *resume = NULL;
     long B = 4, T = 64, steps = 41, val_every = 10, val_batches = 5, sample_every = 20;
-    long sample_tokens = 64, zero = 0; /* mpi: --zero 1 */
+    long sample_tokens = 64, zero = 0, bucket_mb = 0; /* mpi: --zero 1, --bucket-mb N */
     ridge_gpt2_adamw_opts o;
     ridge_gpt2_adamw_defaults(&o);
     int given_steps = 0, given_lr = 0, given_val_every = 0, given_sample_every = 0;
@@ -412,6 +433,7 @@ static int gpt2_train(int argc, char **argv)
         else if (!strcmp(a, "--beta2")) fdst = &o.beta2, fhi = 0.999999;
         else if (!strcmp(a, "--eps")) fdst = &o.eps;
         else if (!strcmp(a, "--zero")) dst = &zero, hi = 1; /* mpi */
+        else if (!strcmp(a, "--bucket-mb")) dst = &bucket_mb, hi = 1 << 20; /* mpi */
         else return cli_unknown("gpt2 train", a);
         if (sdst) {
             if (!v) {
@@ -436,13 +458,15 @@ static int gpt2_train(int argc, char **argv)
         fprintf(stderr, "ridge gpt2 train: --model and --train go together (see --help)\n");
         return CLI_USAGE;
     }
-    if (zero && (save_state || resume)) { /* mpi */
-        fprintf(stderr, "ridge gpt2 train: --zero 1 cannot --save-state or --resume yet\n");
-        return CLI_USAGE;
-    }
     /* mpi: under mpirun, each rank trains on its B rows of every global batch of nranks*B */
     int rank, nranks;
     if (cli_dist_init(&rank, &nranks)) return CLI_FAIL;
+    if (nranks == 1) zero = bucket_mb = 0; /* mpi: nothing to shard or to overlap */
+    if (zero && bucket_mb) { /* mpi */
+        fprintf(stderr, "ridge gpt2 train: --zero 1 and --bucket-mb do not combine (yet)\n");
+        cli_dist_end(CLI_USAGE, "bad options");
+        return CLI_USAGE;
+    }
     ridge_ctx *ctx = cli_make_ctx(&cc);
     if (!ctx) {
         cli_dist_end(CLI_FAIL, "no context"); /* mpi */
@@ -472,6 +496,11 @@ static int gpt2_train(int argc, char **argv)
     ridge_gpt2 *m = NULL;
     ridge_llmc_loader *tl = NULL, *vl = NULL;
     ridge_llmc_tokenizer *tok = NULL;
+    /* the AdamW moments a state file holds: the model's, or with --zero 1 whole copies only
+     * while reading or writing one (dist-gpt2.c) */
+    float *mom1 = NULL, *mom2 = NULL;
+    cli_zero1 z1 = {0}; /* mpi */
+    cli_overlap *ov = NULL; /* mpi: --bucket-mb */
     ridge_status st = ridge_gpt2_load(ctx, model_path, &m);
     if (st) {
         rc = fail("train", st);
@@ -514,17 +543,28 @@ static int gpt2_train(int argc, char **argv)
         printf("data parallel: %d ranks, global batch %ld\n", nranks, B * nranks);
     uint64_t rng = 1337;
     long first = 0;
-    float *mom1 = NULL, *mom2 = NULL;
-    if ((save_state || resume) && (st = ridge_gpt2_adamw_moments(m, &mom1, &mom2))) goto step_fail;
+    if (!zero && (save_state || resume) && (st = ridge_gpt2_adamw_moments(m, &mom1, &mom2)))
+        goto step_fail;
     if (resume) {
         int done;
+        if (zero && zero1_moments(nparams, &mom1, &mom2)) goto out; /* mpi */
         if ((st = ridge_llmc_state_read(resume, &done, &rng, tl, mom1, mom2, nparams)))
             goto step_fail;
+        if (zero) { /* mpi: keep this rank's slice */
+            st = cli_zero1_load(&z1, nparams, mom1, mom2);
+            zero1_moments_free(&mom1, &mom2);
+            if (st) goto step_fail;
+        }
         first = done;
         printf("resuming %s at step %ld\n", resume, first);
     }
+    if (bucket_mb) { /* mpi: average the gradients while the backward pass goes on */
+        if ((st = ridge_gpt2_zero_grad(m)) ||
+            (st = cli_overlap_create(ridge_gpt2_grads(m), nparams, (size_t)bucket_mb << 20, &ov)))
+            goto step_fail;
+        ridge_gpt2_set_grads_ready(m, cli_overlap_add, ov);
+    }
     double total_ms = 0, comm_ms = 0;
-    cli_zero1 z1 = {0}; /* mpi */
     const int *in, *tg;
     for (long step = first; step < steps; step++) {
         if (vl && val_every > 0 && step % val_every == 0) {
@@ -553,15 +593,18 @@ static int gpt2_train(int argc, char **argv)
         if ((st = ridge_gpt2_zero_grad(m))) goto step_fail;
         if ((st = ridge_gpt2_backward(m))) goto step_fail;
         uint64_t t1 = ridge_time_ns(), t2; /* mpi: average the gradients (and the loss printed) */
-        if ((st = cli_dist_mean(&loss, 1))) goto step_fail;
         if (zero) { /* mpi: ZeRO-1 (the allreduce time then includes AdamW on the slice) */
             if ((st = cli_zero1_step(&z1, ctx, m, &o, (int)step + 1))) goto step_fail;
             t2 = ridge_time_ns();
         } else {
-            if ((st = cli_dist_mean(ridge_gpt2_grads(m), nparams))) goto step_fail;
+            if ((st = ov ? cli_overlap_finish(ov) : cli_dist_mean(ridge_gpt2_grads(m), nparams)))
+                goto step_fail;
             t2 = ridge_time_ns();
             if ((st = ridge_gpt2_update(m, &o, (int)step + 1))) goto step_fail;
         }
+        /* after the gradients: with --bucket-mb, a blocking collective issued while they are
+         * in flight would wait for them, and their waiting would count as the loss's */
+        if ((st = cli_dist_mean(&loss, 1))) goto step_fail;
         double ms = (double)(ridge_time_ns() - t0) / 1e6;
         if (step > first) total_ms += ms, comm_ms += (double)(t2 - t1) / 1e6;
         printf("step %ld: train loss %f (took %f ms)\n", step, loss, ms);
@@ -581,10 +624,19 @@ static int gpt2_train(int argc, char **argv)
                    "tokens/s\n",
                    comm_ms / (double)(steps - first - 1), 100 * comm_ms / total_ms,
                    (double)(B * T * nranks) / ms * 1e3);
+        if (ov) /* mpi: its first step's waiting is in the total too */
+            printf("overlapped in buckets of %ld MB: after the backward pass %.1f ms a step, of "
+                   "which MPI_Waitall %.1f ms (all steps' mean)\n", bucket_mb,
+                   comm_ms / (double)(steps - first - 1),
+                   cli_overlap_wait_seconds(ov) * 1e3 / (double)(steps - first));
     }
     if (save && rank == 0) { /* mpi: rank 0 alone writes */
         if ((st = ridge_gpt2_save(m, save))) goto step_fail;
         printf("saved %s\n", save);
+    }
+    if (save_state && zero) { /* mpi: the slices to rank 0 (every rank takes part) */
+        if (rank == 0 && zero1_moments(nparams, &mom1, &mom2)) goto out;
+        if ((st = cli_zero1_gather(&z1, nparams, mom1, mom2))) goto step_fail;
     }
     if (save_state && rank == 0) { /* mpi */
         long done = steps > first ? steps : first;
@@ -595,12 +647,14 @@ static int gpt2_train(int argc, char **argv)
     if (zero && nranks > 1) /* mpi */
         printf("zero-1: AdamW moments %.1f MB on this rank (plain data parallel: %.1f MB)\n",
                2.0 * (double)(z1.hi - z1.lo) * 4 / 1e6, 2.0 * (double)nparams * 4 / 1e6);
-    cli_zero1_free(&z1); /* mpi */
     rc = CLI_OK;
     goto out;
 step_fail:
     rc = fail("train", st);
 out:
+    if (zero) zero1_moments_free(&mom1, &mom2); /* mpi */
+    cli_zero1_free(&z1);
+    cli_overlap_destroy(ov);
     ridge_llmc_tokenizer_destroy(tok);
     ridge_llmc_loader_destroy(tl);
     ridge_llmc_loader_destroy(vl);

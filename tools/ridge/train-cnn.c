@@ -3,13 +3,12 @@
  * Defaults: Fashion-MNIST from /usr/share/datasets/fashion-mnist, the issue's network
  * (RIDGE_CNN_DEFAULT_ARCH), batch 64, AdamW lr 1e-3 (weight decay 0.01) with a cosine
  * schedule after 100 warm-up steps, 10 epochs, seed 1. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cli.h"
+#include "dist-cli.h" /* mpi */
 #include "mlp-cli.h"
+#include "trainer-cli.h"
 
 int train_cnn(int argc, char **argv);
 int eval_cnn(int argc, char **argv);
@@ -46,28 +45,6 @@ static void help(void)
            MLP_DEFAULT_DATA, RIDGE_CNN_DEFAULT_ARCH);
 }
 
-typedef struct progress {
-    ridge_ctx *ctx;
-    int tty;
-    unsigned epoch, epochs;
-    uint64_t t0, last;
-} progress;
-
-static int on_step(void *arg, size_t step, size_t steps, double loss, size_t samples)
-{
-    progress *p = arg;
-    if (cli_profile_step(p->ctx)) return 1; /* `ridge profile` has what it needs */
-    uint64_t now = ridge_time_ns();
-    if (!p->tty || (now - p->last < 100000000 && step < steps)) return 0;
-    p->last = now;
-    double s = (double)(now - p->t0) * 1e-9, rate = (double)samples / (s > 0 ? s : 1e-9);
-    double eta = s / (double)step * (double)(steps - step) +
-                 s / (double)step * (double)steps * (p->epochs - p->epoch);
-    fprintf(stderr, "\r\033[Kepoch %u/%u  step %zu/%zu  loss %.4f  %.0f samples/s  ETA %.0f s",
-            p->epoch, p->epochs, step, steps, loss, rate, eta);
-    return 0;
-}
-
 /* The images must be the model's input size and the labels fit its classes. */
 static int check_data(const ridge_cnn *m, const char *source, const ridge_mnist *d)
 {
@@ -87,51 +64,32 @@ static int check_data(const ridge_cnn *m, const char *source, const ridge_mnist 
     return 0;
 }
 
-typedef struct opts {
-    const char *data, *save, *resume, *arch, *optimizer, *schedule;
-    long epochs, batch, warmup, seed, limit, test_limit, stop_after;
-    double lr, momentum, weight_decay;
-    int quiet;
-} opts;
+static ridge_status train_epoch(ridge_ctx *ctx, void *m, const uint8_t *images,
+                                const uint8_t *labels, size_t n,
+                                int (*fn)(void *, size_t, size_t, double, size_t), void *arg,
+                                double *mean_loss)
+{
+    return ridge_cnn_train_epoch(ctx, m, images, labels, n, fn, arg, mean_loss);
+}
+
+static ridge_status evaluate(ridge_ctx *ctx, void *m, const uint8_t *images,
+                             const uint8_t *labels, size_t n, double *loss, size_t *correct,
+                             uint64_t *confusion)
+{
+    return ridge_cnn_evaluate(ctx, m, images, labels, n, loss, correct, confusion);
+}
+
+static ridge_status save(const void *m, const char *path)
+{
+    return ridge_cnn_save(m, path);
+}
 
 int train_cnn(int argc, char **argv)
 {
-    cli_common c;
-    cli_common_init(&c);
-    opts o = {.data = MLP_DEFAULT_DATA, .epochs = 10, .batch = -1, .warmup = -1, .seed = -1,
-              .lr = -1, .momentum = -1, .weight_decay = -1};
-    for (int i = 1; i < argc;) {
-        int r = cli_common_parse(&c, argc, argv, &i);
-        if (r < 0) return CLI_USAGE;
-        if (r > 0) continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
-        if (!strcmp(a, "--quiet")) {
-            o.quiet = 1;
-            i++;
-            continue;
-        }
-        if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &o.data);
-        else if (!strcmp(a, "--save")) bad = mlp_str_arg(a, v, &o.save);
-        else if (!strcmp(a, "--resume")) bad = mlp_str_arg(a, v, &o.resume);
-        else if (!strcmp(a, "--arch")) bad = mlp_str_arg(a, v, &o.arch);
-        else if (!strcmp(a, "--optimizer")) bad = mlp_str_arg(a, v, &o.optimizer);
-        else if (!strcmp(a, "--schedule")) bad = mlp_str_arg(a, v, &o.schedule);
-        else if (!strcmp(a, "--epochs")) bad = cli_int_arg(a, v, 1, 100000, &o.epochs);
-        else if (!strcmp(a, "--batch")) bad = cli_int_arg(a, v, 1, 1 << 20, &o.batch);
-        else if (!strcmp(a, "--warmup")) bad = cli_int_arg(a, v, 0, 1L << 40, &o.warmup);
-        else if (!strcmp(a, "--seed")) bad = cli_int_arg(a, v, 0, 0x7fffffffffffffffL, &o.seed);
-        else if (!strcmp(a, "--stop-after")) bad = cli_int_arg(a, v, 1, 100000, &o.stop_after);
-        else if (!strcmp(a, "--limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &o.limit);
-        else if (!strcmp(a, "--test-limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &o.test_limit);
-        else if (!strcmp(a, "--lr")) bad = mlp_float_arg(a, v, 1e-9, 100, &o.lr);
-        else if (!strcmp(a, "--momentum")) bad = mlp_float_arg(a, v, 0, 0.9999, &o.momentum);
-        else if (!strcmp(a, "--weight-decay")) bad = mlp_float_arg(a, v, 0, 10, &o.weight_decay);
-        else return cli_unknown("train cnn", a);
-        if (bad) return CLI_USAGE;
-        i += 2;
-    }
-    if (c.help) {
+    train_opts o;
+    int rc = train_opts_parse(&o, TRAIN_CNN, "train cnn", argc, argv);
+    if (rc) return rc;
+    if (o.c.help) {
         help();
         return CLI_OK;
     }
@@ -143,43 +101,19 @@ int train_cnn(int argc, char **argv)
         return CLI_USAGE;
     }
     ridge_optim_config oc;
-    ridge_optim_config_init(&oc);
-    oc.schedule = RIDGE_LR_COSINE;
-    oc.warmup = 100;
-    if ((o.optimizer && ridge_optim_parse(o.optimizer, &oc.kind)) ||
-        (o.schedule && ridge_lr_parse(o.schedule, &oc.schedule))) {
-        fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
-        return CLI_USAGE;
-    }
-    if (oc.kind == RIDGE_OPTIM_SGD) oc.lr = 0.05f;
-    if (o.resume) {
-        const char *fixed[] = {o.arch ? "--arch" : NULL, o.optimizer ? "--optimizer" : NULL,
-                               o.schedule ? "--schedule" : NULL, o.lr >= 0 ? "--lr" : NULL,
-                               o.momentum >= 0 ? "--momentum" : NULL,
-                               o.weight_decay >= 0 ? "--weight-decay" : NULL,
-                               o.warmup >= 0 ? "--warmup" : NULL, o.seed >= 0 ? "--seed" : NULL};
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            if (fixed[i]) {
-                fprintf(stderr, "ridge train cnn: %s cannot change with --resume (the checkpoint "
-                        "fixes it, so that the run continues exactly)\n", fixed[i]);
-                return CLI_USAGE;
-            }
-    }
+    if ((rc = train_optim_config(&o, "train cnn", &oc))) return rc;
 
-    ridge_ctx *ctx = cli_make_ctx(&c);
-    if (!ctx) return CLI_FAIL;
-    int rc = CLI_FAIL;
+    int rank, nranks; /* mpi: under mpirun, each rank trains its share of every batch */
+    if (cli_dist_init(&rank, &nranks)) return CLI_FAIL;
+    ridge_ctx *ctx = cli_make_ctx(&o.c);
+    if (!ctx) {
+        cli_dist_end(CLI_FAIL, "no context"); /* mpi */
+        return CLI_FAIL;
+    }
+    rc = CLI_FAIL;
     ridge_mnist tr = {0}, te = {0};
     ridge_cnn *m = NULL;
-    if (ridge_mnist_load(o.data, "train", &tr) || ridge_mnist_load(o.data, "t10k", &te)) {
-        fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
-        goto done;
-    }
-    if (te.rows != tr.rows || te.cols != tr.cols) {
-        fprintf(stderr, "ridge train cnn: %s: test images are %zux%zu, training images %zux%zu\n",
-                o.data, te.rows, te.cols, tr.rows, tr.cols);
-        goto done;
-    }
+    if (train_load_data(&o, "train cnn", &tr, &te)) goto done;
     const size_t ntrain = o.limit > 0 && (size_t)o.limit < tr.n ? (size_t)o.limit : tr.n;
     const size_t ntest = o.test_limit > 0 && (size_t)o.test_limit < te.n ? (size_t)o.test_limit
                                                                           : te.n;
@@ -197,10 +131,6 @@ int train_cnn(int argc, char **argv)
     } else {
         cc.in_h = (int64_t)tr.rows, cc.in_w = (int64_t)tr.cols, cc.in_c = 1;
         mlp_input_stats(tr.images, ntrain * tr.rows * tr.cols, &cc.in_mean, &cc.in_std);
-        if (o.lr > 0) oc.lr = (float)o.lr;
-        if (o.momentum >= 0) oc.momentum = (float)o.momentum;
-        if (o.weight_decay >= 0) oc.weight_decay = (float)o.weight_decay;
-        if (o.warmup >= 0) oc.warmup = (uint64_t)o.warmup;
         const size_t batch = o.batch > 0 ? (size_t)o.batch : 64;
         oc.total = (uint64_t)o.epochs * ((ntrain + batch - 1) / batch);
         if (ridge_cnn_create(&cc, &oc, batch, o.seed >= 0 ? (uint64_t)o.seed : 1, &m)) {
@@ -215,9 +145,10 @@ int train_cnn(int argc, char **argv)
         goto done;
     }
 
+    m->dp = cli_dist_dp(rank, nranks); /* mpi */
     char arch[RIDGE_CNN_ARCH_MAX];
     ridge_cnn_arch_format(&m->cfg, arch, sizeof arch);
-    if (!c.json)
+    if (!o.c.json)
         printf("cnn %s, %zu parameters, %s lr %g (%s), batch %zu, %zu training / %zu test images "
                "from %s, %d threads\n", arch, m->nparams, ridge_optim_name(m->opt.kind),
                m->opt.lr, ridge_lr_name(m->opt.schedule), m->batch, ntrain, ntest, o.data,
@@ -230,72 +161,14 @@ int train_cnn(int argc, char **argv)
                ridge_lr_name(m->opt.schedule), m->batch, (unsigned long long)m->seed,
                ridge_ctx_threads(ctx), ntrain, ntest);
     fflush(stdout);
-
-    progress p = {.ctx = ctx, .tty = !o.quiet && isatty(2), .epochs = (unsigned)o.epochs};
-    size_t right = 0;
-    double test_loss = NAN;
-    int first = 1;
-    if (m->epoch >= (uint32_t)o.epochs && !c.json)
-        printf("%s has %u epochs done already (--epochs %ld)\n", o.resume, m->epoch, o.epochs);
-    const uint32_t stop = o.stop_after > 0 && m->epoch + (uint64_t)o.stop_after < (uint64_t)o.epochs
-                              ? m->epoch + (uint32_t)o.stop_after
-                              : (uint32_t)o.epochs;
-    while (m->epoch < stop) {
-        p.epoch = m->epoch + 1;
-        p.t0 = p.last = ridge_time_ns();
-        double train_loss;
-        if (ridge_cnn_train_epoch(ctx, m, tr.images, tr.labels, ntrain, on_step, &p,
-                                  &train_loss)) {
-            if (p.tty) fputc('\n', stderr);
-            fprintf(stderr, "ridge train cnn: epoch %u: %s\n", p.epoch, ridge_last_error());
-            goto done;
-        }
-        if (cli_profile_finished()) { /* `ridge profile` stopped the epoch: nothing to report */
-            if (p.tty) fprintf(stderr, "\r\033[K");
-            rc = CLI_OK;
-            goto done;
-        }
-        double secs = (double)(ridge_time_ns() - p.t0) * 1e-9;
-        if (p.tty) fprintf(stderr, "\r\033[K");
-        if (ridge_cnn_evaluate(ctx, m, te.images, te.labels, ntest, &test_loss, &right, NULL)) {
-            fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
-            goto done;
-        }
-        if (o.save && ridge_cnn_save(m, o.save)) {
-            fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
-            goto done;
-        }
-        double acc = 100.0 * (double)right / (double)ntest;
-        if (c.json)
-            printf("%s{\"epoch\": %u, \"train_loss\": %.6f, \"test_loss\": %.6f, "
-                   "\"test_accuracy\": %.4f, \"seconds\": %.3f, \"samples_per_s\": %.0f}",
-                   first ? "" : ", ", p.epoch, train_loss, test_loss, acc, secs,
-                   (double)ntrain / secs);
-        else
-            printf("epoch %u/%ld  train loss %.4f  test loss %.4f  test accuracy %.2f%%  "
-                   "%.2f s (%.0f samples/s)\n",
-                   p.epoch, o.epochs, train_loss, test_loss, acc, secs, (double)ntrain / secs);
-        fflush(stdout);
-        first = 0;
-    }
-    if (first &&
-        ridge_cnn_evaluate(ctx, m, te.images, te.labels, ntest, &test_loss, &right, NULL)) {
-        fprintf(stderr, "ridge train cnn: %s\n", ridge_last_error());
-        goto done;
-    }
-    double acc = 100.0 * (double)right / (double)ntest;
-    if (c.json)
-        printf("], \"test_loss\": %.6f, \"test_accuracy\": %.4f%s%s%s}\n", test_loss, acc,
-               o.save ? ", \"saved\": \"" : "", o.save ? o.save : "", o.save ? "\"" : "");
-    else
-        printf("test accuracy %.2f%% (%zu/%zu)%s%s\n", acc, right, ntest,
-               o.save ? ", saved to " : "", o.save ? o.save : "");
-    rc = CLI_OK;
+    train_model tm = {"train cnn", m, &m->epoch, train_epoch, evaluate, save};
+    rc = train_run(&o, ctx, &tm, &tr, ntrain, &te, ntest, rank, nranks);
 done:
     ridge_cnn_destroy(m);
     ridge_mnist_free(&tr);
     ridge_mnist_free(&te);
     ridge_ctx_destroy(ctx);
+    cli_dist_end(rc, "train cnn failed"); /* mpi */
     return rc;
 }
 
