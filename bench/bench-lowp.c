@@ -342,39 +342,44 @@ out:
 
 typedef struct cshape {
     const char *name;
-    int64_t c, hw, co, r, pad;
+    int64_t c, hw, co, r, pad, groups; /* groups = c = co: depthwise */
 } cshape;
 
 static const cshape cshapes[] = {
-    {"3x3 56x56 64->64", 64, 56, 64, 3, 1},
-    {"3x3 28x28 128->128", 128, 28, 128, 3, 1},
-    {"1x1 56x56 64->256", 64, 56, 256, 1, 0},
+    {"3x3 56x56 64->64", 64, 56, 64, 3, 1, 1},
+    {"3x3 28x28 128->128", 128, 28, 128, 3, 1, 1},
+    {"1x1 56x56 64->256", 64, 56, 256, 1, 0, 1},
+    {"3x3 28x28 1->32 (cnn conv1)", 1, 28, 32, 3, 1, 1},
+    {"3x3 14x14 32->64 (cnn conv2)", 32, 14, 64, 3, 1, 1},
+    {"dw 3x3 56x56 c64", 64, 56, 64, 3, 1, 64},
+    {"dw 3x3 28x28 c256", 256, 28, 256, 3, 1, 256},
 };
 
 typedef struct ccall {
     ridge_ctx *ctx;
-    const ridge_qconv2d_plan *qp;
+    const ridge_qconv2d_plan *qp; /* AUTO, or direct for impl 2 */
     const ridge_conv2d_plan *fp;
     const uint8_t *x8;
     const float *xf;
     void *y;
     const ridge_requant *rq;
-    int impl; /* 0 int8, 1 fp32 */
+    int impl; /* 0 int8, 1 fp32, 2 int8 direct */
     int failed;
 } ccall;
 
 static void ccall_run(void *arg)
 {
     ccall *g = arg;
-    ridge_status st = g->impl == 0
+    ridge_status st = g->impl != 1
                           ? ridge_qconv2d_forward(g->ctx, g->qp, RIDGE_LOWP_U8, g->x8, 3, g->y, g->rq)
                           : ridge_conv2d_forward(g->ctx, g->fp, g->xf, g->y, NULL, NULL, NULL);
     if (st) g->failed = 1;
 }
 
-/* One NHWC convolution, batch 1: ridge's int8 (im2col or pointwise into the int8 GEMM, int32
- * output so that it checks exactly) against ridge's fp32 (its own algorithm choice), checked at
- * 200 sampled outputs (int8 exactly, fp32 within (K + 2) eps sum |x w|), then interleaved. */
+/* One NHWC convolution, batch 1: ridge's int8 (AUTO: im2col or pointwise into the int8 GEMM,
+ * or depthwise; and the direct algorithm for groups 1; int32 output so that it checks exactly) against ridge's fp32 (its
+ * own algorithm choice), checked at 200 sampled outputs (int8 exactly, fp32 within (K + 2) eps
+ * sum |x w|), then interleaved. */
 static int bench_conv(const ridge_bench_opts *o, bench_table *t, const cshape *cs, ridge_ctx *ctx,
                       int threads)
 {
@@ -382,85 +387,95 @@ static int bench_conv(const ridge_bench_opts *o, bench_table *t, const cshape *c
     ridge_conv2d_desc_init(&d);
     d.n = 1, d.c_in = cs->c, d.h = d.w = cs->hw, d.c_out = cs->co, d.r = d.s = cs->r;
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = cs->pad, d.layout = RIDGE_NHWC;
-    size_t xn = (size_t)(cs->hw * cs->hw * cs->c), wn = (size_t)(cs->co * cs->c * cs->r * cs->r);
-    size_t yn = (size_t)(cs->hw * cs->hw * cs->co), K = (size_t)(cs->c * cs->r * cs->r);
+    d.groups = cs->groups;
+    const int64_t cig = cs->c / cs->groups; /* input channels per output channel */
+    size_t xn = (size_t)(cs->hw * cs->hw * cs->c), wn = (size_t)(cs->co * cig * cs->r * cs->r);
+    size_t yn = (size_t)(cs->hw * cs->hw * cs->co), K = (size_t)(cig * cs->r * cs->r);
     uint8_t *x8 = malloc(xn);
     int8_t *w8 = malloc(wn);
     float *xf = malloc(xn * 4), *wf = malloc(wn * 4);
-    int32_t *y8 = malloc(yn * 4);
+    int32_t *y8 = malloc(yn * 4), *yd = malloc(yn * 4);
     float *yf = malloc(yn * 4);
-    ridge_qconv2d_plan *qp = NULL;
+    ridge_qconv2d_plan *qp = NULL, *qd = NULL;
     ridge_conv2d_plan *fp = NULL;
     int rc = -1;
-    if (!x8 || !w8 || !xf || !wf || !y8 || !yf) goto out;
+    if (!x8 || !w8 || !xf || !wf || !y8 || !yd || !yf) goto out;
     for (size_t i = 0; i < xn; i++) x8[i] = (uint8_t)rnd(), xf[i] = (float)x8[i] / 255.0f;
     for (size_t i = 0; i < wn; i++) w8[i] = (int8_t)rnd(), wf[i] = (float)w8[i] / 128.0f;
     if (ridge_qconv2d_plan_create(ctx, &d, w8, RIDGE_CONV_AUTO, &qp) ||
+        (cs->groups == 1 && ridge_qconv2d_plan_create(ctx, &d, w8, RIDGE_CONV_DIRECT, &qd)) ||
         ridge_conv2d_plan_create(ctx, &d, wf, NULL, &fp)) {
         fprintf(stderr, "bench lowp: %s\n", ridge_last_error());
         goto out;
     }
-    ccall g[2] = {{ctx, qp, fp, x8, xf, y8, NULL, 0, 0}, {ctx, qp, fp, x8, xf, yf, NULL, 1, 0}};
+    ccall g[3] = {{ctx, qp, fp, x8, xf, y8, NULL, 0, 0}, {ctx, qp, fp, x8, xf, yf, NULL, 1, 0},
+                  {ctx, qd, fp, x8, xf, yd, NULL, 2, 0}};
+    const int impls = qd ? 3 : 2; /* direct: groups 1 only */
     double est = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < impls; i++) {
         uint64_t t0 = ridge_time_ns();
         ccall_run(&g[i]);
         est = RIDGE_BENCH_MAX(est, (double)(ridge_time_ns() - t0) * 1e-9);
     }
     uint64_t r = 11;
-    int wrong = g[0].failed || g[1].failed;
+    int wrong = g[0].failed || g[1].failed || g[2].failed;
     for (int s = 0; s < 200 && !wrong; s++) {
         r = r * 6364136223846793005ull + 1;
         int64_t pix = (int64_t)((r >> 33) % (uint64_t)(cs->hw * cs->hw)), oc = (int64_t)((r >> 13) % (uint64_t)cs->co);
-        int64_t oy = pix / cs->hw, ox = pix % cs->hw, si = 0;
+        int64_t oy = pix / cs->hw, ox = pix % cs->hw, si = 0, c0 = oc / (cs->co / cs->groups) * cig;
         double sd = 0, mag = 0;
-        for (int64_t c = 0; c < cs->c; c++)
+        for (int64_t c = 0; c < cig; c++)
             for (int64_t ky = 0; ky < cs->r; ky++)
                 for (int64_t kx = 0; kx < cs->r; kx++) {
                     int64_t iy = oy - cs->pad + ky, ix = ox - cs->pad + kx;
-                    size_t wi = (size_t)(((oc * cs->c + c) * cs->r + ky) * cs->r + kx);
+                    size_t wi = (size_t)(((oc * cig + c) * cs->r + ky) * cs->r + kx);
                     int64_t xv = 3; /* the zero point: padding adds nothing */
                     double xd = 0;
                     if (iy >= 0 && iy < cs->hw && ix >= 0 && ix < cs->hw) {
-                        size_t xi = (size_t)((iy * cs->hw + ix) * cs->c + c);
+                        size_t xi = (size_t)((iy * cs->hw + ix) * cs->c + c0 + c);
                         xv = x8[xi], xd = xf[xi];
                     }
                     si += (xv - 3) * w8[wi];
                     sd += xd * wf[wi], mag += fabs(xd * wf[wi]);
                 }
-        wrong |= y8[pix * cs->co + oc] != si;
+        wrong |= y8[pix * cs->co + oc] != si || (qd && yd[pix * cs->co + oc] != si);
         wrong |= !(fabs(yf[pix * cs->co + oc] - sd) <= (double)(K + 2) * 1.2e-7 * mag + 1e-30);
     }
     if (wrong) {
         fprintf(stderr, "bench lowp: conv %s: a wrong result\n", cs->name);
         goto out;
     }
-    int rounds = (int)((o->quick ? 0.2 : 1.0) / (2 * (est > 1e-9 ? est : 1e-9)));
+    int rounds = (int)((o->quick ? 0.2 : 1.0) / (impls * (est > 1e-9 ? est : 1e-9)));
     rounds = rounds < 3 ? 3 : rounds > 100 ? 100 : rounds;
-    double *smp[2] = {malloc((size_t)rounds * sizeof(double)), malloc((size_t)rounds * sizeof(double))};
-    if (smp[0] && smp[1]) {
+    double *smp[3] = {malloc((size_t)rounds * sizeof(double)), malloc((size_t)rounds * sizeof(double)),
+                      malloc((size_t)rounds * sizeof(double))};
+    if (smp[0] && smp[1] && smp[2]) {
         for (int q = 0; q < rounds; q++)
-            for (int i = 0; i < 2; i++) {
+            for (int i = 0; i < impls; i++) {
                 uint64_t t0 = ridge_time_ns();
                 ccall_run(&g[i]);
                 smp[i][q] = (double)(ridge_time_ns() - t0) * 1e-9;
             }
         double ops = 2.0 * (double)yn * (double)K;
         bench_stats s8 = bench_summarize(smp[0], (size_t)rounds), sf = bench_summarize(smp[1], (size_t)rounds);
+        bench_stats sd = qd ? bench_summarize(smp[2], (size_t)rounds) : (bench_stats){0};
         char name[64];
         snprintf(name, sizeof name, "conv %s", cs->name);
-        bench_val row[] = {{name, 0}, {ridge_conv_algo_name(ridge_conv2d_plan_algo(fp)), 0},
+        bench_val row[] = {{name, 0}, {ridge_conv_algo_name(ridge_qconv2d_plan_algo(qp)), 0},
+                           {ridge_conv_algo_name(ridge_conv2d_plan_algo(fp)), 0},
                            {NULL, threads}, {NULL, ops / s8.median * 1e-9},
-                           {NULL, ops / s8.best * 1e-9}, {NULL, ops / sf.median * 1e-9},
-                           {NULL, sf.median / s8.median}};
+                           {NULL, ops / s8.best * 1e-9}, {NULL, qd ? ops / sd.median * 1e-9 : NAN},
+                           {NULL, ops / sf.median * 1e-9}, {NULL, sf.median / s8.median},
+                           {NULL, qd ? sf.median / sd.median : NAN}};
         bench_table_row(t, row);
         rc = 0;
     }
-    free(smp[0]), free(smp[1]);
+    free(smp[0]), free(smp[1]), free(smp[2]);
 out:
     ridge_qconv2d_plan_destroy(qp);
+    ridge_qconv2d_plan_destroy(qd);
     ridge_conv2d_plan_destroy(fp);
-    free(x8), free(w8), free(xf), free(wf), free(y8), free(yf);
+    free(x8), free(w8), free(xf), free(wf), free(y8), free(yd), free(yf);
     return rc;
 }
 
@@ -522,11 +537,12 @@ int ridge_bench_lowp(const ridge_bench_opts *o, int argc, char **argv)
     if (rc) return rc;
 
     static const bench_col ccols[] = {
-        {"case", BENCH_STR},    {"f32_algo", BENCH_STR}, {"thr", BENCH_INT},
-        {"i8_gops", BENCH_F1},  {"i8_best", BENCH_F1},   {"f32_gflops", BENCH_F1},
-        {"i8_x_f32", BENCH_F2},
+        {"case", BENCH_STR},     {"i8_algo", BENCH_STR},  {"f32_algo", BENCH_STR},
+        {"thr", BENCH_INT},      {"i8_gops", BENCH_F1},   {"i8_best", BENCH_F1},
+        {"direct_gops", BENCH_F1}, {"f32_gflops", BENCH_F1}, {"i8_x_f32", BENCH_F2},
+        {"direct_x_f32", BENCH_F2},
     };
-    bench_table_begin(&t, o, "lowp conv: int8 (im2col/pointwise on the int8 GEMM) vs fp32, NHWC, batch 1",
+    bench_table_begin(&t, o, "lowp conv: int8 (AUTO: im2col/pointwise on the int8 GEMM, depthwise; and direct) vs fp32, NHWC, batch 1",
                       ccols, (int)(sizeof ccols / sizeof ccols[0]));
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1) && !rc; ti++) {
         ridge_ctx_options co;

@@ -1,6 +1,8 @@
 /* lowp: int8 GEMM with requantization and bf16 GEMM against the scalar references, for every
  * kernel variant the CPU has (the others SKIP), over edge shapes, k blockings, thread counts
- * and the extremes of the int8 ranges; the int32 overflow bound driven to its edge; the bf16
+ * and the extremes of the int8 ranges; the int8 convolutions (im2col, pointwise, direct,
+ * depthwise) against their plain loops; the int32 overflow bound driven to its edge, for the
+ * GEMM and the direct and depthwise convolutions; the bf16
  * conversion (exhaustive over all 2^32 floats with --full, sampled otherwise); argument checks.
  *
  * int8 results must equal the reference bit for bit (integer arithmetic is exact, and the
@@ -328,58 +330,169 @@ static void test_i8_errors(void)
 
 /* ---- int8 convolution ------------------------------------------------------------------------- */
 
-/* Each convolution through the plan (im2col or pointwise) equals the plain-loop reference bit
- * for bit, for int32 and u8 outputs, u8 and s8 inputs, on 1 and 2 threads. */
-static void test_qconv(void)
+/* Every int8 convolution algorithm through each kernel variant (forced; the reference on ISA
+ * ref) equals the plain-loop reference bit for bit: groups 1 and depthwise, u8 and s8 inputs,
+ * int32, u8, s8 and f32 outputs, 1 and 2 threads. Guard bytes after y catch overruns. */
+typedef struct qconv_shape { int64_t n, c, h, w, co, r, s, sh, sw, dh, dw, pt, pb, pl, pr, g; } qconv_shape;
+
+static ridge_conv2d_desc qconv_desc(const qconv_shape *c)
 {
-    struct { int64_t n, c, h, w, co, r, s, sh, sw, dh, dw, pt, pb, pl, pr; } cs[] = {
-        {1, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* same padding */
-        {2, 8, 6, 6, 17, 3, 3, 2, 2, 1, 1, 1, 0, 1, 0},  /* stride 2, asymmetric padding */
-        {1, 5, 9, 8, 7, 3, 2, 1, 2, 2, 1, 2, 2, 0, 1},   /* dilation, rectangular kernel */
-        {2, 16, 5, 5, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}, /* pointwise */
-        {1, 1, 12, 12, 4, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0}, /* one channel, 5x5 valid */
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = c->n, d.c_in = c->c, d.h = c->h, d.w = c->w, d.c_out = c->co, d.r = c->r, d.s = c->s;
+    d.stride_h = c->sh, d.stride_w = c->sw, d.dil_h = c->dh, d.dil_w = c->dw;
+    d.pad_top = c->pt, d.pad_bottom = c->pb, d.pad_left = c->pl, d.pad_right = c->pr;
+    d.groups = c->g, d.layout = RIDGE_NHWC;
+    return d;
+}
+
+static void test_qconv_variant(const lowp_kernel *K)
+{
+    const char *name = K ? K->name : "u8s8-gemm-ref";
+    if (K && !ridge_lowp_kernel_supported(K)) {
+        SKIP("%s: int8 convolution: the CPU lacks its ISA", name);
+        return;
+    }
+    ridge_lowp_force_kernel_for_tests(K);
+    static const qconv_shape cs[] = {
+        {1, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},    /* same padding, odd c */
+        {2, 8, 6, 6, 17, 3, 3, 2, 2, 1, 1, 1, 0, 1, 0, 1},   /* stride 2, asymmetric padding */
+        {1, 5, 9, 8, 7, 3, 2, 1, 2, 2, 1, 2, 2, 0, 1, 1},    /* dilation, rectangular kernel */
+        {2, 16, 5, 5, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},  /* pointwise, c_out past 2 NR */
+        {1, 1, 12, 12, 4, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1},  /* one channel, 5x5 valid */
+        {3, 1, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* the CNN's first layer */
+        {1, 2, 1, 23, 3, 1, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1},   /* one row, 23 pixels (MR tails) */
+        {2, 17, 7, 7, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 17}, /* depthwise, c past NR */
+        {1, 40, 9, 11, 40, 5, 5, 2, 1, 1, 2, 2, 2, 3, 1, 40},/* depthwise, stride, dilation */
+        {2, 1, 6, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},    /* depthwise with one channel */
+        {1, 33, 4, 4, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 33}, /* depthwise 1x1 */
     };
+    static const ridge_conv_algo algos[] = {RIDGE_CONV_AUTO, RIDGE_CONV_IM2COL, RIDGE_CONV_DIRECT,
+                                            RIDGE_CONV_DEPTHWISE, RIDGE_CONV_REF};
+    int failures = 0, runs = 0;
     for (int threads = 1; threads <= 2; threads++) {
-        ridge_ctx *ctx = test_ctx(threads, RIDGE_ISA_AUTO);
+        ridge_ctx *ctx = test_ctx(threads, K ? RIDGE_ISA_AUTO : RIDGE_ISA_REF);
         if (!ctx) continue;
         for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
-            ridge_conv2d_desc d;
-            ridge_conv2d_desc_init(&d);
-            d.n = cs[t].n, d.c_in = cs[t].c, d.h = cs[t].h, d.w = cs[t].w, d.c_out = cs[t].co;
-            d.r = cs[t].r, d.s = cs[t].s, d.stride_h = cs[t].sh, d.stride_w = cs[t].sw;
-            d.dil_h = cs[t].dh, d.dil_w = cs[t].dw, d.pad_top = cs[t].pt, d.pad_bottom = cs[t].pb;
-            d.pad_left = cs[t].pl, d.pad_right = cs[t].pr, d.layout = RIDGE_NHWC;
+            ridge_conv2d_desc d = qconv_desc(&cs[t]);
             int64_t oh, ow;
             CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
-            size_t xn = (size_t)(d.n * d.h * d.w * d.c_in), wn = (size_t)(d.c_out * d.c_in * d.r * d.s);
-            size_t yn = (size_t)(d.n * oh * ow * d.c_out);
+            size_t xn = (size_t)(d.n * d.h * d.w * d.c_in), wn = (size_t)(d.c_out * (d.c_in / d.groups) * d.r * d.s);
+            size_t yn = (size_t)(d.n * oh * ow * d.c_out), ybytes = yn * 4 + 64;
             uint8_t *x = malloc(xn);
             int8_t *w = malloc(wn);
-            int32_t *y = malloc(yn * 4), *yr = malloc(yn * 4);
+            uint8_t *y = malloc(ybytes), *yr = malloc(ybytes);
             float *scale = malloc((size_t)d.c_out * sizeof(float));
             int32_t *bias = malloc((size_t)d.c_out * sizeof(int32_t));
             for (size_t i = 0; i < xn; i++) x[i] = (uint8_t)rnd();
             for (size_t i = 0; i < wn; i++) w[i] = (int8_t)rnd();
             for (int64_t o = 0; o < d.c_out; o++)
-                scale[o] = (float)(rnd() % 100 + 1) * 1e-5f, bias[o] = (int32_t)(rnd() % 2001) - 1000;
-            ridge_qconv2d_plan *P = NULL;
-            CHECK_OK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P));
-            for (int v = 0; v < 4 && P; v++) {
-                ridge_lowp_type xt = v & 1 ? RIDGE_LOWP_S8 : RIDGE_LOWP_U8;
-                int32_t zx = xt == RIDGE_LOWP_U8 ? 131 : -9;
-                ridge_requant rq = {0};
-                if (v >= 2) rq = (ridge_requant){.out = RIDGE_LOWP_U8, .scale = scale, .per_channel = 1,
-                                                 .bias = bias, .out_zero_point = 7, .relu = v == 3};
-                memset(y, 0x11, yn * 4), memset(yr, 0x11, yn * 4);
-                CHECK_OK(ridge_qconv2d_forward(ctx, P, xt, x, zx, y, &rq));
-                CHECK_OK(ridge_qconv2d_forward_ref(&d, xt, x, zx, w, yr, &rq));
-                CHECKF(!memcmp(y, yr, yn * 4), "qconv2d case %zu variant %d (%d threads)", t, v, threads);
+                scale[o] = (float)(rnd() % 100 + 1) * 2e-5f, bias[o] = (int32_t)(rnd() % 2001) - 1000;
+            for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+                ridge_qconv2d_plan *P = NULL;
+                ridge_status st = ridge_qconv2d_plan_create(ctx, &d, w, algos[a], &P);
+                if (st == RIDGE_EUNSUPPORTED) { /* only where the algorithm cannot apply */
+                    CHECKF((algos[a] == RIDGE_CONV_DEPTHWISE) == (d.groups == 1),
+                           "%s case %zu: %s refused: %s", name, t, ridge_conv_algo_name(algos[a]),
+                           ridge_last_error());
+                    continue;
+                }
+                CHECK_OK(st);
+                for (int v = 0; v < 6 && P; v++) {
+                    ridge_lowp_type xt = v & 1 ? RIDGE_LOWP_S8 : RIDGE_LOWP_U8;
+                    int32_t zx = xt == RIDGE_LOWP_U8 ? 131 : -9;
+                    ridge_requant rq = {0};
+                    if (v >= 2) rq = (ridge_requant){.out = v < 4 ? RIDGE_LOWP_U8 : v == 4 ? RIDGE_LOWP_S8 : RIDGE_LOWP_F32,
+                                                     .scale = scale, .per_channel = v != 4,
+                                                     .bias = bias, .out_zero_point = v < 4 ? 7 : v == 4 ? -3 : 0,
+                                                     .relu = v == 3 || v == 5};
+                    if (v == 1) rq.bias = bias;
+                    memset(y, 0x11, ybytes), memset(yr, 0x11, ybytes);
+                    CHECK_OK(ridge_qconv2d_forward(ctx, P, xt, x, zx, y, &rq));
+                    CHECK_OK(ridge_qconv2d_forward_ref(&d, xt, x, zx, w, yr, &rq));
+                    int ok = !memcmp(y, yr, ybytes);
+                    failures += !ok, runs++;
+                    CHECKF(ok, "%s qconv2d case %zu %s variant %d (%d threads)", name, t,
+                           ridge_conv_algo_name(ridge_qconv2d_plan_algo(P)), v, threads);
+                }
+                if (P && d.n > 1) { /* the first image alone through the same plan */
+                    const size_t img = yn / (size_t)d.n * 4;
+                    memset(y, 0x11, ybytes), memset(yr, 0x22, ybytes);
+                    CHECK_OK(ridge_qconv2d_forward_n(ctx, P, 1, RIDGE_LOWP_U8, x, 5, y, NULL));
+                    CHECK_OK(ridge_qconv2d_forward_ref(&d, RIDGE_LOWP_U8, x, 5, w, yr, NULL));
+                    CHECKF(!memcmp(y, yr, img) && y[img] == 0x11, "%s case %zu: forward_n(1)", name, t);
+                    CHECK(ridge_qconv2d_forward_n(ctx, P, 0, RIDGE_LOWP_U8, x, 5, y, NULL) == RIDGE_EINVAL);
+                    CHECK(ridge_qconv2d_forward_n(ctx, P, (size_t)d.n + 1, RIDGE_LOWP_U8, x, 5, y,
+                                                  NULL) == RIDGE_EINVAL);
+                }
+                ridge_qconv2d_plan_destroy(P);
             }
-            ridge_qconv2d_plan_destroy(P);
             free(x), free(w), free(y), free(yr), free(scale), free(bias);
         }
         ridge_ctx_destroy(ctx);
     }
+    ridge_lowp_force_kernel_for_tests(NULL);
+    printf("%s: int8 convolution, %d runs %s\n", name, runs, failures ? "FAILED" : "ok");
+}
+
+/* The direct and depthwise convolutions with every term at its extreme: at the documented
+ * bound (k = c_in r s, or r s taps, up to 65793) the sums are exact; past it they wrap modulo
+ * 2^32 like the reference. */
+static void test_qconv_bound(const lowp_kernel *K)
+{
+    const char *name = K ? K->name : "u8s8-gemm-ref";
+    if (K && !ridge_lowp_kernel_supported(K)) {
+        SKIP("%s: int8 convolution bound: the CPU lacks its ISA", name);
+        return;
+    }
+    ridge_lowp_force_kernel_for_tests(K);
+    ridge_ctx *ctx = test_ctx(2, K ? RIDGE_ISA_AUTO : RIDGE_ISA_REF);
+    struct { qconv_shape sh; int s8; int32_t xv, wv, zx; } cs[] = {
+        /* direct: k = 7310 * 9 = 65790, 2x2 outputs: 65790 * 255 * -128 = -2147385600 */
+        {{1, 7310, 4, 4, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 0, 255, -128, 0},
+        /* s8 input: (-128 - 127) * -128 per term, +2147385600, through the +128 flip */
+        {{1, 7310, 4, 4, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 1, -128, -128, 127},
+        /* direct past the bound: 7400 * 9 terms wrap */
+        {{1, 7400, 3, 3, 2, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1}, 0, 255, -128, 0},
+        /* depthwise: 256 x 256 = 65536 taps: 65536 * -32640 = -2139095040 */
+        {{1, 3, 256, 256, 3, 256, 256, 1, 1, 1, 1, 0, 0, 0, 0, 3}, 0, 255, -128, 0},
+        /* depthwise past it: 257 x 257 taps wrap */
+        {{1, 3, 257, 257, 3, 257, 257, 1, 1, 1, 1, 0, 0, 0, 0, 3}, 1, 127, 127, -128},
+    };
+    for (size_t t = 0; t < sizeof cs / sizeof cs[0] && ctx; t++) {
+        ridge_conv2d_desc d = qconv_desc(&cs[t].sh);
+        int64_t oh, ow;
+        CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+        size_t xn = (size_t)(d.n * d.h * d.w * d.c_in), wn = (size_t)(d.c_out * (d.c_in / d.groups) * d.r * d.s);
+        size_t yn = (size_t)(d.n * oh * ow * d.c_out);
+        uint8_t *x = malloc(xn);
+        int8_t *w = malloc(wn);
+        int32_t *y = malloc(yn * 4), *yr = malloc(yn * 4);
+        memset(x, (uint8_t)cs[t].xv, xn);
+        memset(w, (int8_t)cs[t].wv, wn);
+        ridge_lowp_type xt = cs[t].s8 ? RIDGE_LOWP_S8 : RIDGE_LOWP_U8;
+        ridge_qconv2d_plan *P = NULL;
+        CHECK_OK(ridge_qconv2d_plan_create(ctx, &d, w, d.groups == 1 ? RIDGE_CONV_DIRECT
+                                                                     : RIDGE_CONV_DEPTHWISE, &P));
+        if (P) CHECK_OK(ridge_qconv2d_forward(ctx, P, xt, x, cs[t].zx, y, NULL));
+        CHECK_OK(ridge_qconv2d_forward_ref(&d, xt, x, cs[t].zx, w, yr, NULL));
+        int64_t terms = (int64_t)(d.c_in / d.groups) * d.r * d.s;
+        int64_t exact = terms * (cs[t].xv - cs[t].zx) * cs[t].wv;
+        int32_t want = (int32_t)(uint32_t)(uint64_t)exact;
+        int ok = 1;
+        for (size_t i = 0; i < yn; i++) ok &= y[i] == want && yr[i] == want;
+        CHECKF(ok, "%s: conv bound case %zu (%lld terms): got %d, reference %d, want %d (%s)", name,
+               t, (long long)terms, (int)y[0], (int)yr[0], (int)want,
+               exact >= INT32_MIN && exact <= INT32_MAX ? "exact" : "wrapped");
+        ridge_qconv2d_plan_destroy(P);
+        free(x), free(w), free(y), free(yr);
+    }
+    ridge_ctx_destroy(ctx);
+    ridge_lowp_force_kernel_for_tests(NULL);
+}
+
+static void test_qconv_errors(void)
+{
     /* refusals */
     ridge_ctx *ctx = test_ctx(1, RIDGE_ISA_AUTO);
     if (!ctx) return;
@@ -394,8 +507,23 @@ static void test_qconv(void)
     CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_POINTWISE, &P) == RIDGE_EUNSUPPORTED);
     d.layout = RIDGE_NCHW;
     CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P) == RIDGE_EUNSUPPORTED);
-    d.layout = RIDGE_NHWC, d.groups = 2;
+    d.layout = RIDGE_NHWC, d.groups = 2; /* grouped, not depthwise */
     CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P) == RIDGE_EUNSUPPORTED);
+    d.groups = 4; /* depthwise: only the depthwise algorithm */
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_DIRECT, &P) == RIDGE_EUNSUPPORTED);
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_IM2COL, &P) == RIDGE_EUNSUPPORTED);
+    CHECK_OK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P));
+    CHECK(ridge_qconv2d_plan_algo(P) == RIDGE_CONV_DEPTHWISE);
+    uint8_t x[8 * 8 * 4] = {0};
+    int32_t y[6 * 6 * 4];
+    CHECK(ridge_qconv2d_forward(ctx, P, RIDGE_LOWP_U8, x, 256, y, NULL) == RIDGE_EINVAL);
+    CHECK(ridge_qconv2d_forward(ctx, P, RIDGE_LOWP_F32, x, 0, y, NULL) == RIDGE_EINVAL);
+    ridge_requant bad = {.out = RIDGE_LOWP_U8, .scale = NULL};
+    CHECK(ridge_qconv2d_forward(ctx, P, RIDGE_LOWP_U8, x, 0, y, &bad) == RIDGE_EINVAL);
+    ridge_qconv2d_plan_destroy(P);
+    P = NULL;
+    d.groups = 1;
+    CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_DEPTHWISE, &P) == RIDGE_EUNSUPPORTED);
     d.groups = 1, d.pad_top = -1;
     CHECK(ridge_qconv2d_plan_create(ctx, &d, w, RIDGE_CONV_AUTO, &P) == RIDGE_EINVAL);
     ridge_ctx_destroy(ctx);
@@ -599,7 +727,13 @@ int main(int argc, char **argv)
         test_i8_bound(i8_kernels[i]);
     test_i8_oneshot();
     test_i8_errors();
-    test_qconv();
+    test_qconv_variant(NULL);
+    for (size_t i = 0; i < sizeof i8_kernels / sizeof i8_kernels[0]; i++) {
+        test_qconv_variant(i8_kernels[i]);
+        test_qconv_bound(i8_kernels[i]);
+    }
+    test_qconv_bound(NULL);
+    test_qconv_errors();
     test_bf16_convert(full);
     test_bf16_variant(NULL, full);
     for (size_t i = 0; i < sizeof bf16_kernels / sizeof bf16_kernels[0]; i++)

@@ -160,6 +160,20 @@ static ridge_status read_qmlp(const char *p)
     return st;
 }
 
+static ridge_status read_qcnn(const char *p)
+{
+    ridge_ctx *ctx = NULL;
+    ridge_ctx_options o;
+    ridge_ctx_options_init(&o);
+    o.threads = 1;
+    ridge_status st = ridge_ctx_create(&o, &ctx);
+    ridge_qcnn *q = NULL;
+    if (!st) st = ridge_qcnn_load(ctx, p, &q);
+    ridge_qcnn_destroy(q);
+    ridge_ctx_destroy(ctx);
+    return st;
+}
+
 /* ---- llm.c files: 1 KiB headers claiming 2^31 - 1 of everything -------------------------- */
 
 static void test_llmc_hostile_headers(void)
@@ -293,6 +307,28 @@ static void test_checkpoint_hostile_headers(void)
     fix_crc(c1, n);
     write_bytes(tpath("cnn"), c1, n);
     hostile("cnn: input 2^24 x 2^24 x 2^24", read_cnn, tpath("cnn"), want_format);
+    /* the int8 CNN: a 10^12-weight architecture in the header of a small file */
+    ridge_cnn *m = NULL;
+    ridge_qcnn *q = NULL;
+    ridge_ctx *ctx = test_ctx(1, RIDGE_ISA_AUTO);
+    uint8_t img[36 * 4];
+    for (size_t i = 0; i < sizeof img; i++) img[i] = (uint8_t)(i * 7);
+    small_cnn(b, sizeof b); /* the valid one again */
+    if (!ctx || ridge_cnn_load(tpath("cnn"), &m) || ridge_qcnn_quantize(ctx, m, img, 4, &q) ||
+        ridge_qcnn_save(q, tpath("qcnn"))) {
+        CHECKF(0, "int8 CNN: %s", ridge_last_error());
+    } else {
+        n = read_bytes(tpath("qcnn"), b, sizeof b);
+        CHECK(n > 512 && n < sizeof b && read_qcnn(tpath("qcnn")) == RIDGE_OK);
+        memset(b + 256, 0, 256);
+        strcpy((char *)b + 256, "conv3x3-1000000,dense-1000000");
+        fix_crc(b, n);
+        write_bytes(tpath("qcnn"), b, n);
+        hostile("qcnn: 10^12 weights in 1 KiB", read_qcnn, tpath("qcnn"), want_format);
+    }
+    ridge_qcnn_destroy(q);
+    ridge_cnn_destroy(m);
+    ridge_ctx_destroy(ctx);
     /* layers whose weight counts overflow: refused by the parser or the check */
     ridge_cnn_config c;
     ridge_cnn_config_init(&c);
@@ -306,17 +342,16 @@ static void test_checkpoint_hostile_headers(void)
  * of 2^20 x 2^20 int8 weights: 16 TiB) before comparing it with the file's length. */
 static void test_qmlp_hostile_header(void)
 {
-    unsigned char h[8 + 4 + 4 + 8 * (RIDGE_MLP_MAX_LAYERS + 1) + 12 + 64] = "RIDGEQ8M";
-    put32(h + 8, 1);
-    put32(h + 12, RIDGE_MLP_MAX_LAYERS);
-    unsigned char *p = h + 16;
-    for (int l = 0; l <= RIDGE_MLP_MAX_LAYERS; l++, p += 8)
-        put32(p, RIDGE_MLP_MAX_WIDTH), put32(p + 4, 0);
-    put32(p, (uint32_t)RIDGE_EPI_RELU);
+    /* the shared checkpoint frame (docs/FORMATS.md): a 256-byte header, then 64 bytes */
+    unsigned char h[256 + 64] = "RIDGEQ8M";
+    put32(h + 8, 2), put32(h + 12, 256);
+    put32(h + 16, RIDGE_MLP_MAX_LAYERS);
+    for (int l = 0; l <= RIDGE_MLP_MAX_LAYERS; l++) put32(h + 20 + 4 * l, RIDGE_MLP_MAX_WIDTH);
+    put32(h + 88, (uint32_t)RIDGE_EPI_RELU);
     float one = 1;
-    memcpy(p + 8, &one, 4); /* mean 0, std 1 */
+    memcpy(h + 96, &one, 4); /* mean 0, std 1 */
     write_bytes(tpath("qmlp"), h, sizeof h);
-    hostile("int8 MLP: 16 layers of 2^20 x 2^20 in 228 bytes", read_qmlp, tpath("qmlp"),
+    hostile("int8 MLP: 16 layers of 2^20 x 2^20 in 320 bytes", read_qmlp, tpath("qmlp"),
             want_format);
 }
 
@@ -349,8 +384,8 @@ static void test_qmlp_scales(void)
     CHECK_OK(ridge_qmlp_load(ctx, tpath("qmlp"), &q)); /* as saved: loads and runs */
     if (q) CHECK_OK(ridge_qmlp_forward(ctx, q, img, 1, &logits));
     ridge_qmlp_destroy(q);
-    /* layer 0: in_scale, in_zp, out_scale, out_zp, w_scale[out], ... */
-    const size_t at = 8 + 4 + 4 + 8 * 3 + 12;
+    /* after the 256-byte header, layer 0: in_scale, in_zp, out_scale, out_zp, w_scale[out] */
+    const size_t at = 256;
     const float tiny = 1e-30f, huge = 1e30f;
     const float patch[2][2] = {{tiny, tiny}, {huge, huge}}; /* in_scale, w_scale[0] */
     for (int i = 0; i < 2; i++) {

@@ -108,35 +108,51 @@ ridge_status ridge_gemm_s8s8s32(ridge_ctx *ctx, ridge_trans trans_b, size_t m, s
 
 /* ---- int8 convolution ------------------------------------------------------------------------- */
 
-/* An int8 2D convolution, lowered to the int8 GEMM (im2col; a 1x1 stride-1 unpadded
- * convolution is a GEMM straight on the input):
+/* An int8 2D convolution:
  *   y[img][oy][ox][o] = requant(sum_{ky,kx,c} (x[img][iy][ix][c] - zx) * W[o][c][ky][kx])
- * with the ridge_requant epilogue of the int8 GEMM per output channel o (scale[o], bias[o]).
- * Padding taps hold zx, so they add nothing (the usual "pad with the zero point").
- * Supported: d->layout NHWC, groups 1, any stride, dilation and padding. The int32 bound is the
- * GEMM's with k = c_in * r * s. Not supported, RIDGE_EUNSUPPORTED with the reason: other layouts,
- * groups > 1 (depthwise), the direct/depthwise algorithms, and Winograd, which does not compose
- * with int8 (see ridge_qconv2d_plan_create). */
+ * (c over the group of o: all of c_in for groups 1, channel o for depthwise) with the
+ * ridge_requant epilogue of the int8 GEMM per output channel o (scale[o], bias[o]). Padding
+ * taps hold zx, so they add nothing (the usual "pad with the zero point").
+ * Supported: d->layout NHWC, groups 1 or depthwise (groups = c_in = c_out), any stride,
+ * dilation and padding. The int32 bound is the GEMM's with k = (c_in / groups) * r * s.
+ * Not supported, RIDGE_EUNSUPPORTED with the reason: other layouts, other groupings, and
+ * Winograd, which does not compose with int8 (see ridge_qconv2d_plan_create). */
 typedef struct ridge_qconv2d_plan ridge_qconv2d_plan;
 
-/* Validates d, and packs the OIHW int8 weights (c_out x c_in x r x s) once. algo:
- * RIDGE_CONV_AUTO, RIDGE_CONV_IM2COL, or RIDGE_CONV_POINTWISE (1x1, stride 1, no padding).
+/* Validates d, and packs the OIHW int8 weights (c_out x c_in/groups x r x s) once. algo:
+ *   RIDGE_CONV_AUTO       depthwise for depthwise, pointwise where it applies, else im2col
+ *   RIDGE_CONV_IM2COL     lowered strips into the int8 GEMM (groups 1)
+ *   RIDGE_CONV_POINTWISE  1x1, stride 1, no padding: the GEMM on x itself
+ *   RIDGE_CONV_DIRECT     no lowering: the GEMM micro-kernel reads the windows of a
+ *                         zero-point-padded copy of each image in place (groups 1)
+ *   RIDGE_CONV_DEPTHWISE  depthwise, vectorized along the channels
+ *   RIDGE_CONV_REF        the plain loops of ridge_qconv2d_forward_ref
  * RIDGE_CONV_WINOGRAD_* fails with RIDGE_EUNSUPPORTED: Winograd's weight transform G g G^T has
  * fractions (1/2, 1/4: not integers) and its input transform B^T d B sums up to 4 (F(2,3)) or
  * more taps with coefficients up to 5 (F(4,3)), so the transformed values no longer fit int8
  * and the products are not the convolution's integer products; it would need requantization in
- * the transformed domain, losing the exactness int8 GEMM has. */
+ * the transformed domain, losing the exactness int8 GEMM has. Every algorithm gives the
+ * reference's bits. */
 ridge_status ridge_qconv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d,
                                        const int8_t *weights, ridge_conv_algo algo,
                                        ridge_qconv2d_plan **out);
 void ridge_qconv2d_plan_destroy(ridge_qconv2d_plan *plan); /* NULL is a no-op */
+/* The algorithm the plan runs (AUTO resolved); RIDGE_CONV_AUTO for NULL. */
+ridge_conv_algo ridge_qconv2d_plan_algo(const ridge_qconv2d_plan *plan);
 
 /* y (n, oh, ow, c_out) NHWC, of type rq->out (rq NULL: int32) = the convolution of x (n, h, w,
- * c_in) NHWC, x_type RIDGE_LOWP_U8 or RIDGE_LOWP_S8, zero point zx. Allocates an im2col strip
- * of at most about 2 MiB per call (RIDGE_ENOMEM if it cannot). x and y must not overlap. */
+ * c_in) NHWC, x_type RIDGE_LOWP_U8 or RIDGE_LOWP_S8, zero point zx. Allocates per call an im2col
+ * strip of about 2 MiB, or (direct, depthwise) padded copies of the images of about 4 MiB (at
+ * least one image) (RIDGE_ENOMEM if it cannot). x and y must not overlap. */
 ridge_status ridge_qconv2d_forward(ridge_ctx *ctx, const ridge_qconv2d_plan *plan,
                                    ridge_lowp_type x_type, const void *x, int32_t zx, void *y,
                                    const ridge_requant *rq);
+
+/* The same for the first n images only (1 <= n <= the plan's d->n): a plan made for the
+ * largest batch serves the smaller ones (the weights do not depend on the batch). */
+ridge_status ridge_qconv2d_forward_n(ridge_ctx *ctx, const ridge_qconv2d_plan *plan, size_t n,
+                                     ridge_lowp_type x_type, const void *x, int32_t zx, void *y,
+                                     const ridge_requant *rq);
 
 /* The definition, as plain loops (wrap-around int32 sums, then the scalar requantization). */
 ridge_status ridge_qconv2d_forward_ref(const ridge_conv2d_desc *d, ridge_lowp_type x_type,

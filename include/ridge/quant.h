@@ -1,4 +1,5 @@
-/* ridge/quant.h: post-training int8 quantization of an MLP classifier, and its inference.
+/* ridge/quant.h: post-training int8 quantization of an MLP or CNN classifier, and its
+ * inference.
  *
  *   ridge_mlp *m;   ridge_mlp_load("mlp.ridge", &m);
  *   ridge_qmlp *q;  ridge_qmlp_quantize(ctx, m, train_images, 1000, &q);  // calibrate on 1000
@@ -21,6 +22,7 @@
 #ifndef RIDGE_QUANT_H
 #define RIDGE_QUANT_H
 
+#include "ridge/cnn.h"
 #include "ridge/lowp.h"
 #include "ridge/mlp.h"
 
@@ -58,6 +60,50 @@ ridge_status ridge_qmlp_evaluate(ridge_ctx *ctx, ridge_qmlp *q, const uint8_t *i
  * for ctx. */
 ridge_status ridge_qmlp_save(const ridge_qmlp *q, const char *path);
 ridge_status ridge_qmlp_load(ridge_ctx *ctx, const char *path, ridge_qmlp **out);
+
+/* ---- CNN ---------------------------------------------------------------------------------
+ *
+ *   ridge_cnn *m;   ridge_cnn_load("cnn.ridge", &m);
+ *   ridge_qcnn *q;  ridge_qcnn_quantize(ctx, m, train_images, 1000, &q);
+ *   ridge_qcnn_evaluate(ctx, q, test_images, test_labels, n, &loss, &correct);
+ *   ridge_qcnn_save(q, "cnn-int8.ridge");
+ *
+ * The scheme: every batch norm is folded into the conv or dense layer before it (which must
+ * have no activation of its own; the norm's ReLU is fused into the layer's epilogue, a batch
+ * norm anywhere else is RIDGE_EUNSUPPORTED); then, as for the MLP, symmetric int8 weights per
+ * output channel, int32 biases at the accumulator's scale, u8 activations per tensor from their
+ * range over the calibration images (the fp32 model's inference with its folded batch norms).
+ * The input is the raw pixels with scale 1 / (255 std) and zero point round(255 mean), so
+ * that a convolution's zero-point padding is the fp32 model's zero padding; the remainder of
+ * the mean is folded into the first layer's bias. Convolutions run on ridge_qconv2d (direct),
+ * dense layers on the int8 GEMM, max and average pooling on the u8 values (the max is exact,
+ * the average rounds half up), and the last layer dequantizes to fp32 logits. */
+typedef struct ridge_qcnn ridge_qcnn; /* opaque; one thread at a time */
+
+/* Quantizes m, calibrating on n u8 images (n, in_h * in_w * in_c) (n >= 1). m is not changed
+ * except for its work buffers (it runs its inference). */
+ridge_status ridge_qcnn_quantize(ridge_ctx *ctx, ridge_cnn *m, const uint8_t *images, size_t n,
+                                 ridge_qcnn **out);
+void ridge_qcnn_destroy(ridge_qcnn *q); /* NULL is a no-op */
+
+/* The fp32 model's configuration (input, normalization, layers with their batch norms). */
+const ridge_cnn_config *ridge_qcnn_config(const ridge_qcnn *q);
+
+/* Logits (B, classes) for 1 <= B <= 128 u8 images; valid until q's next call. */
+ridge_status ridge_qcnn_forward(ridge_ctx *ctx, ridge_qcnn *q, const uint8_t *images, size_t B,
+                                const float **logits);
+
+/* Mean cross-entropy and the number of correct predictions over n images with labels. */
+ridge_status ridge_qcnn_evaluate(ridge_ctx *ctx, ridge_qcnn *q, const uint8_t *images,
+                                 const uint8_t *labels, size_t n, double *loss, size_t *correct);
+
+/* The int8 CNN checkpoint (docs/FORMATS.md, "int8 CNN"): the shared frame with magic
+ * "RIDGEQ8C", the input, normalization and architecture string in a 512-byte header, then per
+ * conv and dense layer its quantization, weight scales, int32 biases and int8 weights, and a
+ * CRC-32. Saved atomically; loading validates every field, the length and the CRC, and builds
+ * the plans for ctx. */
+ridge_status ridge_qcnn_save(const ridge_qcnn *q, const char *path);
+ridge_status ridge_qcnn_load(ridge_ctx *ctx, const char *path, ridge_qcnn **out);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@ typedef __m256 vf;
 #define VF_FROM_I(x) _mm256_cvtepi32_ps(x)
 #define VI_FROM_F(x) _mm256_cvtps_epi32(x)
 #define V_STORE8(p, x, sgn) lowp_store8_avx2(p, x, sgn)
+#define VI_WIDEN_I16(p) _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+#define VI_WIDEN_U8(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
 
 /* 8 int32 lanes already in byte range -> 8 bytes (the packs saturate, but nothing is out of
  * range; packs_epi32 on the two 128-bit halves keeps the lane order). */

@@ -31,4 +31,6 @@ typedef __m512 vf;
 #define VI_FROM_F(x) _mm512_cvtps_epi32(x)
 /* vpmovdb truncates; the lanes are already in byte range */
 #define V_STORE8(p, x, sgn) _mm_storeu_si128((__m128i *)(void *)(p), _mm512_cvtepi32_epi8(x))
+#define VI_WIDEN_I16(p) _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define VI_WIDEN_U8(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 #endif /* RIDGE_LOWP_AVX512_H */

@@ -49,6 +49,27 @@ typedef void (*lowp_ukernel_fn)(size_t kg, const void *ap, const void *bp, void 
                                 int first, int last, void *c, size_t ldc, size_t mr, size_t nr,
                                 const void *tile);
 
+/* An int8 convolution micro-kernel's call (qconv-template.h): int32 sums for up to MR output
+ * pixels (any pixels: each has its own window pointer, so a tile may span rows and images)
+ * and one NR-channel block, into part (MR x NR, row stride NR), from a zero-point-padded image
+ * whose elements are the kernel's A elements (elem_bits wide, u8 values: s8 input is flipped
+ * to u8). The GEMM micro-kernel's epilogue (kg = 0) then requantizes part.
+ *   direct:    part[i][j] = sum_{t, g} word(x[i] + toff[t] + 4g) . w[(t*cg + g)*NR + j]
+ *              (w: the NR-column panel of the OHWI weights, channels padded to KG)
+ *   depthwise: part[i][j] = sum_t elem(x[i] + toff[t], j) * w[t*wstride + j]
+ *              (x[i] already at the channel block; w: int32 weights at the channel block) */
+#define QCONV_MAX_MR 16
+typedef struct qconv_args {
+    const uint8_t *x[QCONV_MAX_MR]; /* each pixel's window (top-left tap); MR entries, those
+                                     * past mr repeat a valid one (computed, not stored) */
+    const ptrdiff_t *toff;          /* taps' byte offsets */
+    int taps;
+    size_t cg;                      /* direct: words per tap */
+    const int32_t *w;
+    size_t wstride;                 /* depthwise: int32 per tap */
+    int32_t *part;
+} qconv_args;
+
 typedef enum lowp_kind { LOWP_I8, LOWP_BF16 } lowp_kind;
 
 typedef struct lowp_kernel {
@@ -58,6 +79,8 @@ typedef struct lowp_kernel {
     int elem_bits;        /* bits per element in a packed word: 8, 16 (int8); 16, 32 (bf16 A) */
     int b_elem_bytes;     /* bytes per packed B column per group: 4, or 2 (bf16 AVX2) */
     lowp_ukernel_fn ukernel;
+    void (*dconv)(const qconv_args *a);  /* int8 only: direct and depthwise convolution */
+    void (*dwconv)(const qconv_args *a);
 } lowp_kernel;
 
 /* The variants (each in its own file, compiled with only its ISA's flags). */
@@ -73,6 +96,32 @@ void ridge_lowp_force_kernel_for_tests(const lowp_kernel *k);
 void ridge_lowp_set_blocking_for_tests(size_t kcg, size_t mc);
 /* Whether the running CPU can execute kernel k. */
 int ridge_lowp_kernel_supported(const lowp_kernel *k);
+/* The int8 kernel for ctx (NULL: the references). */
+const lowp_kernel *lowp_select_i8(const ridge_ctx *ctx);
+
+/* An int8 plan (lowp.c): B packed for K, or op(B) k x n row-major in ref_b when K is NULL. */
+struct ridge_qgemm_plan {
+    size_t n, k;
+    const lowp_kernel *K;
+    int8_t *ref_b;
+    uint8_t *packed;
+    size_t panel_bytes;
+    int32_t *colsum;      /* n rounded up to NR, zero past n */
+};
+
+/* Validates rq for n output columns (fn names the caller in the message). */
+ridge_status lowp_check_requant(const char *fn, const ridge_requant *rq, size_t n);
+/* The epilogue's view of rq, with A's effective zero point za and B's column sums. */
+qgemm_tile lowp_qtile(const ridge_requant *rq, const int32_t *colsum, int32_t za);
+/* t moved to column j (the per-column arrays offset). */
+static inline qgemm_tile lowp_qtile_at(const qgemm_tile *t, size_t j)
+{
+    qgemm_tile q = *t;
+    q.colsum += j;
+    if (q.bias) q.bias += j;
+    if (q.per_channel && q.scale) q.scale += j;
+    return q;
+}
 
 /* ---- references (lowp-ref.c) ---------------------------------------------------------------- */
 

@@ -58,6 +58,8 @@ static const lowp_kernel *select_kernel(const ridge_ctx *ctx, lowp_kind kind)
     return NULL;
 }
 
+const lowp_kernel *lowp_select_i8(const ridge_ctx *ctx) { return select_kernel(ctx, LOWP_I8); }
+
 const char *ridge_lowp_describe(const ridge_ctx *ctx)
 {
     static _Thread_local char buf[96];
@@ -115,7 +117,7 @@ static ridge_status check_b(const char *fn, ridge_trans tb, size_t n, size_t k, 
     return check_matrix(fn, "b", b, 1, n, k, ldb, "ldb", esz);
 }
 
-static ridge_status check_requant(const char *fn, const ridge_requant *rq, size_t n)
+ridge_status lowp_check_requant(const char *fn, const ridge_requant *rq, size_t n)
 {
     if ((unsigned)rq->out > RIDGE_LOWP_F32)
         return ridge_error(RIDGE_EINVAL, "%s: requant out type (%d) is unknown", fn, (int)rq->out);
@@ -270,14 +272,9 @@ static void lowp_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, in
         for (size_t jr = j0; jr < j1; jr += NR) {
             size_t nr = RIDGE_MIN(NR, j1 - jr);
             const uint8_t *bpanel = J->bpacked + (jr / NR) * J->panel_bytes;
-            qgemm_tile qt = J->qt;
+            qgemm_tile qt;
             const void *tile = &J->bt;
-            if (K->kind == LOWP_I8) {
-                qt.colsum += jr;
-                if (qt.bias) qt.bias += jr;
-                if (qt.per_channel && qt.scale) qt.scale += jr;
-                tile = &qt;
-            }
+            if (K->kind == LOWP_I8) qt = lowp_qtile_at(&J->qt, jr), tile = &qt;
             size_t pc = 0;
             do { /* at least once: k == 0 still writes the epilogue */
                 size_t kb = RIDGE_MIN(J->kcg, kg - pc);
@@ -326,15 +323,6 @@ static ridge_status lowp_run(ridge_ctx *ctx, lowp_job *J, size_t n, const char *
 }
 
 /* ---- int8: the plan ---------------------------------------------------------------------------- */
-
-struct ridge_qgemm_plan {
-    size_t n, k;
-    const lowp_kernel *K; /* NULL: the reference; packed is op(B) row-major k x n */
-    int8_t *ref_b;
-    uint8_t *packed;
-    size_t panel_bytes;
-    int32_t *colsum;      /* n rounded up to NR, zero past n */
-};
 
 ridge_status ridge_qgemm_plan_create(ridge_ctx *ctx, ridge_trans trans_b, size_t n, size_t k,
                                      const int8_t *b, size_t ldb, ridge_qgemm_plan **out)
@@ -423,7 +411,7 @@ ridge_status ridge_qgemm_plan_execute(ridge_ctx *ctx, const ridge_qgemm_plan *P,
     if (a_type == RIDGE_LOWP_U8 ? (za < 0 || za > 255) : (za < -128 || za > 127))
         return ridge_error(RIDGE_EINVAL, "%s: a_zero_point (%d) is outside the range of %s", fn,
                            (int)za, a_type == RIDGE_LOWP_U8 ? "uint8" : "int8");
-    if ((st = check_requant(fn, rq, P->n))) return st;
+    if ((st = lowp_check_requant(fn, rq, P->n))) return st;
     size_t c_esz = rq->out == RIDGE_LOWP_U8 || rq->out == RIDGE_LOWP_S8 ? 1 : 4;
     if ((st = check_matrix(fn, "a", a, P->k != 0 && P->n != 0, m, P->k, lda, "lda", 1)) ||
         (st = check_matrix(fn, "c", c, 1, m, P->n, ldc, "ldc", c_esz)))
@@ -439,14 +427,7 @@ ridge_status ridge_qgemm_plan_execute(ridge_ctx *ctx, const ridge_qgemm_plan *P,
                       .a = a, .lda = lda, .flip = s8 ? 0x80 : 0, .bpacked = P->packed,
                       .panel_bytes = P->panel_bytes, .c = c, .ldc = ldc, .c_esz = c_esz};
         /* s8 A is packed as A + 128, so the zero point it is measured from moves by 128 */
-        J.qt = (qgemm_tile){.out = rq->out, .colsum = P->colsum, .za = s8 ? za + 128 : za,
-                            .bias = rq->bias, .scale = rq->scale, .per_channel = rq->per_channel,
-                            .zo = rq->out_zero_point, .relu = rq->relu};
-        float lo = rq->out == RIDGE_LOWP_U8 ? 0.0f : -128.0f;
-        float hi = rq->out == RIDGE_LOWP_U8 ? 255.0f : 127.0f;
-        if (rq->relu && (float)rq->out_zero_point > lo) lo = (float)rq->out_zero_point;
-        J.qt.lo = lo - (float)rq->out_zero_point;
-        J.qt.hi = hi - (float)rq->out_zero_point;
+        J.qt = lowp_qtile(rq, P->colsum, s8 ? za + 128 : za);
         if ((st = lowp_run(ctx, &J, P->n, fn))) return st;
     }
     RIDGE_PROF_END(ctx, t0, "qgemm", P->K ? P->K->name : "u8s8-gemm-ref", 2.0 * m * P->n * P->k,
@@ -454,6 +435,19 @@ ridge_status ridge_qgemm_plan_execute(ridge_ctx *ctx, const ridge_qgemm_plan *P,
                    (double)m * P->k + (double)P->k * P->n + (double)m * P->n * c_esz,
                    "%zux%zux%zu", m, P->n, P->k);
     return RIDGE_OK;
+}
+
+qgemm_tile lowp_qtile(const ridge_requant *rq, const int32_t *colsum, int32_t za)
+{
+    qgemm_tile t = {.out = rq->out, .colsum = colsum, .za = za, .bias = rq->bias,
+                    .scale = rq->scale, .per_channel = rq->per_channel,
+                    .zo = rq->out_zero_point, .relu = rq->relu};
+    float lo = rq->out == RIDGE_LOWP_U8 ? 0.0f : -128.0f;
+    float hi = rq->out == RIDGE_LOWP_U8 ? 255.0f : 127.0f;
+    if (rq->relu && (float)rq->out_zero_point > lo) lo = (float)rq->out_zero_point;
+    t.lo = lo - (float)rq->out_zero_point;
+    t.hi = hi - (float)rq->out_zero_point;
+    return t;
 }
 
 static ridge_status gemm_i8_oneshot(const char *fn, ridge_ctx *ctx, ridge_trans tb,

@@ -7,6 +7,7 @@
  *   Q_MR, Q_NV, Q_KG   rows of the tile, vectors per row (NR = Q_NV * VL), k per packed word
  *   Q_ELEM_BITS        bits per element in a packed word (16: AVX2 int16 pairs; 8: VNNI bytes)
  *   Q_UKERNEL, Q_TABLE, Q_NAME   the kernel's symbol, its lowp_kernel table, its name
+ *   Q_DCONV, Q_DWCONV  the direct and depthwise convolution kernels' symbols (qconv-template.h)
  *   VL                 int32 lanes per vector; vi, vf the integer and float vector types
  *   VI_ZERO() VI_SET1(x) VI_LOAD(p) VI_STORE(p, x) VI_ADD VI_SUB VI_MULLO VI_MAX
  *   VI_BCAST32(p)      the 32-bit word at p in every lane
@@ -15,6 +16,7 @@
  *   VI_MASKLOAD(p, n) VF_MASKLOAD(p, n)   lanes [0, n) loaded, the rest 0 and not accessed
  *   VF_SET1 VF_STORE VF_MUL VF_MIN VF_MAX  VF_FROM_I(x) (RNE)  VI_FROM_F(x) (RNE)
  *   V_STORE8(p, x, sgn)  the VL lanes (already in byte range) as VL bytes at p
+ *   VI_WIDEN_I16(p) VI_WIDEN_U8(p)  VL int16 / uint8 elements at p widened to int32 lanes
  *
  * Algorithm (BLIS micro-kernel on int32 accumulators): the MR x NR tile lives in MR * NV
  * vector registers for the k block; per k group it loads NV words-vectors of B, broadcasts MR
@@ -122,6 +124,8 @@ static void Q_UKERNEL(size_t kg, const void *ap_, const void *bp_, void *part_, 
     }
 }
 
+#include "lowp/qconv-template.h"
+
 const lowp_kernel Q_TABLE = {
     .name = Q_NAME,
     .kind = LOWP_I8,
@@ -131,4 +135,6 @@ const lowp_kernel Q_TABLE = {
     .elem_bits = Q_ELEM_BITS,
     .b_elem_bytes = 4,
     .ukernel = Q_UKERNEL,
+    .dconv = Q_DCONV,
+    .dwconv = Q_DWCONV,
 };

@@ -3,7 +3,8 @@
  * B into int32, no intermediate saturation). 28 independent chains cover vpdpbusd's latency
  * on two pipes. Cannot run on the Zen 3 this was written on: tests SKIP it there, and the
  * AVX2 kernel's tests validate the shared template.
- * All logic is in qgemm-template.h; this file is only the mapping. */
+ * The direct and depthwise int8 convolution kernels come from the same mapping
+ * (qconv-template.h). All logic is in the templates; this file is only the mapping. */
 #include <immintrin.h>
 
 #define Q_MR 14
@@ -13,6 +14,8 @@
 #define Q_UKERNEL ridge_u8s8_gemm_ukernel_14x32c4__avx512vnni
 #define Q_TABLE ridge_lowp_u8s8_avx512vnni
 #define Q_NAME "u8s8-gemm-14x32c4-avx512vnni"
+#define Q_DCONV ridge_u8s8_dconv_ukernel_14x32__avx512vnni
+#define Q_DWCONV ridge_u8s8_dwconv_ukernel_14x32__avx512vnni
 
 #include "lowp/lowp-avx512.h"
 /* acc = _mm512_dpbusd_epi32(acc, a, b) (a: u8, b: s8), in asm so that acc stays in its

@@ -10,7 +10,8 @@
  * 16 multiply-adds (vpmaddubsw needs a second vpmaddwd by ones to reach int32), so each
  * runs at 2 multiply instructions per cycle. The price is twice the bytes per packed B word
  * (2 k per 32-bit word instead of 4).
- * All logic is in qgemm-template.h; this file is only the 256-bit mapping. */
+ * The direct and depthwise int8 convolution kernels come from the same mapping
+ * (qconv-template.h). All logic is in the templates; this file is only the 256-bit mapping. */
 #include <immintrin.h>
 
 #define Q_MR 6
@@ -20,6 +21,8 @@
 #define Q_UKERNEL ridge_u8s8_gemm_ukernel_6x16c2__avx2
 #define Q_TABLE ridge_lowp_u8s8_avx2
 #define Q_NAME "u8s8-gemm-6x16c2-avx2"
+#define Q_DCONV ridge_u8s8_dconv_ukernel_6x16__avx2
+#define Q_DWCONV ridge_u8s8_dwconv_ukernel_6x16__avx2
 
 #include "lowp/lowp-avx2.h"
 /* acc += vpmaddwd(a, b). In asm so that acc stays in its register: with 16 ymm registers

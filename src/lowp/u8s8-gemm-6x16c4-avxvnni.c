@@ -2,7 +2,8 @@
  * with k in groups of 4 bytes, one vpdpbusd per 32 multiply-adds (u8 A x s8 B into int32,
  * no intermediate saturation; 15 of 16 ymm registers). Cannot run on the Zen 3 this was
  * written on: tests SKIP it there, and the AVX2 kernel's tests validate the shared template.
- * All logic is in qgemm-template.h; this file is only the mapping. */
+ * The direct and depthwise int8 convolution kernels come from the same mapping
+ * (qconv-template.h). All logic is in the templates; this file is only the mapping. */
 #include <immintrin.h>
 
 #define Q_MR 6
@@ -12,6 +13,8 @@
 #define Q_UKERNEL ridge_u8s8_gemm_ukernel_6x16c4__avxvnni
 #define Q_TABLE ridge_lowp_u8s8_avxvnni
 #define Q_NAME "u8s8-gemm-6x16c4-avxvnni"
+#define Q_DCONV ridge_u8s8_dconv_ukernel_6x16__avxvnni
+#define Q_DWCONV ridge_u8s8_dwconv_ukernel_6x16__avxvnni
 
 #include "lowp/lowp-avx2.h"
 /* acc = _mm256_dpbusd_avx_epi32(acc, a, b) (a: u8, b: s8), in asm so that acc stays in its

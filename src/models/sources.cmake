@@ -3,6 +3,7 @@ ridge_add_sources(portable
   src/models/mlp-checkpoint.c
   src/models/cnn.c
   src/models/cnn-checkpoint.c
+  src/models/checkpoint.c
   src/models/trainer.c
   src/models/gpt2-layers.c
   src/models/gpt2.c)

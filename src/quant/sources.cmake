@@ -1,1 +1,1 @@
-ridge_add_sources(portable src/quant/qmlp.c)
+ridge_add_sources(portable src/quant/quant.c src/quant/qmlp.c src/quant/qcnn.c)

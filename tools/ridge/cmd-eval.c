@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "mlp-cli.h"
-#include "qmlp-cli.h"
+#include "quant-cli.h"
 
 const char cmd_eval_summary[] = "evaluate a checkpoint (ridge eval mlp --model FILE)";
 
@@ -15,8 +15,10 @@ int eval_cnn(int argc, char **argv); /* train-cnn.c */
 #define EVAL_MODELS(MODEL)                                                                    \
     MODEL(mlp, "an MLP checkpoint from `ridge train mlp --save`")                              \
     MODEL(cnn, "a CNN checkpoint from `ridge train cnn --save`")                               \
-    MODEL(qmlp, "an int8 MLP checkpoint from `ridge quantize`")
-#define eval_qmlp qmlp_cli_eval
+    MODEL(qmlp, "an int8 MLP checkpoint from `ridge quantize`")                             \
+    MODEL(qcnn, "an int8 CNN checkpoint from `ridge quantize`")
+#define eval_qmlp quant_cli_eval
+#define eval_qcnn quant_cli_eval
 
 typedef struct eval_model {
     const char *name, *summary;
@@ -31,9 +33,10 @@ static const eval_model models[] = {
 
 static void help(void)
 {
-    printf("usage: ridge eval mlp --model FILE [options]\n\n"
+    printf("usage: ridge eval [mlp|cnn|qmlp|qcnn] --model FILE [options]\n\n"
            "Evaluates a checkpoint on a split of an MNIST-format dataset: the mean loss, the\n"
-           "accuracy and the confusion matrix (rows: true label, columns: prediction).\n\n"
+           "accuracy and the confusion matrix (rows: true label, columns: prediction; not for\n"
+           "the int8 models). Without a model name, the checkpoint's header says which.\n\n"
            "options:\n"
            "  --model FILE       the checkpoint (required)\n"
            "  --data DIR         MNIST-format directory (default %s)\n"
@@ -129,11 +132,24 @@ int cmd_eval(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         if (argc >= 2) help();
-        else fprintf(stderr, "usage: ridge eval <model> --model FILE (models: mlp, cnn, qmlp)\n");
+        else fprintf(stderr, "usage: ridge eval [<model>] --model FILE (models: mlp, cnn, qmlp, qcnn)\n");
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
+    const char *kind = argv[1];
+    int shift = 1;
+    if (kind[0] == '-') { /* no model named: the checkpoint's magic says which */
+        const char *path = NULL;
+        for (int i = 1; i + 1 < argc && !path; i++)
+            if (!strcmp(argv[i], "--model")) path = argv[i + 1];
+        if (!path) {
+            fprintf(stderr, "ridge eval: --model FILE is required\n");
+            return CLI_USAGE;
+        }
+        if (!(kind = quant_detect(path))) return CLI_FAIL;
+        argv[0] = (char *)kind, shift = 0; /* the model's parser reads from argv[1] */
+    }
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
-        if (!strcmp(argv[1], models[i].name)) return models[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp, cnn, qmlp)\n", argv[1]);
+        if (!strcmp(kind, models[i].name)) return models[i].run(argc - shift, argv + shift);
+    fprintf(stderr, "ridge eval: unknown model '%s' (models: mlp, cnn, qmlp, qcnn)\n", kind);
     return CLI_USAGE;
 }
