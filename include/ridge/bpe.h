@@ -71,6 +71,12 @@ int ridge_bpe_can_encode(void);
 ridge_status ridge_bpe_encode(const ridge_bpe *bpe, const void *text, size_t len, uint32_t *ids,
                               size_t *n);
 
+/* The first position p >= at (p <= len) where text can be cut without changing its
+ * encoding: encode(text[0..p)) followed by encode(text[p..len)) equals encode(text). Used to
+ * encode a long text in parallel chunks. The cuts are after a newline that follows a printable
+ * ASCII character and precedes one (no pattern piece spans such a newline); len if none. */
+size_t ridge_bpe_split_point(const void *text, size_t len, size_t at);
+
 /* The bytes of token id (not NUL-terminated; "<|endoftext|>" for the end-of-text token) and
  * their count; NULL if id >= vocab size. */
 const uint8_t *ridge_bpe_token(const ridge_bpe *bpe, uint32_t id, size_t *len);

