@@ -73,8 +73,9 @@ ridge_status ridge_bpe_encode(const ridge_bpe *bpe, const void *text, size_t len
 
 /* The first position p >= at (p <= len) where text can be cut without changing its
  * encoding: encode(text[0..p)) followed by encode(text[p..len)) equals encode(text). Used to
- * encode a long text in parallel chunks. The cuts are after a newline that follows a printable
- * ASCII character and precedes one (no pattern piece spans such a newline); len if none. */
+ * encode a long text in parallel chunks. The cuts are after a newline between two printable
+ * ASCII characters, or before the last space of a whitespace run that precedes a printable
+ * ASCII character (where every piece ends whether or not the text goes on); len if none. */
 size_t ridge_bpe_split_point(const void *text, size_t len, size_t at);
 
 /* The bytes of token id (not NUL-terminated; "<|endoftext|>" for the end-of-text token) and

@@ -801,14 +801,22 @@ out:
 #endif
 }
 
+static int ascii_space(uint8_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+static int ascii_print(uint8_t c) { return c > ' ' && c < 0x7F; }
+
 size_t ridge_bpe_split_point(const void *text, size_t len, size_t at)
 {
     const uint8_t *t = text;
-    /* the piece before the newline ends there, the newline is a piece on its own whether or
-     * not the text goes on (\s+(?!\S) and \s+ both take exactly it), and the next piece
-     * starts after it; nothing in the pattern looks behind */
-    for (size_t p = at < 2 ? 2 : at; p < len; p++)
-        if (t[p - 1] == '\n' && t[p - 2] > ' ' && t[p - 2] < 0x7F && t[p] > ' ' && t[p] < 0x7F)
+    /* Nothing in the pattern looks behind, so a cut is safe where a piece ends whether or not
+     * the text goes on. Two such places:
+     *  - "x\ny" (x, y printable ASCII): x's piece ends at the newline, which is a piece of its
+     *    own (\s+(?!\S) or \s+ take exactly it), and y's starts after it;
+     *  - "W y" (W a run of whitespace, y printable ASCII), before the last space: the space
+     *    joins y's piece, and W is one piece both when followed by " y" (\s+(?!\S) stops
+     *    before the space) and at the end of the text. */
+    for (size_t p = at < 2 ? 2 : at; p + 1 < len; p++)
+        if ((t[p - 1] == '\n' && ascii_print(t[p - 2]) && ascii_print(t[p])) ||
+            (t[p] == ' ' && ascii_space(t[p - 1]) && ascii_print(t[p + 1])))
             return p;
     return len;
 }
