@@ -255,6 +255,22 @@ static void test_real(void)
         for (size_t i = 0; same && i < n; i++) same = ids[i] == known[k].ids[i];
         CHECKF(same, "'%s': got %zu tokens (first %u)", known[k].text, n, n ? ids[0] : 0);
     }
+    /* U+0085 and U+2028 are White_Space (tiktoken's \s): "a", U+0085, U+0085 "b" are four
+     * pieces, U+FEFF is not: "a", " U+FEFF", "b" */
+    static const char *const ws[][5] = {{"a\xc2\x85\xc2\x85" "b", "a", "\xc2\x85", "\xc2\x85", "b"},
+                                        {"a\xe2\x80\xa8\xe2\x80\xa8" "b", "a", "\xe2\x80\xa8",
+                                         "\xe2\x80\xa8", "b"},
+                                        {"a \xef\xbb\xbf" "b", "a", " \xef\xbb\xbf", "b", NULL}};
+    for (size_t k = 0; k < 3; k++) {
+        size_t n = 0, m = 0, p;
+        CHECK_OK(ridge_bpe_encode(b, ws[k][0], strlen(ws[k][0]), ids, &n));
+        uint32_t parts[64];
+        for (int q = 1; q < 5 && ws[k][q]; q++) {
+            CHECK_OK(ridge_bpe_encode(b, ws[k][q], strlen(ws[k][q]), parts + m, &p));
+            m += p;
+        }
+        CHECKF(n == m && !memcmp(ids, parts, n * sizeof *ids), "white space case %zu", k);
+    }
     /* Debian's license texts: round trip, and cut at every split point gives the same ids */
     const char *const files[] = {"/usr/share/common-licenses/GPL-3",
                                  "/usr/share/common-licenses/Apache-2.0",
