@@ -4,8 +4,9 @@
  * Encoding is GPT-2's (and tiktoken's encode_ordinary, which llm.c's data scripts use):
  *   1. the text is split by GPT-2's pattern
  *        's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
- *      (PCRE2, Unicode classes); bytes that are not valid UTF-8 match nothing, and each run of
- *      them becomes a piece of its own, so any byte string encodes and round-trips;
+ *      (PCRE2, Unicode classes; \s is Unicode White_Space, as in tiktoken); bytes that are not
+ *      valid UTF-8 match nothing, and each run of them becomes a piece of its own, so any byte
+ *      string encodes and round-trips;
  *   2. each piece's bytes start as one token per byte (every byte is a token) and adjacent
  *      pairs are merged lowest rank first (the rank of a pair is its line in vocab.bpe), as
  *      GPT-2's bpe() does: a heap of candidate pairs over a linked list of symbols, so a piece

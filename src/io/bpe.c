@@ -455,8 +455,13 @@ static ridge_status parse_merges(ridge_bpe *b, const str_table *t, const int16_t
 /* ---- loading ---------------------------------------------------------------------------- */
 
 #ifdef RIDGE_HAVE_PCRE2
+/* GPT-2's pattern, with \s spelled [\s\x{85}]: PCRE2's Unicode \s is the separators (Z) and
+ * \t..\r, the Unicode White_Space property that tiktoken (Rust regex: what llm.c's data
+ * scripts encode with) uses adds U+0085. (gpt-3-encoder's JavaScript \s differs from both:
+ * it has U+FEFF and lacks U+0085.) */
 static const char gpt2_pattern[] =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\x{85}\\p{L}\\p{N}]+"
+    "|[\\s\\x{85}]+(?![^\\s\\x{85}])|[\\s\\x{85}]+";
 #endif
 
 int ridge_bpe_can_encode(void)
