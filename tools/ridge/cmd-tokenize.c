@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tokenize-cli.h"
 
 const char cmd_tokenize_summary[] = "text to llm.c token shards with GPT-2's BPE tokenizer";
 
@@ -68,8 +69,11 @@ static void encode_range(void *arg, size_t begin, size_t end, int ith)
     for (size_t i = begin; i < end && !atomic_load(&j->failed); i++) {
         chunk *c = &j->chunks[i];
         c->ids = malloc((c->len ? c->len : 1) * sizeof *c->ids);
-        ridge_status st = c->ids ? ridge_bpe_encode(j->bpe, c->text, c->len, c->ids, &c->n)
-                                 : RIDGE_ENOMEM;
+        ridge_status st = RIDGE_OK;
+        if (!c->ids) st = RIDGE_ENOMEM;
+        else if (j->bpe) st = ridge_bpe_encode(j->bpe, c->text, c->len, c->ids, &c->n);
+        else /* byte-level: token = byte */
+            for (c->n = 0; c->n < c->len; c->n++) c->ids[c->n] = c->text[c->n];
         if (st) {
             if (!atomic_exchange(&j->failed, 1))
                 snprintf(j->error, sizeof j->error, "%s: %s", ridge_status_str(st),
@@ -147,6 +151,59 @@ static int add_file(chunk **chunks, size_t *n, size_t *cap, const uint8_t *t, si
         ls = le + 1;
     }
     return start < len ? add_doc(chunks, n, cap, t + start, len - start) : 0;
+}
+
+int cli_tokenize_files(ridge_ctx *ctx, const ridge_bpe *bpe, const char *const *paths,
+                       size_t npaths, const char *sep, int blank, int progress,
+                       cli_tokens *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = -1;
+    uint8_t **texts = calloc(npaths ? npaths : 1, sizeof *texts);
+    chunk *chunks = NULL;
+    size_t nchunks = 0, cap = 0;
+    uint32_t eot = bpe ? ridge_bpe_eot(bpe) : 256;
+    if (!texts) goto out;
+    if (eot == RIDGE_BPE_NO_TOKEN) {
+        fprintf(stderr, "ridge tokenize: the vocabulary has no <|endoftext|> token to start "
+                        "documents with\n");
+        goto out;
+    }
+    for (size_t i = 0; i < npaths; i++) {
+        size_t len;
+        if (!(texts[i] = read_all(paths[i], &len))) goto out;
+        if (add_file(&chunks, &nchunks, &cap, texts[i], len, sep, blank)) {
+            fprintf(stderr, "ridge tokenize: out of memory\n");
+            goto out;
+        }
+        out->bytes += len;
+    }
+    job j = {.bpe = bpe, .chunks = chunks, .total_bytes = out->bytes, .tty = progress && isatty(2)};
+    uint64_t t0 = ridge_time_ns();
+    ridge_parallel_for(ctx, nchunks, 1, encode_range, &j);
+    out->seconds = (double)(ridge_time_ns() - t0) / 1e9;
+    if (j.tty) fprintf(stderr, "\r\033[K");
+    if (j.failed) {
+        fprintf(stderr, "ridge tokenize: %s\n", j.error);
+        goto out;
+    }
+    size_t ntok = 0;
+    for (size_t i = 0; i < nchunks; i++) ntok += chunks[i].n + (size_t)chunks[i].doc;
+    if (!(out->ids = malloc((ntok ? ntok : 1) * sizeof *out->ids))) {
+        fprintf(stderr, "ridge tokenize: out of memory for %zu tokens\n", ntok);
+        goto out;
+    }
+    for (size_t i = 0; i < nchunks; i++) {
+        if (chunks[i].doc) out->ids[out->n++] = (uint16_t)eot, out->docs++;
+        for (size_t q = 0; q < chunks[i].n; q++) out->ids[out->n++] = (uint16_t)chunks[i].ids[q];
+    }
+    rc = 0;
+out:
+    for (size_t i = 0; i < nchunks; i++) free(chunks[i].ids);
+    free(chunks);
+    for (size_t i = 0; texts && i < npaths; i++) free(texts[i]);
+    free(texts);
+    return rc;
 }
 
 int cmd_tokenize(int argc, char **argv)
@@ -228,63 +285,27 @@ int cmd_tokenize(int argc, char **argv)
     rc = CLI_FAIL;
     ridge_ctx *ctx = cli_make_ctx(&cc);
     ridge_bpe *bpe = NULL;
-    uint8_t **texts = calloc(ninputs, sizeof *texts);
-    chunk *chunks = NULL;
-    size_t nchunks = 0, cap = 0, total = 0;
-    uint16_t *toks = NULL;
+    cli_tokens tk = {0};
     ridge_status st = RIDGE_OK;
-    if (!ctx || !texts) goto out;
+    if (!ctx) goto out;
     if ((st = ridge_bpe_load_dir(vocab, &bpe))) goto fail;
-    uint32_t eot = ridge_bpe_eot(bpe);
-    if (eot == RIDGE_BPE_NO_TOKEN) {
-        fprintf(stderr, "ridge tokenize: the vocabulary has no <|endoftext|> token to start "
-                        "documents with\n");
-        goto out;
-    }
-    for (size_t i = 0; i < ninputs; i++) {
-        size_t len;
-        if (!(texts[i] = read_all(inputs[i], &len))) goto out;
-        if (add_file(&chunks, &nchunks, &cap, texts[i], len, sep, blank)) {
-            fprintf(stderr, "ridge tokenize: out of memory\n");
-            goto out;
-        }
-        total += len;
-    }
-    job j = {.bpe = bpe, .chunks = chunks, .total_bytes = total, .tty = isatty(2)};
-    uint64_t t0 = ridge_time_ns();
-    ridge_parallel_for(ctx, nchunks, 1, encode_range, &j);
-    double secs = (double)(ridge_time_ns() - t0) / 1e9;
-    if (j.tty) fprintf(stderr, "\r\033[K");
-    if (j.failed) {
-        fprintf(stderr, "ridge tokenize: %s\n", j.error);
-        goto out;
-    }
-    size_t ntok = 0, ndocs = 0;
-    for (size_t i = 0; i < nchunks; i++) ntok += chunks[i].n + (size_t)chunks[i].doc;
-    if (!(toks = malloc((ntok ? ntok : 1) * sizeof *toks))) {
-        fprintf(stderr, "ridge tokenize: out of memory for %zu tokens\n", ntok);
-        goto out;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < nchunks; i++) {
-        if (chunks[i].doc) toks[k++] = (uint16_t)eot, ndocs++;
-        for (size_t q = 0; q < chunks[i].n; q++) toks[k++] = (uint16_t)chunks[i].ids[q];
-    }
+    if (cli_tokenize_files(ctx, bpe, inputs, ninputs, sep, blank, 1, &tk)) goto out;
+    size_t ntok = tk.n;
     size_t nval = val ? (size_t)(frac * (double)ntok + 0.5) : 0;
     if (ntok == 0 || (val && (nval == 0 || nval == ntok)) || ntok - nval > INT32_MAX) {
-        fprintf(stderr, "ridge tokenize: %zu tokens from %zu documents: %s\n", ntok, ndocs,
+        fprintf(stderr, "ridge tokenize: %zu tokens from %zu documents: %s\n", ntok, tk.docs,
                 ntok == 0 ? "nothing to write (the inputs are empty)"
                 : ntok - nval > INT32_MAX ? "more than a shard holds (2^31 - 1)"
                 : "too few to split with --val-fraction");
         goto out;
     }
-    if (nval && (st = ridge_llmc_tokens_write(val, toks, nval))) goto fail;
-    if ((st = ridge_llmc_tokens_write(out, toks + nval, ntok - nval))) goto fail;
+    if (nval && (st = ridge_llmc_tokens_write(val, tk.ids, nval))) goto fail;
+    if ((st = ridge_llmc_tokens_write(out, tk.ids + nval, ntok - nval))) goto fail;
     if (tok_out && (st = ridge_bpe_write_llmc_tokenizer(bpe, tok_out))) goto fail;
     if (!quiet) {
         printf("%zu documents, %zu bytes -> %zu tokens (%.2f bytes/token) in %.3f s "
-               "(%.1f MB/s, %d threads)\n", ndocs, total, ntok, (double)total / (double)ntok,
-               secs, (double)total / secs / 1e6, ridge_ctx_threads(ctx));
+               "(%.1f MB/s, %d threads)\n", tk.docs, tk.bytes, ntok, (double)tk.bytes / (double)ntok,
+               tk.seconds, (double)tk.bytes / tk.seconds / 1e6, ridge_ctx_threads(ctx));
         printf("wrote %s: %zu tokens\n", out, ntok - nval);
         if (nval) printf("wrote %s: %zu tokens\n", val, nval);
         if (tok_out) printf("wrote %s: %u tokens\n", tok_out, ridge_bpe_vocab_size(bpe));
@@ -294,11 +315,7 @@ int cmd_tokenize(int argc, char **argv)
 fail:
     fprintf(stderr, "ridge tokenize: %s: %s\n", ridge_status_str(st), ridge_last_error());
 out:
-    for (size_t i = 0; i < nchunks; i++) free(chunks[i].ids);
-    free(chunks);
-    for (size_t i = 0; texts && i < ninputs; i++) free(texts[i]);
-    free(texts);
-    free(toks);
+    free(tk.ids);
     ridge_bpe_destroy(bpe);
     ridge_ctx_destroy(ctx);
 out_args:
