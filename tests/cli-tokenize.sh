@@ -118,6 +118,11 @@ expect 2 "$R" generate --model "$D/m2.bin" --prompt "x" --prompt-ids 1
 expect 2 "$R" generate --model "$D/m2.bin" --vocab "$TINY" --prompt "hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello hello"
 says "at most 31"
 
+# without the vocabulary, the built-in demo falls back to bytes with a note
+expect 0 env RIDGE_BPE_DIR="$D/none" "$R" train gpt2 --steps 2 --val-every 0 --sample-every 0
+says "note: the demo is byte-level"
+says "byte tokens (V=257)"
+
 # the real GPT-2 vocabulary, when installed: d2 model with V = 50257 (padded 50304)
 if "$R" tokenize "$D/two.txt" -o "$D/r.bin" >"$D/out" 2>&1; then
     expect 0 "$R" tokenize "$T1" -o "$D/g.bin" --val-fraction 0.1 --tokenizer-out "$D/gtok.bin"
@@ -130,6 +135,9 @@ if "$R" tokenize "$D/two.txt" -o "$D/r.bin" >"$D/out" 2>&1; then
         --steps 2 --tokenizer "$D/gtok.bin" --save "$D/g2.m"
     expect 0 "$R" generate --model "$D/g2.m" --tokenizer "$D/gtok.bin" --prompt "Hello world" -n 3
     says "Hello world"
+    # the built-in demo of `ridge train gpt2` uses GPT-2's BPE now
+    expect 0 "$R" train gpt2 --steps 2 --val-every 0 --sample-every 0
+    says "GPT-2's BPE tokens (V=50257)"
 else
     echo "SKIP: the GPT-2 vocabulary is not installed ($(head -c 200 "$D/out"))"
 fi
