@@ -33,11 +33,20 @@ static uint32_t id_of(const ridge_bpe *b, const char *s)
     return RIDGE_BPE_NO_TOKEN;
 }
 
-/* Encodes text[0..len) and decodes it back; checks the round trip. Returns the id count. */
+/* A small cache (many collisions) that round_trip shares between the tiny and the real
+ * vocabulary, so it must notice the switch. */
+static ridge_bpe_cache *shared;
+
+/* Encodes text[0..len) and decodes it back; checks the round trip, and that encoding through
+ * the shared cache gives the same ids. Returns the id count. */
 static size_t round_trip(const ridge_bpe *b, const void *text, size_t len, uint32_t *ids)
 {
-    size_t n = 0, dl = 0;
+    size_t n = 0, dl = 0, cn = 0;
     CHECK_OK(ridge_bpe_encode(b, text, len, ids, &n));
+    uint32_t *cids = malloc((len + 1) * sizeof *cids);
+    CHECK_OK(ridge_bpe_encode_cached(b, shared, text, len, cids, &cn));
+    CHECKF(cn == n && !memcmp(cids, ids, n * sizeof *ids), "cached encoding differs");
+    free(cids);
     uint8_t *back = malloc(len + 1);
     CHECK_OK(ridge_bpe_decode(b, ids, n, back, len + 1, &dl));
     CHECKF(dl == len && !memcmp(back, text, len), "round trip of %zu bytes gave %zu", len, dl);
@@ -483,8 +492,11 @@ static void test_hostile(const char *dir)
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "tests/data";
+    CHECK_OK(ridge_bpe_cache_create(0, &shared));
     test_tiny(dir);
     test_real();
+    test_tiny(dir); /* the cache now holds the real vocabulary's pieces */
     test_hostile(dir);
+    ridge_bpe_cache_destroy(shared);
     return test_finish("test-bpe");
 }

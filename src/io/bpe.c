@@ -15,6 +15,7 @@
  * never creates a pair ranked below the one just merged.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 
 struct ridge_bpe {
     uint32_t V, eot;
+    uint64_t generation; /* unique per load: which vocabulary a cache's entries belong to */
     uint8_t *bytes;      /* every token's bytes, back to back in encoder.json's order */
     uint32_t *start;     /* by id: where its bytes start in `bytes` */
     uint8_t *len;        /* by id: how many (1..255) */
@@ -503,6 +505,8 @@ ridge_status ridge_bpe_load(const char *encoder_json, const char *vocab_bpe, rid
     ridge_bpe *b = calloc(1, sizeof *b);
     if (!b) return ridge_error(RIDGE_ENOMEM, "bpe load: out of memory");
     b->eot = RIDGE_BPE_NO_TOKEN;
+    static atomic_uint_fast64_t generations;
+    b->generation = atomic_fetch_add(&generations, 1) + 1;
     ridge_status st = read_file(encoder_json, &js, &jn);
     if (st) goto fail;
     json j = {encoder_json, js, jn, 0};
@@ -702,8 +706,9 @@ static size_t bpe_piece(const ridge_bpe *b, scratch *s, const uint8_t *p, size_t
     return k;
 }
 
-/* Pieces repeat (" the", ","): each encode call keeps a direct-mapped cache of the pieces
- * of up to CACHE_BYTES bytes it has seen, which skips the merge table's cache misses. */
+/* Pieces repeat (" the", ","): a direct-mapped cache of the pieces of up to CACHE_BYTES bytes
+ * seen, which skips the merge table's cache misses. ridge_bpe_encode makes one per call;
+ * ridge_bpe_encode_cached takes one the caller keeps across calls. */
 #define CACHE_BYTES 30
 #define CACHE_IDS 16
 typedef struct cache_entry {
@@ -738,13 +743,56 @@ static size_t encode_piece(const ridge_bpe *b, scratch *s, cache_entry *cache, u
     return k;
 }
 
+struct ridge_bpe_cache {
+    uint64_t generation; /* of the vocabulary the entries are for; 0: none yet */
+    uint32_t mask;
+    cache_entry *entries;
+};
+
+ridge_status ridge_bpe_cache_create(size_t entries, ridge_bpe_cache **out)
+{
+    if (!out) return ridge_error(RIDGE_EINVAL, "bpe cache: out is NULL");
+    uint32_t n = 256;
+    while (n < entries && n < (1u << 24)) n *= 2;
+    ridge_bpe_cache *c = calloc(1, sizeof *c);
+    if (c) c->entries = calloc(n, sizeof *c->entries);
+    if (!c || !c->entries) {
+        free(c);
+        *out = NULL;
+        return ridge_error(RIDGE_ENOMEM, "bpe cache: cannot allocate %u entries", n);
+    }
+    c->mask = n - 1;
+    *out = c;
+    return RIDGE_OK;
+}
+
+void ridge_bpe_cache_destroy(ridge_bpe_cache *c)
+{
+    if (!c) return;
+    free(c->entries);
+    free(c);
+}
+
 ridge_status ridge_bpe_encode(const ridge_bpe *b, const void *text, size_t len, uint32_t *ids,
                               size_t *n)
+{
+    /* a cache of about one entry per 16 bytes of text, 256..16384 entries (64 B each); if it
+     * cannot be had, encode without */
+    ridge_bpe_cache *c = NULL;
+    if (len > 64) ridge_bpe_cache_create(len / 16 < 16384 ? len / 16 : 16384, &c);
+    ridge_status st = ridge_bpe_encode_cached(b, c, text, len, ids, n);
+    ridge_bpe_cache_destroy(c);
+    return st;
+}
+
+ridge_status ridge_bpe_encode_cached(const ridge_bpe *b, ridge_bpe_cache *c, const void *text,
+                                     size_t len, uint32_t *ids, size_t *n)
 {
     if (!b || !n || (len && (!text || !ids)))
         return ridge_error(RIDGE_EINVAL, "bpe encode: NULL argument");
     *n = 0;
 #ifndef RIDGE_HAVE_PCRE2
+    (void)c;
     return ridge_error(RIDGE_EUNSUPPORTED, "bpe encode: ridge was built without PCRE2, which "
                        "GPT-2's pre-tokenizing pattern needs (apt-get install libpcre2-dev, "
                        "then rebuild)");
@@ -754,10 +802,14 @@ ridge_status ridge_bpe_encode(const ridge_bpe *b, const void *text, size_t len, 
                            "time", len);
     if (!len) return RIDGE_OK;
     const uint8_t *t = text;
-    /* a cache of about one entry per 16 bytes of text, 256..16384 entries (64 B each) */
-    uint32_t entries = 256;
-    while (entries < 16384 && entries < len / 16) entries *= 2;
-    cache_entry *cache = calloc(entries, sizeof *cache); /* NULL: encode without */
+    cache_entry *cache = NULL;
+    if (c) {
+        if (c->generation != b->generation) { /* another vocabulary's entries */
+            memset(c->entries, 0, ((size_t)c->mask + 1) * sizeof *c->entries);
+            c->generation = b->generation;
+        }
+        cache = c->entries;
+    }
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(b->re, NULL);
     scratch s = {0};
     ridge_status st = RIDGE_OK;
@@ -789,12 +841,11 @@ ridge_status ridge_bpe_encode(const ridge_bpe *b, const void *text, size_t len, 
                                  "bytes", pn);
                 goto out;
             }
-            k += encode_piece(b, &s, cache, entries - 1, t + piece[q][0], pn, ids + k);
+            k += encode_piece(b, &s, cache, c ? c->mask : 0, t + piece[q][0], pn, ids + k);
         }
         at = me;
     }
 out:
-    free(cache);
     free(s.id);
     free(s.prev);
     free(s.next);

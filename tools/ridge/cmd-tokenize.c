@@ -55,6 +55,7 @@ typedef struct chunk {
 
 typedef struct job {
     const ridge_bpe *bpe;
+    ridge_bpe_cache **caches; /* one per thread (entries may be NULL: no cache) */
     chunk *chunks;
     size_t total_bytes;
     atomic_size_t done_bytes;
@@ -71,7 +72,8 @@ static void encode_range(void *arg, size_t begin, size_t end, int ith)
         c->ids = malloc((c->len ? c->len : 1) * sizeof *c->ids);
         ridge_status st = RIDGE_OK;
         if (!c->ids) st = RIDGE_ENOMEM;
-        else if (j->bpe) st = ridge_bpe_encode(j->bpe, c->text, c->len, c->ids, &c->n);
+        else if (j->bpe)
+            st = ridge_bpe_encode_cached(j->bpe, j->caches[ith], c->text, c->len, c->ids, &c->n);
         else /* byte-level: token = byte */
             for (c->n = 0; c->n < c->len; c->n++) c->ids[c->n] = c->text[c->n];
         if (st) {
@@ -178,10 +180,18 @@ int cli_tokenize_files(ridge_ctx *ctx, const ridge_bpe *bpe, const char *const *
         }
         out->bytes += len;
     }
-    job j = {.bpe = bpe, .chunks = chunks, .total_bytes = out->bytes, .tty = progress && isatty(2)};
+    /* a cache of pieces per thread, kept across its documents */
+    int nth = ridge_ctx_threads(ctx);
+    ridge_bpe_cache **caches = calloc((size_t)nth, sizeof *caches);
+    if (!caches) goto out;
+    for (int t = 0; bpe && t < nth; t++) ridge_bpe_cache_create(16384, &caches[t]);
+    job j = {.bpe = bpe, .caches = caches, .chunks = chunks, .total_bytes = out->bytes,
+             .tty = progress && isatty(2)};
     uint64_t t0 = ridge_time_ns();
     ridge_parallel_for(ctx, nchunks, 1, encode_range, &j);
     out->seconds = (double)(ridge_time_ns() - t0) / 1e9;
+    for (int t = 0; t < nth; t++) ridge_bpe_cache_destroy(caches[t]);
+    free(caches);
     if (j.tty) fprintf(stderr, "\r\033[K");
     if (j.failed) {
         fprintf(stderr, "ridge tokenize: %s\n", j.error);
