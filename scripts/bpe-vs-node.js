@@ -20,6 +20,9 @@ if (!files.length) {
     files = fs.readdirSync(lic).sort().map(f => path.join(lic, f))
         .filter(f => fs.lstatSync(f).isFile());
 }
+// documents with U+FEFF or U+0085 are left out: there JavaScript's \s and Unicode White_Space
+// (tiktoken's, and ridge's) differ, so the ids may too (docs/ARCHITECTURE.md, ## gpt2)
+files = files.filter(f => !/[\ufeff\u0085]/.test(fs.readFileSync(f, 'utf8')));
 const texts = files.map(f => fs.readFileSync(f, 'utf8'));
 const bytes = files.reduce((s, f) => s + fs.statSync(f).size, 0);
 

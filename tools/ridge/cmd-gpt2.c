@@ -247,10 +247,12 @@ static void train_help(void)
            "Trains a GPT-2 checkpoint on llm.c token shards exactly as llm.c's train_gpt2.c does\n"
            "(same batch order, validation, AdamW and output lines), then optionally saves it.\n"
            "(`ridge gpt2 train` is the same command.)\n\n"
-           "With neither --model nor --train, trains a small byte-level GPT-2 (L=4, C=128) from\n"
-           "scratch on text Debian ships (the fortunes package's file if installed, else\n"
-           "/usr/share/common-licenses), 300 steps at lr 1e-3, validation every 50, a sample every\n"
-           "100: the loss falls from ln(257) = 5.55 and the samples turn into English-like text.\n\n"
+           "With neither --model nor --train, trains a small GPT-2 (L=4, C=128) from scratch on\n"
+           "text Debian ships (the fortunes package's file if installed, else\n"
+           "/usr/share/common-licenses), tokenized with GPT-2's BPE (V=50257, padded to 50304,\n"
+           "as `ridge tokenize`) when its vocabulary is installed, else as bytes (V=257); 300\n"
+           "steps at lr 1e-3, validation every 50, a sample every 100: the loss falls from\n"
+           "ln(V) (10.8 or 5.55) and the samples turn into English-like text.\n\n"
            "Under `mpirun -np N` (a build with -DRIDGE_WITH_MPI=ON) it trains data-parallel: -b\n" /* mpi */
            "is per rank, the gradients are averaged, rank 0 alone prints and saves; --zero 1\n" /* mpi */
            "shards the AdamW moments over the ranks (ZeRO-1; no --save-state/--resume).\n\n" /* mpi */
