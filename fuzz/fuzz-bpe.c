@@ -48,6 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     if (!(data[0] & 1)) {
+        if (!ridge_bpe_can_encode()) return 0; /* built without PCRE2: nothing to encode */
         round_trip(tiny, p, n);
         if (real) round_trip(real, p, n);
         return 0;
@@ -60,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ridge_bpe *b = NULL;
     if (ridge_bpe_load(j.path, v.path, &b) == RIDGE_OK) {
         static const char text[] = "hello the world, it's 42 \xff\xc3\xa9\n\n";
-        round_trip(b, (const uint8_t *)text, sizeof text - 1);
+        if (ridge_bpe_can_encode()) round_trip(b, (const uint8_t *)text, sizeof text - 1);
         uint32_t V = ridge_bpe_vocab_size(b);
         for (uint32_t i = 0; i < V; i++) {
             size_t len;

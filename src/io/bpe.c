@@ -604,6 +604,18 @@ size_t ridge_bpe_num_merges(const ridge_bpe *b) { return b ? b->nmerges : 0; }
 
 /* ---- encoding --------------------------------------------------------------------------- */
 
+/* Pieces repeat (" the", ","): a direct-mapped cache of the pieces of up to CACHE_BYTES bytes
+ * seen, which skips the merge table's cache misses. ridge_bpe_encode makes one per call;
+ * ridge_bpe_encode_cached takes one the caller keeps across calls. */
+#define CACHE_BYTES 30
+#define CACHE_IDS 16
+typedef struct cache_entry {
+    uint8_t len, nids;
+    uint8_t bytes[CACHE_BYTES];
+    uint16_t ids[CACHE_IDS];
+} cache_entry;
+
+#ifdef RIDGE_HAVE_PCRE2 /* what only encoding uses */
 /* Scratch for one piece of n bytes: the symbols' ids and links, and the heap of pairs. */
 typedef struct heap_item {
     uint32_t rank, pos; /* the pair starting at symbol pos */
@@ -706,17 +718,6 @@ static size_t bpe_piece(const ridge_bpe *b, scratch *s, const uint8_t *p, size_t
     return k;
 }
 
-/* Pieces repeat (" the", ","): a direct-mapped cache of the pieces of up to CACHE_BYTES bytes
- * seen, which skips the merge table's cache misses. ridge_bpe_encode makes one per call;
- * ridge_bpe_encode_cached takes one the caller keeps across calls. */
-#define CACHE_BYTES 30
-#define CACHE_IDS 16
-typedef struct cache_entry {
-    uint8_t len, nids;
-    uint8_t bytes[CACHE_BYTES];
-    uint16_t ids[CACHE_IDS];
-} cache_entry;
-
 /* Encodes one piece through the cache (cache NULL: none). */
 static size_t encode_piece(const ridge_bpe *b, scratch *s, cache_entry *cache, uint32_t mask,
                            const uint8_t *p, size_t n, uint32_t *ids)
@@ -742,6 +743,8 @@ static size_t encode_piece(const ridge_bpe *b, scratch *s, cache_entry *cache, u
     }
     return k;
 }
+
+#endif /* RIDGE_HAVE_PCRE2 */
 
 struct ridge_bpe_cache {
     uint64_t generation; /* of the vocabulary the entries are for; 0: none yet */
