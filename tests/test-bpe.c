@@ -10,6 +10,7 @@
  * 3. Hostile vocabulary files: each refused with RIDGE_EFORMAT and a message naming the file
  *    and the problem.
  */
+#include <glob.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -308,6 +309,22 @@ static void test_real(void)
         free(whole);
         free(cut);
         free(text);
+    }
+    /* every license text Debian ships round-trips */
+    glob_t g;
+    if (glob("/usr/share/common-licenses/*", 0, NULL, &g) == 0) {
+        for (size_t f = 0; f < g.gl_pathc; f++) {
+            size_t len;
+            uint8_t *text = slurp(g.gl_pathv[f], &len);
+            uint32_t *t = text ? malloc((len + 1) * sizeof *t) : NULL;
+            if (t) round_trip(b, text, len, t);
+            free(t);
+            free(text);
+        }
+        printf("round trips of the %zu files of /usr/share/common-licenses\n", g.gl_pathc);
+        globfree(&g);
+    } else {
+        SKIP("/usr/share/common-licenses is empty");
     }
     /* random UTF-8 (from several scripts, spaces, digits, punctuation) and random bytes */
     static const uint32_t ranges[][2] = {{0x20, 0x7E}, {0xA0, 0x17F}, {0x391, 0x3C9},
