@@ -164,5 +164,24 @@ int main(int argc, char **argv)
     const uint8_t gsz[6] = {5, 7, 3, 3, 7, 7}; /* m n k lda ldb ldc, encoded as 2 v */
     for (int i = 0; i < 6; i++) gm[2 + 8 * i] = (uint8_t)(gsz[i] << 1);
     raw("shapes", "gemm", gm, sizeof gm);
+
+    /* bpe: texts (first byte even), and the tiny vocabulary's two files (odd, "JSON\0BPE") */
+    static const char text[] = "\0hello the world, it's 42  \n\nx\xc3\xa9\xff aaaaa";
+    raw("bpe", "text", text, sizeof text - 1);
+    static char vocab[1 << 16];
+    size_t vn = 1;
+    vocab[0] = 1;
+    const char *files[2] = {RIDGE_BPE_TINY_DIR "/encoder.json", RIDGE_BPE_TINY_DIR "/vocab.bpe"};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(files[i], "rb");
+        if (!f) {
+            fprintf(stderr, "make-seeds: cannot open %s\n", files[i]);
+            return 1;
+        }
+        vn += fread(vocab + vn, 1, sizeof vocab - vn - 1, f);
+        fclose(f);
+        if (i == 0) vocab[vn++] = 0;
+    }
+    raw("bpe", "tiny-vocab", vocab, vn);
     return 0;
 }

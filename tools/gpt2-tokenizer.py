@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes llm.c's GPT-2 tokenizer file (magic 20240328, version 2) from GPT-2's encoder.json,
-for `ridge generate --tokenizer` and `ridge train gpt2 --tokenizer`.
+for `ridge generate --tokenizer` and `ridge train gpt2 --tokenizer`. `ridge tokenize
+--tokenizer-out FILE` writes the same file (byte for byte); this script needs only Python.
 
 usage: gpt2-tokenizer.py encoder.json gpt2_tokenizer.bin
 

@@ -35,6 +35,7 @@
 #include "ridge/cnn.h"
 #include "ridge/io.h" /* in libridge_io (links zlib), not libridge */
 #include "ridge/llmc.h"
+#include "ridge/bpe.h" /* in libridge_io (links PCRE2), not libridge */
 #include "ridge/gpt2.h"
 #include "ridge/quant.h"
 #include "ridge/dist.h" /* in libridge_dist (links MPI; -DRIDGE_WITH_MPI=ON only) */

@@ -10,7 +10,8 @@ ridge_add_sources(portable
 find_package(ZLIB)
 add_library(ridge_io STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/src/io/idx.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/io/mnist.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/io/mnist.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/io/bpe.c)
 target_include_directories(ridge_io
   PUBLIC  $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
@@ -21,4 +22,21 @@ if(ZLIB_FOUND)
   target_link_libraries(ridge_io PUBLIC ZLIB::ZLIB)
 else()
   message(WARNING "zlib not found: ridge_io will read plain IDX files only (apt-get install zlib1g-dev)")
+endif()
+
+# GPT-2's BPE tokenizer (src/io/bpe.c) splits text with a Unicode-aware pattern: PCRE2
+# (libpcre2-dev). Without it, ridge_io still loads vocabularies and decodes, and encoding
+# (`ridge tokenize`, `ridge generate --prompt`) fails with RIDGE_EUNSUPPORTED.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PCRE2 IMPORTED_TARGET libpcre2-8)
+endif()
+if(PCRE2_FOUND)
+  set(RIDGE_HAVE_PCRE2 ON)
+  target_compile_definitions(ridge_io PRIVATE RIDGE_HAVE_PCRE2=1)
+  target_link_libraries(ridge_io PUBLIC PkgConfig::PCRE2)
+else()
+  set(RIDGE_HAVE_PCRE2 OFF)
+  message(WARNING "PCRE2 not found: ridge can decode GPT-2 tokens but not encode text "
+                  "(no `ridge tokenize`; apt-get install libpcre2-dev pkg-config)")
 endif()

