@@ -44,6 +44,11 @@ static const conv_case cases[] = {
     {"fmnist-conv2",     32,  14,  14,  64,  3, 1, 1, 1},
     {"large-9x9",        16,  64,  64,  16,  9, 1, 4, 1},
     {"large-11x11",      16,  64,  64,  16,  11, 1, 5, 1},
+    {"large-5x5-64-56",  64,  56,  56,  64,  5, 1, 2, 1},
+    {"large-7x7-64-56",  64,  56,  56,  64,  7, 1, 3, 1},
+    {"large-7x7-64-28",  64,  28,  28,  64,  7, 1, 3, 1},
+    {"large-11x11-64-56", 64, 56,  56,  64,  11, 1, 5, 1},
+    {"large-11x11-64-28", 64, 28,  28,  64,  11, 1, 5, 1},
 };
 
 enum { MAX_METHODS = 16 };
@@ -315,7 +320,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
     }
     for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++) {
         method *m = &ms[nm];
-        ridge_conv2d_plan_options po = {(ridge_conv_algo)a, 0};
+        ridge_conv2d_plan_options po = {(ridge_conv_algo)a, 0, 0};
         if (ridge_conv2d_plan_create(ctx, &d, w, &po, &m->plan)) continue;
         snprintf(m->name, sizeof m->name, "%s%s", ridge_conv_algo_name((ridge_conv_algo)a),
                  a == (int)auto_algo ? " (auto)" : "");
@@ -463,7 +468,8 @@ static int bench_separable(run_ctx *rc, ridge_ctx *ctx, int threads, int64_t bat
     float *wd = ridge_malloc((size_t)C * 9 * 4), *wp = ridge_malloc((size_t)(C * C) * 4);
     float *wsd = ridge_malloc((size_t)(C * C * 9) * 4);
     ridge_conv2d_plan *dp = NULL, *pp = NULL, *sp = NULL;
-    ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0}, op = {RIDGE_CONV_POINTWISE, 0};
+    ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0, 0};
+    ridge_conv2d_plan_options op = {RIDGE_CONV_POINTWISE, 0, 0};
     int fail = 1;
     if (!x || !mid || !y || !ref || !wd || !wp || !wsd) goto done;
     unsigned seed = 7;
@@ -538,7 +544,7 @@ static void help(void)
            "                        [--layout nchw|nhwc|nchw16c|all] [--batch N]\n\n"
            "Times every convolution algorithm that applies to each shape (ResNet-50 3x3 and\n"
            "1x1 layers, its 7x7 first layer, MobileNet depthwise, the Fashion-MNIST CNN, 9x9\n"
-           "and 11x11 kernels) at 1 thread and at --threads, after checking each against the\n"
+           "and 11x11 kernels, 5x5-11x11 at 64 channels for FFT) at 1 thread and at --threads, after checking each against the\n"
            "fp64 reference. Columns: median and best ms, GFLOP/s on the direct FLOP count,\n"
            "%% of the roof, workspace KiB (direct-padded: the padded copy), err_1e-6 (max\n"
            "|y - ref| / max |ref| against the fp64 reference, in millionths), x_direct (speed vs "

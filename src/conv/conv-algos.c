@@ -19,7 +19,9 @@
  *              the micro-kernel (M = V U), output transform (Y = A^T M A) fused with the
  *              epilogue. TB is sized so V and M fit ~512 KiB, or larger when U is past L2.
  *              Blocks go to threads whole, or, when there are fewer blocks than threads, the
- *              threads share each block step by step. */
+ *              threads share each block step by step.
+ *   fft        overlap-save FFT tiles with the channel reduction as per-bin complex GEMMs:
+ *              conv-fft.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,6 +87,17 @@ ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, ch
             return RIDGE_EUNSUPPORTED;
         }
         return RIDGE_OK;
+    case RIDGE_CONV_FFT:
+        if (d->stride_h != 1 || d->stride_w != 1 || d->groups != 1 ||
+            d->dil_h * (d->r - 1) + 1 > 64 || d->dil_w * (d->s - 1) + 1 > 64) {
+            snprintf(why, n, "needs stride 1, groups 1 and a (dilated) kernel of at most 64x64 "
+                     "(got stride %lldx%lld, groups %lld, %lldx%lld)", (long long)d->stride_h,
+                     (long long)d->stride_w, (long long)d->groups,
+                     (long long)(d->dil_h * (d->r - 1) + 1),
+                     (long long)(d->dil_w * (d->s - 1) + 1));
+            return RIDGE_EUNSUPPORTED;
+        }
+        return RIDGE_OK;
     default: return RIDGE_OK; /* ref, direct and im2col run any valid descriptor */
     }
 }
@@ -130,6 +143,7 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
         return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
     }
     switch (a) {
+    case RIDGE_CONV_FFT: return conv_fft_ws_per_thread(p);
     case RIDGE_CONV_IM2COL: f = (size_t)(im2col_strip(p) * p->cig * p->d.r * p->d.s); break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: {
@@ -150,6 +164,7 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
     const ridge_conv2d_desc *d = &p->d;
     const int64_t nr = p->k->nr, R = d->r, S = d->s, cig = p->cig, cog = p->cog, G = d->groups;
     size_t n;
+    if (p->algo == RIDGE_CONV_FFT) return conv_fft_pack(p, w);
     switch (p->algo) {
     case RIDGE_CONV_DEPTHWISE: n = (size_t)(R * S * ((d->c_out + nr - 1) / nr * nr)); break;
     case RIDGE_CONV_WINOGRAD_2X3: n = (size_t)(16 * G * p->ncob * cig * nr); break;
@@ -924,6 +939,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
         break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: winograd_forward(ctx, &f); break;
+    case RIDGE_CONV_FFT: conv_fft_forward(ctx, p, x, y, bias, act, res, ws); break;
     default: break;
     }
     return RIDGE_OK;

@@ -608,7 +608,7 @@ static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, 
                 for (int64_t k = 0; k < 9; k++)
                     wt[(((g * cig + ci) * cog + co) * 9) + k] =
                         w[(((g * cog + co) * cig + ci) * 9) + 8 - k];
-    ridge_conv2d_plan_options o = {p->data_algo, 0};
+    ridge_conv2d_plan_options o = {p->data_algo, 0, 0};
     ridge_conv2d_plan *fp;
     ridge_status st = ridge_conv2d_plan_create(ctx, &t, wt, &o, &fp);
     ridge_free(wt);

@@ -7,7 +7,7 @@
  *   VBCAST(p)      broadcast *p                       VFMA(a, b, c)    a * b + c
  *   VADD(a, b)     a + b                              VMAX(a, b)       lane max
  *   VSUB(a, b)     a - b                              VSET1(f)         all lanes f
- *   VMUL(a, b)     a * b
+ *   VMUL(a, b)     a * b                              VFNMA(a, b, c)   c - a * b
  *   KNAME          the kernel table's symbol          KNAME_STR, KISA  its name and ISA
  *
  * Micro-kernel (row): MR = 6 output pixels x NR = 2 vectors of output channels, 12 vector
@@ -23,7 +23,10 @@
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
  * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
  * tile; the last channels that do not fill a vector go through the generic matrix loops. The
- * output transform stores straight into y with the epilogue. */
+ * output transform stores straight into y with the epilogue.
+ *
+ * FFT (conv-fft-template.h): 2D real FFTs of tiles and the per-frequency complex channel
+ * reduction, vectorized across channels. */
 #include <string.h>
 
 #define MR 6
@@ -409,6 +412,8 @@ static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float
             }
 }
 
+#include "conv/conv-fft-template.h"
+
 const conv_kernels KNAME = {
     .name = KNAME_STR,
     .isa = KISA,
@@ -419,4 +424,7 @@ const conv_kernels KNAME = {
     .dw_row = conv_dw_row,
     .wino_in = conv_wino_in,
     .wino_out = conv_wino_out,
+    .fft_fwd = conv_fft_fwd,
+    .fft_inv = conv_fft_inv,
+    .fft_cgemm = conv_fft_cgemm,
 };
