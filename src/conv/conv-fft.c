@@ -132,7 +132,8 @@ size_t conv_fft_ws_per_thread(const ridge_conv2d_plan *p)
 }
 
 /* Wf[bin][co / VL][ci][re|im][co % VL] = conj(DFT_T(w[co][ci] dilated, zero-padded)) / T^2,
- * in fp64, the DFT separable: along the kernel's columns, then its rows. */
+ * in fp64, the DFT separable: along the kernel's columns, then its rows, with the twiddles of
+ * each (frequency, tap) pair tabulated once. */
 ridge_status conv_fft_pack(ridge_conv2d_plan *p, const float *w)
 {
     const ridge_conv2d_desc *d = &p->d;
@@ -142,16 +143,27 @@ ridge_status conv_fft_pack(ridge_conv2d_plan *p, const float *w)
     p->wp_elems = conv_fft_weight_elems(p);
     p->wp = ridge_calloc(p->wp_elems, sizeof(float));
     p->fft_tw = ridge_malloc((size_t)T * sizeof(float));
-    double *cs = ridge_malloc((size_t)(2 * T + 2 * R * H) * sizeof(double));
+    /* e^{-2 pi i v s dw / T}: cs/sn[v][s]; e^{-2 pi i u r dh / T}: cr/sr[u][r]; g[r][v] */
+    double *cs = ridge_malloc((size_t)(2 * H * S + 2 * T * R + 2 * R * H) * sizeof(double));
     if (!p->wp || !p->fft_tw || !cs) {
         ridge_free(cs);
         return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for the FFT weights");
     }
-    double *sn = cs + T, *gr = sn + T, *gi = gr + R * H;
-    for (int m = 0; m < T; m++) {
-        cs[m] = cos(2.0 * M_PI * m / T), sn[m] = sin(2.0 * M_PI * m / T);
-        if (m < T / 2) p->fft_tw[2 * m] = (float)cs[m], p->fft_tw[2 * m + 1] = (float)-sn[m];
+    double *sn = cs + H * S, *cr = sn + H * S, *sr = cr + T * R, *gr = sr + T * R, *gi = gr + R * H;
+    for (int m = 0; m < T / 2; m++) {
+        p->fft_tw[2 * m] = (float)cos(2.0 * M_PI * m / T);
+        p->fft_tw[2 * m + 1] = (float)-sin(2.0 * M_PI * m / T);
     }
+    for (int v = 0; v < H; v++)
+        for (int64_t s = 0; s < S; s++) {
+            double a = 2.0 * M_PI * (double)((v * s * d->dil_w) % T) / T;
+            cs[v * S + s] = cos(a), sn[v * S + s] = sin(a);
+        }
+    for (int u = 0; u < T; u++)
+        for (int64_t r = 0; r < R; r++) {
+            double a = 2.0 * M_PI * (double)((u * r * d->dil_h) % T) / T;
+            cr[u * R + r] = cos(a), sr[u * R + r] = sin(a);
+        }
     const double scale = 1.0 / ((double)T * T);
     for (int64_t co = 0; co < d->c_out; co++)
         for (int64_t ci = 0; ci < cin; ci++) {
@@ -159,19 +171,17 @@ ridge_status conv_fft_pack(ridge_conv2d_plan *p, const float *w)
             for (int64_t r = 0; r < R; r++) /* g[r][v] = sum_s k[r][s] e^{-2 pi i v s dw / T} */
                 for (int v = 0; v < H; v++) {
                     double re = 0, im = 0;
-                    for (int64_t s = 0; s < S; s++) {
-                        int64_t m = (v * s * d->dil_w) % T;
-                        re += k[r * S + s] * cs[m], im -= k[r * S + s] * sn[m];
-                    }
+                    for (int64_t s = 0; s < S; s++)
+                        re += k[r * S + s] * cs[v * S + s], im -= k[r * S + s] * sn[v * S + s];
                     gr[r * H + v] = re, gi[r * H + v] = im;
                 }
             for (int u = 0; u < T; u++) /* W[u][v] = sum_r g[r][v] e^{-2 pi i u r dh / T} */
                 for (int v = 0; v < H; v++) {
                     double re = 0, im = 0;
                     for (int64_t r = 0; r < R; r++) {
-                        int64_t m = (u * r * d->dil_h) % T;
-                        re += gr[r * H + v] * cs[m] + gi[r * H + v] * sn[m];
-                        im += gi[r * H + v] * cs[m] - gr[r * H + v] * sn[m];
+                        double c = cr[u * R + r], sv = sr[u * R + r];
+                        re += gr[r * H + v] * c + gi[r * H + v] * sv;
+                        im += gi[r * H + v] * c - gr[r * H + v] * sv;
                     }
                     float *o = p->wp + (((int64_t)(u * H + v) * ncov + co / vl) * cin + ci) * 2 *
                                            vl + co % vl;
