@@ -176,6 +176,10 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
     p->wp_elems = n;
     float *wp = p->wp;
 
+    if (p->algo == RIDGE_CONV_DEPTHWISE && d->layout == RIDGE_NCHW) { /* OIHW: [c][R][S] */
+        memcpy(wp, w, (size_t)(d->c_out * R * S) * sizeof(float));
+        return RIDGE_OK;
+    }
     if (p->algo == RIDGE_CONV_DEPTHWISE) { /* [R][S][cp] */
         int64_t cp = (d->c_out + nr - 1) / nr * nr;
         for (int64_t c = 0; c < d->c_out; c++)
@@ -655,44 +659,30 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
-/* NCHW depthwise: one (image, channel, output row) per item, the pixel loop innermost (it
- * vectorizes for stride 1); valid column ranges per tap, so no padded copy here either. */
+/* NCHW depthwise: one (image, channel, output row) per item, on the kernel's plane row
+ * (vectors of output pixels, valid taps only at the borders: no padded copy here either). */
 static void depthwise_nchw_range(void *arg, size_t b0, size_t e0, int ith)
 {
     const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
-    const int64_t R = d->r, S = d->s, sw = d->stride_w, OW = p->ow;
-    const int64_t cp = (d->c_out + p->k->nr - 1) / p->k->nr * p->k->nr;
+    const int64_t OW = p->ow;
+    conv_dwp_args a;
+    a.xrs = d->dil_h * d->w;
+    a.S = (int)d->s;
+    a.dw = d->dil_w, a.pl = d->pad_left, a.sw = d->stride_w, a.iw = d->w;
+    a.act = f->act;
+    a.ow = OW;
     for (size_t it = b0; it < e0; it++) {
         int64_t oh = (int64_t)it % p->oh, nc = (int64_t)it / p->oh, c = nc % d->c_out;
-        const float *xp = f->x + nc * d->h * d->w;
-        float *yr = f->y + nc * p->oh * OW + oh * OW;
-        const float *rr = f->res ? f->res + nc * p->oh * OW + oh * OW : NULL;
-        for (int64_t j = 0; j < OW; j++) yr[j] = 0.0f;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
-        int r0, r1;
-        tap_range(ih0, d->h, d->dil_h, R, &r0, &r1);
-        for (int r = r0; r < r1; r++) {
-            const float *xr = xp + (ih0 + r * d->dil_h) * d->w;
-            for (int64_t s = 0; s < S; s++) {
-                /* ow with 0 <= ow*sw - pad_left + s*dil_w < w */
-                int64_t off = s * d->dil_w - d->pad_left;
-                int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-                int64_t hi = d->w - 1 - off < 0 ? 0 : (d->w - 1 - off) / sw + 1;
-                hi = RIDGE_MIN(hi, OW);
-                float wv = p->wp[(r * S + s) * cp + c];
-                if (sw == 1)
-                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xr[j + off];
-                else
-                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xr[j * sw + off];
-            }
-        }
-        const float b = f->bias[c];
-        for (int64_t j = 0; j < OW; j++) {
-            float v = yr[j] + b + (rr ? rr[j] : 0.0f);
-            yr[j] = f->act && !(v > 0.0f) ? 0.0f : v;
-        }
+        tap_range(ih0, d->h, d->dil_h, d->r, &a.r0, &a.r1);
+        a.x = f->x + nc * d->h * d->w + ih0 * d->w;
+        a.w = p->wp + c * d->r * d->s;
+        a.y = f->y + nc * p->oh * OW + oh * OW;
+        a.res = f->res ? f->res + nc * p->oh * OW + oh * OW : NULL;
+        a.bias = f->bias[c];
+        p->k->dwp_row(&a);
     }
 }
 

@@ -85,6 +85,23 @@ typedef struct conv_dw_args {
     int64_t npix;
 } conv_dw_args;
 
+/* NCHW depthwise, one output row of one (image, channel) plane, w the channel's R x S taps:
+ *   y[j] = act(sum_{r in [r0, r1), s < S, 0 <= j*sw - pl + s*dw < iw} w[r*S + s] *
+ *              x[r*xrs + j*sw - pl + s*dw] + bias + res[j]),  j < ow
+ * x points at the input row of kernel row 0 (only rows [r0, r1) are read). */
+typedef struct conv_dwp_args {
+    const float *x;
+    ptrdiff_t xrs;           /* between kernel rows: dil_h * w */
+    int r0, r1, S;
+    int64_t dw, pl, sw, iw;  /* column dilation, left padding, stride, input width */
+    const float *w;
+    float *y;
+    const float *res;        /* the residual row, or NULL */
+    float bias;
+    int act;
+    int64_t ow;
+} conv_dwp_args;
+
 /* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
  *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
  *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
@@ -117,6 +134,7 @@ typedef struct conv_kernels {
     int vlen, mr, nr;
     void (*row)(const conv_row_args *a);
     void (*dw_row)(const conv_dw_args *a);
+    void (*dwp_row)(const conv_dwp_args *a);
     conv_wino_in_fn wino_in;
     conv_wino_out_fn wino_out;
     conv_fft_fwd_fn fft_fwd;
