@@ -336,17 +336,13 @@ static void dw_row_3x3(const conv_dw_args *a, int64_t cfull, int st)
  * kernel's column taps are shifted unaligned loads of the input row, each weight broadcast
  * once per 4 vectors of outputs (stride 1). The border columns, whose windows leave the
  * input, and other strides go scalar with their valid taps only (no padded copy). */
-static float dwp_pixel(const conv_dwp_args *a, int64_t j)
+/* Output column j with the column taps [s0, s1) (the ones inside the input row). */
+static float dwp_pixel(const conv_dwp_args *a, int64_t j, int s0, int s1)
 {
     float acc = 0.0f;
-    const int64_t iw0 = j * a->sw - a->pl;
-    for (int r = a->r0; r < a->r1; r++) {
-        const float *xr = a->x + r * a->xrs;
-        for (int s = 0; s < a->S; s++) {
-            int64_t iw = iw0 + (int64_t)s * a->dw;
-            if (iw >= 0 && iw < a->iw) acc += a->w[r * a->S + s] * xr[iw];
-        }
-    }
+    const float *x = a->x + j * a->sw - a->pl;
+    for (int r = a->r0; r < a->r1; r++)
+        for (int s = s0; s < s1; s++) acc += a->w[r * a->S + s] * x[r * a->xrs + s * a->dw];
     return acc + a->bias;
 }
 
@@ -389,11 +385,20 @@ static void conv_dwp_row(const conv_dwp_args *a)
             dwp_store(a, j, c0);
         }
     }
-    /* the left border, then whatever the vectors left (border, tail, stride > 1) */
+    /* the left border, then whatever the vectors left (interior tail, stride > 1, right
+     * border); the border columns with their valid column taps only */
     for (int64_t k = 0; k < a->ow; k++) {
         if (k == lo) k = j;
         if (k >= a->ow) break;
-        float v = dwp_pixel(a, k) + (a->res ? a->res[k] : 0.0f);
+        int s0 = 0, s1 = a->S;
+        if (k < lo || k >= hi) { /* 0 <= k*sw - pl + s*dw < iw */
+            int64_t st = k * a->sw - a->pl;
+            int64_t l = st >= 0 ? 0 : (-st + a->dw - 1) / a->dw;
+            int64_t h = st > a->iw - 1 ? 0 : (a->iw - 1 - st) / a->dw + 1;
+            s0 = (int)(l < a->S ? l : a->S), s1 = (int)(h < a->S ? h : a->S);
+            s1 = s1 > s0 ? s1 : s0;
+        }
+        float v = dwp_pixel(a, k, s0, s1) + (a->res ? a->res[k] : 0.0f);
         a->y[k] = act_scalar(v, a->act);
     }
 }
