@@ -251,14 +251,6 @@ static void tap_range(int64_t start, int64_t n, int64_t dil, int64_t K, int *k0,
     *k1 = (int)RIDGE_MAX(hi, lo);
 }
 
-/* Whether the nco offsets tab[0..nco) hold vector-long contiguous runs (vl each). */
-static int runs_contiguous(const ptrdiff_t *tab, int nco, int vl)
-{
-    for (int v = 0; v < nco; v += vl)
-        for (int j = 1; j < vl; j++)
-            if (tab[v + j] != tab[v] + j) return 0;
-    return 1;
-}
 
 /* Fills the output-channel fields of a row call for group g, block cob. */
 static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
@@ -267,7 +259,7 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
     const int nr = p->k->nr;
     a->yco = p->yco + g * p->cog + cob * nr;
     a->nco = (int)RIDGE_MIN(nr, p->cog - cob * nr);
-    a->yfast = a->nco == nr && runs_contiguous(a->yco, nr, p->k->vlen);
+    a->yfast = a->nco == nr && conv_runs_contiguous(a->yco, nr, p->k->vlen);
     a->bias = f->bias + (g * p->ncob + cob) * nr;
     a->res = f->res;
     a->act = f->act;
@@ -293,7 +285,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
      * [r][s][ci][nr] are already [r][s*ci][nr]. Longer reductions, less loop overhead (the
      * first layer's c_in = 3 becomes 21 per row). */
     const int row_run = p->xv.sw == p->cig && dw == 1 &&
-                        runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
+                        conv_runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
     conv_row_args a;
     a.xb = f->x;
     a.xps = sw * p->xv.sw;
@@ -380,7 +372,7 @@ static void lower_pixels(const ridge_conv2d_plan *p, const float *xb, int64_t n,
     const ridge_conv2d_desc *d = &p->d;
     const int64_t cig = p->cig, K = cig * d->r * d->s;
     const ptrdiff_t *xco = p->xco + g * cig;
-    int contig = runs_contiguous(xco, (int)cig, (int)cig);
+    int contig = conv_runs_contiguous(xco, (int)cig, (int)cig);
     /* a window row is one run of s*cig floats when the group's channels fill the pixel
      * (NHWC, groups 1) and the kernel is not dilated: one copy per row */
     int row_run = contig && p->xv.sw == cig && d->dil_w == 1;
@@ -705,7 +697,7 @@ static void wino_gather(const wino_blk *b, int64_t t, float *dbuf)
     const int m = wino_m(p->algo), al = m + 2;
     const int64_t cig = p->cig, tw = (p->ow + m - 1) / m, tpi = (p->oh + m - 1) / m * tw;
     const ptrdiff_t *xco = p->xco + b->g * cig;
-    const int xcontig = runs_contiguous(xco, (int)cig, (int)cig);
+    const int xcontig = conv_runs_contiguous(xco, (int)cig, (int)cig);
     int64_t tt = b->t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
     int64_t ih0 = ty * m - d->pad_top, iw0 = tx * m - d->pad_left;
     for (int i = 0; i < al; i++)
@@ -765,7 +757,7 @@ static void wino_scatter(const wino_blk *b, int64_t t, float *O)
     int64_t tt = b->t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
     int mh = (int)RIDGE_MIN(m, p->oh - ty * m), mw = (int)RIDGE_MIN(m, p->ow - tx * m);
     ptrdiff_t o = n * p->yv.sn + ty * m * p->yv.sh + tx * m * p->yv.sw;
-    if (runs_contiguous(yco, (int)cog, (int)cog)) {
+    if (conv_runs_contiguous(yco, (int)cog, (int)cog)) {
         p->k->wino_out(m, b->M + t * cogp, TB * cogp, cog, f->y, o + yco[0], p->yv.sh, p->yv.sw,
                        mh, mw, bias, f->res, f->act);
         return;

@@ -84,7 +84,6 @@ static double fft_predict(const ridge_conv2d_plan *p, int T, double peak, double
     const double lg = log2((double)T), fft1 = 5.0 * T * lg; /* one complex FFT of length T */
     const double nblk = ceil((double)g.tiles / (double)g.TB);
     c->t = T;
-    c->tiles = (double)g.tiles;
     c->gemm_flops = 8.0 * g.tiles * g.F * d->c_in * g.cop;
     c->fft_flops = g.tiles * fft1 * ((T / 2 + g.H) * (double)g.cp +
                                      (g.H + (g.mh + 1) / 2) * (double)g.cop);
@@ -236,8 +235,8 @@ static void fft_in_range(void *arg, size_t b, size_t e, int ith)
     const fft_geo *g = &f->g;
     const int T = g->T, vl = p->k->vlen;
     const int64_t cin = d->c_in, cp = g->cp;
-    int contig = 1; /* the channels are one run of memory (NHWC, NCHW16c up to 16) */
-    for (int64_t c = 1; c < cin; c++) contig &= p->xco[c] == p->xco[0] + c;
+    /* the channels are one run of memory (NHWC, NCHW16c up to 16 channels) */
+    const int contig = conv_runs_contiguous(p->xco, (int)cin, (int)cin);
     float *D, *work, *O;
     fft_areas(f, ith, &D, &work, &O);
     for (size_t t = b; t < e; t++) {

@@ -240,8 +240,8 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
     ridge_isa isa = ridge_ctx_isa(ctx);
     int i = (int)isa < 0 || (int)isa > 2 ? 3 : (int)isa;
     const char *n = conv_kernels_for(isa)->name;
-    snprintf(buf[i], sizeof buf[i], "%s (direct, im2col, pointwise, depthwise, winograd 2x3/4x3, fft)",
-             n);
+    snprintf(buf[i], sizeof buf[i],
+             "%s (direct, im2col, pointwise, depthwise, winograd 2x3/4x3, fft)", n);
     return buf[i];
 }
 
@@ -380,8 +380,8 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     }
     case RIDGE_CONV_DEPTHWISE:
         flops = 2 * pix * d->c_out * taps;
-        eff = chan_contig ? 0.30 : 0.10;
-        note = chan_contig ? "2 loads per FMA; " : "NCHW: per-plane rows; ";
+        eff = chan_contig ? 0.50 : 0.15;
+        note = chan_contig ? "weights in registers; " : "NCHW: plane rows; ";
         break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: {

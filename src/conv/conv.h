@@ -30,6 +30,14 @@ static inline ptrdiff_t conv_view_chan(const conv_view *v, int64_t c)
 {
     return (ptrdiff_t)(c / v->cblk) * v->scb + (ptrdiff_t)(c % v->cblk) * v->sc;
 }
+/* Whether the offsets tab[0..n) hold contiguous runs of vl (n a multiple of vl, or vl = n). */
+static inline int conv_runs_contiguous(const ptrdiff_t *tab, int n, int vl)
+{
+    for (int v = 0; v < n; v += vl)
+        for (int j = 1; j < vl; j++)
+            if (tab[v + j] != tab[v] + j) return 0;
+    return 1;
+}
 /* Fills tab[0..c) with conv_view_chan. */
 void conv_view_chan_table(const conv_view *v, int64_t c, ptrdiff_t *tab);
 
@@ -207,7 +215,6 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
  * with cost non-NULL, fills the model's terms for that T. */
 typedef struct conv_fft_cost {
     int t;               /* tile size */
-    double tiles;
     double gemm_flops;   /* the per-bin complex GEMMs */
     double fft_flops;    /* the transforms */
     double compute_s;    /* both at their measured efficiencies */
