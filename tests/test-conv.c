@@ -310,6 +310,22 @@ static void test_bad(ridge_ctx *ctx)
     expect_bad(ctx, d, RIDGE_CONV_POINTWISE, RIDGE_EUNSUPPORTED, "1x1");
     expect_bad(ctx, d, RIDGE_CONV_DEPTHWISE, RIDGE_EUNSUPPORTED, "groups = c_in = c_out");
     expect_bad(ctx, d, (ridge_conv_algo)42, RIDGE_EINVAL, "not a ridge_conv_algo");
+    expect_bad(ctx, d, RIDGE_CONV_FFT, RIDGE_EUNSUPPORTED, "needs stride 1, groups 1");
+    {
+        static float wz[4096];
+        ridge_conv2d_desc f = desc_of(&shapes[11], RIDGE_NHWC); /* 5x5 stride 2 */
+        f.stride_h = f.stride_w = 1;
+        ridge_conv2d_plan_options o = {RIDGE_CONV_FFT, 0, 12};
+        ridge_conv2d_plan *q = NULL;
+        CHECK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q) == RIDGE_EINVAL && !q &&
+              strstr(ridge_last_error(), "fft_tile = 12"));
+        f.r = f.s = 11, f.pad_top = f.pad_bottom = f.pad_left = f.pad_right = 5, o.fft_tile = 8;
+        CHECK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q) == RIDGE_EINVAL && !q);
+        o.fft_tile = 16;
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q));
+        CHECK(q && strstr(ridge_conv2d_plan_explain(q), "16x16 tiles"));
+        ridge_conv2d_plan_destroy(q);
+    }
     ridge_conv2d_plan *p = NULL;
     CHECK(ridge_conv2d_plan_create(ctx, &d, NULL, NULL, &p) == RIDGE_EINVAL && !p);
     CHECK(ridge_conv2d_plan_create(ctx, NULL, (float[1]){0}, NULL, &p) == RIDGE_EINVAL && !p);
