@@ -17,10 +17,9 @@
  * padded copy). Per reduction step: 2 weight vectors, 6 broadcasts, 12 FMAs.
  *
  * Depthwise (dw_row, NHWC / NCHW16c): the full 3x3 window keeps its 9 weight vectors in
- * registers over a strip of 16 pixels and computes 4 pixels per iteration, each input row
- * loaded once (0.5 loads per FMA at stride 1);
- * other windows (borders, other sizes) loop over their valid taps, 4 pixels x 1 vector;
- * channels past the last full vector go scalar. dwp_row (NCHW): one plane row, vectors of
+ * registers over a strip of 16 pixels and computes 4 pixels per iteration, each input column
+ * of a row loaded once; other windows (borders, other sizes) loop over their valid taps, 4
+ * pixels x 1 vector; channels past the last full vector go scalar. dwp_row (NCHW): one plane row, vectors of
  * output pixels, the column taps as shifted loads.
  *
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
@@ -231,7 +230,8 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
  * no dilation. Per strip of DW_STRIP pixels and vector of channels, the 9 weight vectors and
  * the bias are loaded once into registers; then 4 output pixels per iteration, each input
  * row read once: its 6 (stride 1) or 9 (stride 2) column vectors are loaded one by one and
- * each feeds every (pixel, tap) it belongs to, so 18 (27) loads for 36 FMAs. Registers: 9
+ * each feeds every (pixel, tap) it belongs to, so 18 (27) loads for 36 FMAs as written (gcc
+ * 12 folds them back into memory operands of the FMAs: 36 L1 loads, no spills). Registers: 9
  * weights + 4 accumulators + 1 input = 14 of AVX2's 16. The strip's input (3 rows x ~(16 st
  * + 2) pixels x c) stays in L1 while the channel vectors sweep it. */
 #define DW_STRIP 16
