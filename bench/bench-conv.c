@@ -44,6 +44,11 @@ static const conv_case cases[] = {
     {"fmnist-conv2",     32,  14,  14,  64,  3, 1, 1, 1},
     {"large-9x9",        16,  64,  64,  16,  9, 1, 4, 1},
     {"large-11x11",      16,  64,  64,  16,  11, 1, 5, 1},
+    {"large-5x5-64-56",  64,  56,  56,  64,  5, 1, 2, 1},
+    {"large-7x7-64-56",  64,  56,  56,  64,  7, 1, 3, 1},
+    {"large-7x7-64-28",  64,  28,  28,  64,  7, 1, 3, 1},
+    {"large-11x11-64-56", 64, 56,  56,  64,  11, 1, 5, 1},
+    {"large-11x11-64-28", 64, 28,  28,  64,  11, 1, 5, 1},
 };
 
 enum { MAX_METHODS = 16 };
@@ -162,6 +167,10 @@ static int dnnl_setup(method *m, const ridge_conv2d_desc *d, int64_t oh, int64_t
     const char *impl = "";
     dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
     snprintf(m->name, sizeof m->name, "onednn-%s:%s", tag_any ? "any" : "plain", impl);
+    if (strstr(impl, "ref")) { /* its reference loops: seconds per call, not a peer */
+        dnnl_primitive_desc_destroy(pd);
+        return -1;
+    }
     const dnnl_memory_desc_t *q_s = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *q_d = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     const dnnl_memory_desc_t *q_w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -255,6 +264,7 @@ static int run_method(ridge_ctx *ctx, method *m, const ridge_conv2d_desc *d, int
 
 typedef struct run_ctx {
     const ridge_bench_opts *o;
+    int only_algo;            /* --algo: time only this ridge algorithm (and the peers); -2 all */
     bench_table *t;
     ridge_roofline roof;
     int have_roof;
@@ -315,7 +325,10 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
     }
     for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++) {
         method *m = &ms[nm];
-        ridge_conv2d_plan_options po = {(ridge_conv_algo)a, 0};
+        if (rc->only_algo != -2 && a != (rc->only_algo == RIDGE_CONV_AUTO ? (int)auto_algo
+                                                                           : rc->only_algo))
+            continue;
+        ridge_conv2d_plan_options po = {(ridge_conv_algo)a, 0, 0};
         if (ridge_conv2d_plan_create(ctx, &d, w, &po, &m->plan)) continue;
         snprintf(m->name, sizeof m->name, "%s%s", ridge_conv_algo_name((ridge_conv_algo)a),
                  a == (int)auto_algo ? " (auto)" : "");
@@ -342,8 +355,8 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
             method *m = &ms[nm];
             m->kind = 2;
             if (dnnl_setup(m, &d, oh, ow, any, threads, x, w, b)) {
-                bench_note(o, "bench conv: oneDNN refused %s (%s)", cs->name,
-                           any ? "any" : "plain");
+                bench_note(o, "bench conv: oneDNN refused %s (%s), or offered only its reference "
+                           "implementation", cs->name, any ? "any" : "plain");
                 dnnl_release(m);
                 memset(m, 0, sizeof *m);
                 continue;
@@ -463,7 +476,8 @@ static int bench_separable(run_ctx *rc, ridge_ctx *ctx, int threads, int64_t bat
     float *wd = ridge_malloc((size_t)C * 9 * 4), *wp = ridge_malloc((size_t)(C * C) * 4);
     float *wsd = ridge_malloc((size_t)(C * C * 9) * 4);
     ridge_conv2d_plan *dp = NULL, *pp = NULL, *sp = NULL;
-    ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0}, op = {RIDGE_CONV_POINTWISE, 0};
+    ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0, 0};
+    ridge_conv2d_plan_options op = {RIDGE_CONV_POINTWISE, 0, 0};
     int fail = 1;
     if (!x || !mid || !y || !ref || !wd || !wp || !wsd) goto done;
     unsigned seed = 7;
@@ -535,16 +549,18 @@ done:
 static void help(void)
 {
     printf("usage: ridge bench conv [--quick] [--peers] [--json] [--threads N] [--filter TEXT]\n"
-           "                        [--layout nchw|nhwc|nchw16c|all] [--batch N]\n\n"
+           "                        [--layout nchw|nhwc|nchw16c|all] [--batch N] [--algo A]\n\n"
            "Times every convolution algorithm that applies to each shape (ResNet-50 3x3 and\n"
            "1x1 layers, its 7x7 first layer, MobileNet depthwise, the Fashion-MNIST CNN, 9x9\n"
-           "and 11x11 kernels) at 1 thread and at --threads, after checking each against the\n"
+           "and 11x11 kernels, 5x5 to 11x11 at 64 channels for FFT) at 1 thread and at\n"
+           "--threads, after checking each against the\n"
            "fp64 reference. Columns: median and best ms, GFLOP/s on the direct FLOP count,\n"
            "%% of the roof, workspace KiB (direct-padded: the padded copy), err_1e-6 (max\n"
            "|y - ref| / max |ref| against the fp64 reference, in millionths), x_direct (speed vs "
            "direct; for direct-padded its time / direct's),\n"
            "x_onednn (oneDNN's best time / this time: > 1 is faster than oneDNN), auto_vs_best\n"
            "(AUTO's time / the fastest ridge algorithm). Default layout nhwc, batch 1.\n"
+           "--algo A times only ridge's algorithm A (auto: AUTO's pick) next to the peers.\n"
            "The separable-64-56 rows: MobileNet's depthwise 3x3 + pointwise block, fused and as\n"
            "two calls, against the standard 3x3 conv it replaces (x_direct: its time / this).\n"
            "RIDGE_BENCH_EXPLAIN=1 prints each AUTO plan's explanation to stderr.\n");
@@ -552,7 +568,7 @@ static void help(void)
 
 int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
 {
-    int layouts[3] = {RIDGE_NHWC}, nl = 1;
+    int layouts[3] = {RIDGE_NHWC}, nl = 1, only_algo = -2;
     long batch = 1;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -571,6 +587,14 @@ int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
                 }
                 layouts[0] = l;
             }
+        } else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
+            ridge_conv_algo a;
+            if (ridge_conv_algo_parse(argv[++i], &a) || a == RIDGE_CONV_REF) {
+                fprintf(stderr, "ridge bench conv: --algo '%s': expected auto, direct, im2col, "
+                        "pointwise, depthwise, winograd-2x3, winograd-4x3 or fft\n", argv[i]);
+                return 2;
+            }
+            only_algo = (int)a;
         } else if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
             char *end;
             batch = strtol(argv[++i], &end, 10);
@@ -594,7 +618,7 @@ int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
     if (o->peers) bench_note(o, "bench conv: built without RIDGE_BENCH_PEERS: no oneDNN rows");
 #endif
     int max_threads = o->threads > 0 ? o->threads : ridge_cpu_get()->logical_cpus;
-    run_ctx rc = {o, NULL, {0}, 0};
+    run_ctx rc = {o, only_algo, NULL, {0}, 0};
     bench_table t;
     rc.t = &t;
     bench_table_begin(&t, o, "conv: forward, every algorithm (GFLOP/s on the direct count)", cols,

@@ -8,6 +8,9 @@
  * in units of FLT_EPSILON. Tolerances per algorithm (units of eps, K = c_in/groups * r * s):
  *   direct, im2col, pointwise, depthwise: K + 4  (the worst-case bound of a K-term fp32 sum)
  *   winograd-2x3: 16 (K + 4)   winograd-4x3: 128 (K + 4)   (the transforms' growth)
+ *   fft: 2 log2(64^2) (K + 4) = 24 (K + 4): an FFT's roundoff is normwise, about eps per
+ *        butterfly stage (log2(T^2) of them for a T x T tile, T <= 64) relative to the whole
+ *        tile's magnitude, forward and inverse (the 2), rather than per term of the window
  * The measured maxima are printed (-v) and quoted in docs/PERFORMANCE.md. */
 #include <float.h>
 #include <math.h>
@@ -45,6 +48,9 @@ static const shape shapes[] = {
     {"dw-c32-stride2",  1, 32, 9,  9,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
     {"dw-5x5-batch3",   3, 20, 7,  8,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-mult2",        1, 6,  6,  6,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},
+    {"dw-wide-c5",      1, 5,  6,  75, 5,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5},
+    {"dw-wide-c17",     2, 17, 4,  37, 17, 3, 3, 1, 1, 1, 1, 0, 1, 1, 0, 17},
+    {"dw-dil2-5x5",     1, 9,  9,  45, 9,  5, 5, 1, 1, 2, 2, 3, 4, 4, 1, 9},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
@@ -75,6 +81,7 @@ static double tol_eps(ridge_conv_algo a, double K)
     double base = K + 4;
     if (a == RIDGE_CONV_WINOGRAD_2X3) return 16 * base;
     if (a == RIDGE_CONV_WINOGRAD_4X3) return 128 * base;
+    if (a == RIDGE_CONV_FFT) return 24 * base;
     return base;
 }
 
@@ -82,8 +89,10 @@ static double tol_eps(ridge_conv_algo a, double K)
 
 static double worst[RIDGE_CONV_ALGO_COUNT]; /* max error seen, units of eps */
 
-/* Runs one shape in one layout through every algorithm, ISA and thread count. */
-static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, int nctx)
+/* Runs one shape in one layout through every algorithm (only < 0) or algorithm `only`, with
+ * the FFT's tile size fft_tile (0: the plan's choice), every ISA and thread count. */
+static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, int nctx,
+                            int only, int fft_tile)
 {
     ridge_conv2d_desc d = desc_of(s, l);
     int64_t oh, ow;
@@ -118,7 +127,8 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
     for (int ci = 0; ci < nctx; ci++) {
         ridge_ctx *ctx = ctxs[ci];
         for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++) {
-            ridge_conv2d_plan_options o = {(ridge_conv_algo)a, 0};
+            if (only >= 0 && a != only) continue;
+            ridge_conv2d_plan_options o = {(ridge_conv_algo)a, 0, fft_tile};
             ridge_conv2d_plan *p = NULL;
             ridge_status st = ridge_conv2d_plan_create(ctx, &d, w, &o, &p);
             const ridge_conv2d_candidate *cand = NULL;
@@ -151,10 +161,14 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
                 }
                 if (maxerr > worst[a]) worst[a] = maxerr;
                 CHECKF(bad == 0,
-                       "%s %s %s %s %d threads ep%d: %zu bad, max %.1f eps at %zu (y %g ref %g)",
+                       "%s %s %s %s %d threads ep%d fft_tile %d: %zu bad, max %.1f eps at %zu "
+                       "(y %g ref %g)",
                        s->name, ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a),
-                       ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e, bad, maxerr,
-                       at, y[at], ref[e][at]);
+                       ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e, fft_tile,
+                       bad, maxerr, at, y[at], ref[e][at]);
+                if (a == RIDGE_CONV_FFT && verbose > 1)
+                    printf("fft %s %s T=%d: %.2f eps\n", s->name, ridge_layout_name(l),
+                           fft_tile, maxerr);
                 int guard_ok = 1;
                 for (size_t i = yn; i < yn + GUARD; i++) guard_ok &= isnan(y[i]);
                 CHECKF(guard_ok, "%s %s %s: wrote past the output", s->name,
@@ -167,6 +181,46 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
     free(x0), free(x), free(w), free(bias), free(res0), free(res), free(y);
     free(xa), free(wa), free(ba), free(ra);
     for (int e = 0; e < 2; e++) free(ref[e]), free(mag[e]);
+}
+
+static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, int nctx)
+{
+    test_shape_algo(s, l, ctxs, nctx, -1, 0);
+}
+
+/* FFT over its own edge grid: 1x1 images, prime sizes and channel counts, c = 1, kernels 3
+ * to 11, no padding and "same" padding (asymmetric for even extents), dilation, a batch, and
+ * every tile size that fits, in every layout. */
+static void test_fft(ridge_ctx *const *ctxs, int nctx)
+{
+    static const struct {
+        int64_t n, ci, h, w, co, dil;
+    } g[] = {{1, 1, 1, 1, 1, 1},   {1, 3, 13, 7, 5, 1}, {2, 1, 17, 19, 1, 1},
+             {1, 7, 29, 31, 11, 1}, {1, 2, 23, 11, 3, 2}, {3, 5, 19, 21, 6, 1}};
+    char name[64];
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        for (int k = 3; k <= 11; k += 2)
+            for (int same = 0; same < 2; same++) {
+                int64_t ext = g[i].dil * (k - 1) + 1;
+                shape s = {name, g[i].n, g[i].ci, g[i].h, g[i].w, g[i].co, k, k, 1, 1,
+                           g[i].dil, g[i].dil, 0, 0, 0, 0, 1};
+                if (same) {
+                    s.pt = s.pl = (ext - 1) / 2;
+                    s.pb = s.pr = ext - 1 - s.pt;
+                }
+                if (ext > g[i].h + s.pt + s.pb || ext > g[i].w + s.pl + s.pr) continue;
+                snprintf(name, sizeof name, "fft-%lldx%lld-c%lld-%lld-k%d-dil%lld-%s",
+                         (long long)g[i].h, (long long)g[i].w, (long long)g[i].ci,
+                         (long long)g[i].co, k, (long long)g[i].dil, same ? "same" : "valid");
+                /* the plan's tile in every layout, ISA and thread count; every other tile
+                 * that fits in one layout on the last (widest ISA, 2 threads) context */
+                for (int l = 0; l < 3; l++)
+                    test_shape_algo(&s, (ridge_layout)l, ctxs, nctx, RIDGE_CONV_FFT, 0);
+                for (int T = 8; T <= 64; T *= 2)
+                    if (T >= ext)
+                        test_shape_algo(&s, (ridge_layout)(i % 3), ctxs + nctx - 1, 1,
+                                        RIDGE_CONV_FFT, T);
+            }
 }
 
 /* The reference against a computation by hand, and against itself across layouts. */
@@ -220,7 +274,7 @@ static void expect_bad(ridge_ctx *ctx, ridge_conv2d_desc d, ridge_conv_algo a, r
                        const char *needle)
 {
     static float w[4096];
-    ridge_conv2d_plan_options o = {a, 0};
+    ridge_conv2d_plan_options o = {a, 0, 0};
     ridge_conv2d_plan *p = (ridge_conv2d_plan *)&o; /* must be reset to NULL */
     ridge_status st = ridge_conv2d_plan_create(ctx, &d, w, &o, &p);
     CHECKF(st == want && p == NULL && strstr(ridge_last_error(), needle),
@@ -256,6 +310,22 @@ static void test_bad(ridge_ctx *ctx)
     expect_bad(ctx, d, RIDGE_CONV_POINTWISE, RIDGE_EUNSUPPORTED, "1x1");
     expect_bad(ctx, d, RIDGE_CONV_DEPTHWISE, RIDGE_EUNSUPPORTED, "groups = c_in = c_out");
     expect_bad(ctx, d, (ridge_conv_algo)42, RIDGE_EINVAL, "not a ridge_conv_algo");
+    expect_bad(ctx, d, RIDGE_CONV_FFT, RIDGE_EUNSUPPORTED, "needs stride 1, groups 1");
+    {
+        static float wz[4096];
+        ridge_conv2d_desc f = desc_of(&shapes[11], RIDGE_NHWC); /* 5x5 stride 2 */
+        f.stride_h = f.stride_w = 1;
+        ridge_conv2d_plan_options o = {RIDGE_CONV_FFT, 0, 12};
+        ridge_conv2d_plan *q = NULL;
+        CHECK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q) == RIDGE_EINVAL && !q &&
+              strstr(ridge_last_error(), "fft_tile = 12"));
+        f.r = f.s = 11, f.pad_top = f.pad_bottom = f.pad_left = f.pad_right = 5, o.fft_tile = 8;
+        CHECK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q) == RIDGE_EINVAL && !q);
+        o.fft_tile = 16;
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q));
+        CHECK(q && strstr(ridge_conv2d_plan_explain(q), "16x16 tiles"));
+        ridge_conv2d_plan_destroy(q);
+    }
     ridge_conv2d_plan *p = NULL;
     CHECK(ridge_conv2d_plan_create(ctx, &d, NULL, NULL, &p) == RIDGE_EINVAL && !p);
     CHECK(ridge_conv2d_plan_create(ctx, NULL, (float[1]){0}, NULL, &p) == RIDGE_EINVAL && !p);
@@ -269,7 +339,8 @@ static void test_bad(ridge_ctx *ctx)
     ridge_conv_algo a;
     ridge_layout l;
     CHECK(ridge_conv_algo_parse("winograd-4x3", &a) == RIDGE_OK && a == RIDGE_CONV_WINOGRAD_4X3);
-    CHECK(ridge_conv_algo_parse("fft", &a) == RIDGE_EINVAL);
+    CHECK(ridge_conv_algo_parse("fft", &a) == RIDGE_OK && a == RIDGE_CONV_FFT);
+    CHECK(ridge_conv_algo_parse("fftw", &a) == RIDGE_EINVAL);
     CHECK(ridge_layout_parse("nchw16c", &l) == RIDGE_OK && l == RIDGE_NCHW16C);
     CHECK(ridge_layout_parse("nchw8c", &l) == RIDGE_EINVAL);
     CHECK(ridge_tensor_elems(RIDGE_NCHW16C, 2, 17, 3, 5) == 2 * 32 * 15);
@@ -385,7 +456,8 @@ static void test_separable(ridge_ctx *ctx)
         ridge_conv2d_epilogue e1 = {RIDGE_CONV_ACT_RELU, NULL}, e2 = {RIDGE_CONV_ACT_RELU, res};
         CHECK_OK(ridge_conv2d_forward_ref(&dd, x, wd, mid, bd, &e1));
         CHECK_OK(ridge_conv2d_forward_ref(&pd, mid, wp, want, bp, &e2));
-        ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0}, op = {RIDGE_CONV_POINTWISE, 0};
+        ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0, 0};
+        ridge_conv2d_plan_options op = {RIDGE_CONV_POINTWISE, 0, 0};
         ridge_conv2d_plan *dp = NULL, *pp = NULL;
         CHECK_OK(ridge_conv2d_plan_create(ctx, &dd, wd, &od, &dp));
         CHECK_OK(ridge_conv2d_plan_create(ctx, &pd, wp, &op, &pp));
@@ -467,7 +539,7 @@ static void test_pool(ridge_ctx *ctx)
 
 int main(int argc, char **argv)
 {
-    verbose = argc > 1 && !strcmp(argv[1], "-v");
+    verbose = argc > 1 && !strcmp(argv[1], "-v") ? 1 : argc > 1 && !strcmp(argv[1], "-vv") ? 2 : 0;
     ridge_ctx *ctxs[6];
     int nctx = 0;
     const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
@@ -481,6 +553,7 @@ int main(int argc, char **argv)
     test_bad(ctxs[nctx - 1]);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int l = 0; l < 3; l++) test_shape(&shapes[s], (ridge_layout)l, ctxs, nctx);
+    test_fft(ctxs, nctx);
     test_plan(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);
     test_pool(ctxs[nctx - 1]);

@@ -89,6 +89,7 @@ typedef enum ridge_conv_algo {
     RIDGE_CONV_DEPTHWISE,    /* groups = c_in = c_out: vectorized across channels */
     RIDGE_CONV_WINOGRAD_2X3, /* F(2x2,3x3), 3x3 stride 1 dilation 1 */
     RIDGE_CONV_WINOGRAD_4X3, /* F(4x4,3x3), 3x3 stride 1 dilation 1 */
+    RIDGE_CONV_FFT,          /* overlap-save FFT tiles, stride 1, groups 1: large kernels */
     RIDGE_CONV_ALGO_COUNT
 } ridge_conv_algo;
 
@@ -99,6 +100,8 @@ typedef struct ridge_conv2d_plan_options {
     ridge_conv_algo algo; /* RIDGE_CONV_AUTO, or force one (RIDGE_EUNSUPPORTED if it cannot) */
     int tune;             /* 1: time every applicable candidate once on this ctx and keep the
                            * fastest; the winner is cached per shape for the process */
+    int fft_tile;         /* FFT: tile size T (8, 16, 32 or 64, at least the dilated kernel),
+                           * or 0: the cost model picks it */
 } ridge_conv2d_plan_options;
 
 void ridge_conv2d_plan_options_init(ridge_conv2d_plan_options *o); /* AUTO, no tuning */

@@ -19,7 +19,9 @@
  *              the micro-kernel (M = V U), output transform (Y = A^T M A) fused with the
  *              epilogue. TB is sized so V and M fit ~512 KiB, or larger when U is past L2.
  *              Blocks go to threads whole, or, when there are fewer blocks than threads, the
- *              threads share each block step by step. */
+ *              threads share each block step by step.
+ *   fft        overlap-save FFT tiles with the channel reduction as per-bin complex GEMMs:
+ *              conv-fft.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,6 +87,17 @@ ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, ch
             return RIDGE_EUNSUPPORTED;
         }
         return RIDGE_OK;
+    case RIDGE_CONV_FFT:
+        if (d->stride_h != 1 || d->stride_w != 1 || d->groups != 1 ||
+            d->dil_h * (d->r - 1) + 1 > 64 || d->dil_w * (d->s - 1) + 1 > 64) {
+            snprintf(why, n, "needs stride 1, groups 1 and a (dilated) kernel of at most 64x64 "
+                     "(got stride %lldx%lld, groups %lld, %lldx%lld)", (long long)d->stride_h,
+                     (long long)d->stride_w, (long long)d->groups,
+                     (long long)(d->dil_h * (d->r - 1) + 1),
+                     (long long)(d->dil_w * (d->s - 1) + 1));
+            return RIDGE_EUNSUPPORTED;
+        }
+        return RIDGE_OK;
     default: return RIDGE_OK; /* ref, direct and im2col run any valid descriptor */
     }
 }
@@ -130,6 +143,7 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
         return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
     }
     switch (a) {
+    case RIDGE_CONV_FFT: return conv_fft_ws_per_thread(p);
     case RIDGE_CONV_IM2COL: f = (size_t)(im2col_strip(p) * p->cig * p->d.r * p->d.s); break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: {
@@ -150,6 +164,7 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
     const ridge_conv2d_desc *d = &p->d;
     const int64_t nr = p->k->nr, R = d->r, S = d->s, cig = p->cig, cog = p->cog, G = d->groups;
     size_t n;
+    if (p->algo == RIDGE_CONV_FFT) return conv_fft_pack(p, w);
     switch (p->algo) {
     case RIDGE_CONV_DEPTHWISE: n = (size_t)(R * S * ((d->c_out + nr - 1) / nr * nr)); break;
     case RIDGE_CONV_WINOGRAD_2X3: n = (size_t)(16 * G * p->ncob * cig * nr); break;
@@ -161,6 +176,10 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
     p->wp_elems = n;
     float *wp = p->wp;
 
+    if (p->algo == RIDGE_CONV_DEPTHWISE && d->layout == RIDGE_NCHW) { /* OIHW: [c][R][S] */
+        memcpy(wp, w, (size_t)(d->c_out * R * S) * sizeof(float));
+        return RIDGE_OK;
+    }
     if (p->algo == RIDGE_CONV_DEPTHWISE) { /* [R][S][cp] */
         int64_t cp = (d->c_out + nr - 1) / nr * nr;
         for (int64_t c = 0; c < d->c_out; c++)
@@ -232,14 +251,6 @@ static void tap_range(int64_t start, int64_t n, int64_t dil, int64_t K, int *k0,
     *k1 = (int)RIDGE_MAX(hi, lo);
 }
 
-/* Whether the nco offsets tab[0..nco) hold vector-long contiguous runs (vl each). */
-static int runs_contiguous(const ptrdiff_t *tab, int nco, int vl)
-{
-    for (int v = 0; v < nco; v += vl)
-        for (int j = 1; j < vl; j++)
-            if (tab[v + j] != tab[v] + j) return 0;
-    return 1;
-}
 
 /* Fills the output-channel fields of a row call for group g, block cob. */
 static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
@@ -248,7 +259,7 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
     const int nr = p->k->nr;
     a->yco = p->yco + g * p->cog + cob * nr;
     a->nco = (int)RIDGE_MIN(nr, p->cog - cob * nr);
-    a->yfast = a->nco == nr && runs_contiguous(a->yco, nr, p->k->vlen);
+    a->yfast = a->nco == nr && conv_runs_contiguous(a->yco, nr, p->k->vlen);
     a->bias = f->bias + (g * p->ncob + cob) * nr;
     a->res = f->res;
     a->act = f->act;
@@ -274,7 +285,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
      * [r][s][ci][nr] are already [r][s*ci][nr]. Longer reductions, less loop overhead (the
      * first layer's c_in = 3 becomes 21 per row). */
     const int row_run = p->xv.sw == p->cig && dw == 1 &&
-                        runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
+                        conv_runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
     conv_row_args a;
     a.xb = f->x;
     a.xps = sw * p->xv.sw;
@@ -361,7 +372,7 @@ static void lower_pixels(const ridge_conv2d_plan *p, const float *xb, int64_t n,
     const ridge_conv2d_desc *d = &p->d;
     const int64_t cig = p->cig, K = cig * d->r * d->s;
     const ptrdiff_t *xco = p->xco + g * cig;
-    int contig = runs_contiguous(xco, (int)cig, (int)cig);
+    int contig = conv_runs_contiguous(xco, (int)cig, (int)cig);
     /* a window row is one run of s*cig floats when the group's channels fill the pixel
      * (NHWC, groups 1) and the kernel is not dilated: one copy per row */
     int row_run = contig && p->xv.sw == cig && d->dil_w == 1;
@@ -640,44 +651,30 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
-/* NCHW depthwise: one (image, channel, output row) per item, the pixel loop innermost (it
- * vectorizes for stride 1); valid column ranges per tap, so no padded copy here either. */
+/* NCHW depthwise: one (image, channel, output row) per item, on the kernel's plane row
+ * (vectors of output pixels, valid taps only at the borders: no padded copy here either). */
 static void depthwise_nchw_range(void *arg, size_t b0, size_t e0, int ith)
 {
     const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
-    const int64_t R = d->r, S = d->s, sw = d->stride_w, OW = p->ow;
-    const int64_t cp = (d->c_out + p->k->nr - 1) / p->k->nr * p->k->nr;
+    const int64_t OW = p->ow;
+    conv_dwp_args a;
+    a.xrs = d->dil_h * d->w;
+    a.S = (int)d->s;
+    a.dw = d->dil_w, a.pl = d->pad_left, a.sw = d->stride_w, a.iw = d->w;
+    a.act = f->act;
+    a.ow = OW;
     for (size_t it = b0; it < e0; it++) {
         int64_t oh = (int64_t)it % p->oh, nc = (int64_t)it / p->oh, c = nc % d->c_out;
-        const float *xp = f->x + nc * d->h * d->w;
-        float *yr = f->y + nc * p->oh * OW + oh * OW;
-        const float *rr = f->res ? f->res + nc * p->oh * OW + oh * OW : NULL;
-        for (int64_t j = 0; j < OW; j++) yr[j] = 0.0f;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
-        int r0, r1;
-        tap_range(ih0, d->h, d->dil_h, R, &r0, &r1);
-        for (int r = r0; r < r1; r++) {
-            const float *xr = xp + (ih0 + r * d->dil_h) * d->w;
-            for (int64_t s = 0; s < S; s++) {
-                /* ow with 0 <= ow*sw - pad_left + s*dil_w < w */
-                int64_t off = s * d->dil_w - d->pad_left;
-                int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-                int64_t hi = d->w - 1 - off < 0 ? 0 : (d->w - 1 - off) / sw + 1;
-                hi = RIDGE_MIN(hi, OW);
-                float wv = p->wp[(r * S + s) * cp + c];
-                if (sw == 1)
-                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xr[j + off];
-                else
-                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xr[j * sw + off];
-            }
-        }
-        const float b = f->bias[c];
-        for (int64_t j = 0; j < OW; j++) {
-            float v = yr[j] + b + (rr ? rr[j] : 0.0f);
-            yr[j] = f->act && !(v > 0.0f) ? 0.0f : v;
-        }
+        tap_range(ih0, d->h, d->dil_h, d->r, &a.r0, &a.r1);
+        a.x = f->x + nc * d->h * d->w + ih0 * d->w;
+        a.w = p->wp + c * d->r * d->s;
+        a.y = f->y + nc * p->oh * OW + oh * OW;
+        a.res = f->res ? f->res + nc * p->oh * OW + oh * OW : NULL;
+        a.bias = f->bias[c];
+        p->k->dwp_row(&a);
     }
 }
 
@@ -700,7 +697,7 @@ static void wino_gather(const wino_blk *b, int64_t t, float *dbuf)
     const int m = wino_m(p->algo), al = m + 2;
     const int64_t cig = p->cig, tw = (p->ow + m - 1) / m, tpi = (p->oh + m - 1) / m * tw;
     const ptrdiff_t *xco = p->xco + b->g * cig;
-    const int xcontig = runs_contiguous(xco, (int)cig, (int)cig);
+    const int xcontig = conv_runs_contiguous(xco, (int)cig, (int)cig);
     int64_t tt = b->t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
     int64_t ih0 = ty * m - d->pad_top, iw0 = tx * m - d->pad_left;
     for (int i = 0; i < al; i++)
@@ -760,7 +757,7 @@ static void wino_scatter(const wino_blk *b, int64_t t, float *O)
     int64_t tt = b->t0 + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
     int mh = (int)RIDGE_MIN(m, p->oh - ty * m), mw = (int)RIDGE_MIN(m, p->ow - tx * m);
     ptrdiff_t o = n * p->yv.sn + ty * m * p->yv.sh + tx * m * p->yv.sw;
-    if (runs_contiguous(yco, (int)cog, (int)cog)) {
+    if (conv_runs_contiguous(yco, (int)cog, (int)cog)) {
         p->k->wino_out(m, b->M + t * cogp, TB * cogp, cog, f->y, o + yco[0], p->yv.sh, p->yv.sw,
                        mh, mw, bias, f->res, f->act);
         return;
@@ -924,6 +921,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
         break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: winograd_forward(ctx, &f); break;
+    case RIDGE_CONV_FFT: conv_fft_forward(ctx, p, x, y, bias, act, res, ws); break;
     default: break;
     }
     return RIDGE_OK;

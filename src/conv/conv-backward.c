@@ -53,14 +53,6 @@ static void tap_range(int64_t start, int64_t n, int64_t dil, int64_t K, int *k0,
     *k1 = (int)RIDGE_MAX(hi, lo);
 }
 
-static int runs_contiguous(const ptrdiff_t *tab, int nco, int vl)
-{
-    for (int v = 0; v < nco; v += vl)
-        for (int j = 1; j < vl; j++)
-            if (tab[v + j] != tab[v] + j) return 0;
-    return 1;
-}
-
 static size_t round_bytes(size_t floats)
 {
     return (floats * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
@@ -453,7 +445,7 @@ static void dx_direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
             a.coff = p->yco + g * p->cog;
             a.yco = p->xco + g * p->cig + cib * nr;
             a.nco = (int)RIDGE_MIN(nr, p->cig - cib * nr);
-            a.yfast = a.nco == nr && runs_contiguous(a.yco, nr, p->k->vlen);
+            a.yfast = a.nco == nr && conv_runs_contiguous(a.yco, nr, p->k->vlen);
             for (int64_t b = 0; b < sw; b++) {
                 int nb = p->sph[b + 1] - p->sph[b];
                 a.S = nb;
@@ -608,7 +600,7 @@ static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, 
                 for (int64_t k = 0; k < 9; k++)
                     wt[(((g * cig + ci) * cog + co) * 9) + k] =
                         w[(((g * cog + co) * cig + ci) * 9) + 8 - k];
-    ridge_conv2d_plan_options o = {p->data_algo, 0};
+    ridge_conv2d_plan_options o = {p->data_algo, 0, 0};
     ridge_conv2d_plan *fp;
     ridge_status st = ridge_conv2d_plan_create(ctx, &t, wt, &o, &fp);
     ridge_free(wt);

@@ -7,7 +7,7 @@
  *   VBCAST(p)      broadcast *p                       VFMA(a, b, c)    a * b + c
  *   VADD(a, b)     a + b                              VMAX(a, b)       lane max
  *   VSUB(a, b)     a - b                              VSET1(f)         all lanes f
- *   VMUL(a, b)     a * b
+ *   VMUL(a, b)     a * b                              VFNMA(a, b, c)   c - a * b
  *   KNAME          the kernel table's symbol          KNAME_STR, KISA  its name and ISA
  *
  * Micro-kernel (row): MR = 6 output pixels x NR = 2 vectors of output channels, 12 vector
@@ -16,14 +16,19 @@
  * valid taps and the group's input channels, so the input is read in place (no im2col, no
  * padded copy). Per reduction step: 2 weight vectors, 6 broadcasts, 12 FMAs.
  *
- * Depthwise (dw_row): 4 pixels x 1 vector of channels, pixels outer; the full 3x3 window is
- * unrolled (each weight load shared by 4 pixels: 1.25 loads per FMA), other windows (borders,
- * other sizes) loop over their valid taps; channels past the last full vector go scalar.
+ * Depthwise (dw_row, NHWC / NCHW16c): the full 3x3 window keeps its 9 weight vectors in
+ * registers over a strip of 16 pixels and computes 4 pixels per iteration, each input column
+ * of a row loaded once; other windows (borders, other sizes) loop over their valid taps, 4
+ * pixels x 1 vector; channels past the last full vector go scalar. dwp_row (NCHW): one plane row, vectors of
+ * output pixels, the column taps as shifted loads.
  *
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
  * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
  * tile; the last channels that do not fill a vector go through the generic matrix loops. The
- * output transform stores straight into y with the epilogue. */
+ * output transform stores straight into y with the epilogue.
+ *
+ * FFT (conv-fft-template.h): 2D real FFTs of tiles and the per-frequency complex channel
+ * reduction, vectorized across channels. */
 #include <string.h>
 
 #define MR 6
@@ -221,50 +226,193 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
     }
 }
 
-/* The full 3x3 window (interior rows and pixels, the common MobileNet case), unrolled: 4
- * pixels x 1 vector of channels, pixels outer so a pixel's channels are used while they are
- * in L1; 9 weight loads shared by 4 pixels, 1.25 loads per FMA. */
-static void dw_row_3x3(const conv_dw_args *a, int64_t cfull)
+/* The full 3x3 window (interior rows and pixels, the common MobileNet case), stride 1 or 2,
+ * no dilation. Per strip of DW_STRIP pixels and vector of channels, the 9 weight vectors and
+ * the bias are loaded once into registers; then 4 output pixels per iteration, each input
+ * row read once: its 6 (stride 1) or 9 (stride 2) column vectors are loaded one by one and
+ * each feeds every (pixel, tap) it belongs to, so 18 (27) loads for 36 FMAs as written (gcc
+ * 12 folds them back into memory operands of the FMAs: 36 L1 loads, no spills). Registers: 9
+ * weights + 4 accumulators + 1 input = 14 of AVX2's 16. The strip's input (3 rows x ~(16 st
+ * + 2) pixels x c) stays in L1 while the channel vectors sweep it. */
+#define DW_STRIP 16
+
+/* One input row of the window (XR) for the 4 pixels, weights WA, WB, WC of its 3 taps. */
+#define DW_ROW_S1(XR, WA, WB, WC)                                                                \
+    do {                                                                                         \
+        const float *xr_ = (XR);                                                                 \
+        VF v = VLOAD(xr_);                                                                       \
+        c0 = VFMA(v, WA, c0);                                                                    \
+        v = VLOAD(xr_ + ds);                                                                     \
+        c0 = VFMA(v, WB, c0), c1 = VFMA(v, WA, c1);                                              \
+        v = VLOAD(xr_ + 2 * ds);                                                                 \
+        c0 = VFMA(v, WC, c0), c1 = VFMA(v, WB, c1), c2 = VFMA(v, WA, c2);                        \
+        v = VLOAD(xr_ + 3 * ds);                                                                 \
+        c1 = VFMA(v, WC, c1), c2 = VFMA(v, WB, c2), c3 = VFMA(v, WA, c3);                        \
+        v = VLOAD(xr_ + 4 * ds);                                                                 \
+        c2 = VFMA(v, WC, c2), c3 = VFMA(v, WB, c3);                                              \
+        v = VLOAD(xr_ + 5 * ds);                                                                 \
+        c3 = VFMA(v, WC, c3);                                                                    \
+    } while (0)
+
+#define DW_ROW_S2(XR, WA, WB, WC)                                                                \
+    do {                                                                                         \
+        const float *xr_ = (XR);                                                                 \
+        VF v = VLOAD(xr_);                                                                       \
+        c0 = VFMA(v, WA, c0);                                                                    \
+        c0 = VFMA(VLOAD(xr_ + ds), WB, c0);                                                      \
+        v = VLOAD(xr_ + 2 * ds);                                                                 \
+        c0 = VFMA(v, WC, c0), c1 = VFMA(v, WA, c1);                                              \
+        c1 = VFMA(VLOAD(xr_ + 3 * ds), WB, c1);                                                  \
+        v = VLOAD(xr_ + 4 * ds);                                                                 \
+        c1 = VFMA(v, WC, c1), c2 = VFMA(v, WA, c2);                                              \
+        c2 = VFMA(VLOAD(xr_ + 5 * ds), WB, c2);                                                  \
+        v = VLOAD(xr_ + 6 * ds);                                                                 \
+        c2 = VFMA(v, WC, c2), c3 = VFMA(v, WA, c3);                                              \
+        c3 = VFMA(VLOAD(xr_ + 7 * ds), WB, c3);                                                  \
+        c3 = VFMA(VLOAD(xr_ + 8 * ds), WC, c3);                                                  \
+    } while (0)
+
+static inline void dw_store(const conv_dw_args *a, ptrdiff_t o, VF v)
 {
-    ptrdiff_t off[9];
-    for (int t = 0; t < 9; t++) off[t] = a->roff[t / 3] + a->soff[t % 3];
-    const ptrdiff_t xps = a->xps, cp = a->cp;
-    int64_t p0 = 0;
-    for (; p0 + 4 <= a->npix; p0 += 4) {
+    if (a->res) v = VADD(v, VLOAD(a->res + o));
+    VSTORE(a->y + o, act_apply(v, a->act));
+}
+
+/* Pixels [p0, pe) of the row, channels [c, c + VL), input column step ds, stride st. */
+static inline __attribute__((always_inline)) void dw_3x3_strip(const conv_dw_args *a,
+                                                               int64_t p0, int64_t pe,
+                                                               int64_t c, const int st)
+{
+    const ptrdiff_t cp = a->cp, ds = a->soff[1] - a->soff[0], xps = a->xps, yps = a->yps;
+    const float *w = a->w + c;
+    const VF w0 = VLOAD(w), w1 = VLOAD(w + cp), w2 = VLOAD(w + 2 * cp);
+    const VF w3 = VLOAD(w + 3 * cp), w4 = VLOAD(w + 4 * cp), w5 = VLOAD(w + 5 * cp);
+    const VF w6 = VLOAD(w + 6 * cp), w7 = VLOAD(w + 7 * cp), w8 = VLOAD(w + 8 * cp);
+    const VF b = VLOAD(a->bias + c);
+    const float *x = a->xb + (a->xo + a->xco[c] + a->soff[0]);
+    const ptrdiff_t r0 = a->roff[0], r1 = a->roff[1], r2 = a->roff[2];
+    const ptrdiff_t yc = a->yo + a->yco[c];
+    int64_t p = p0;
+    for (; p + 4 <= pe; p += 4) {
+        const float *xp = x + p * xps;
+        VF c0 = b, c1 = b, c2 = b, c3 = b;
+        if (st == 1) {
+            DW_ROW_S1(xp + r0, w0, w1, w2);
+            DW_ROW_S1(xp + r1, w3, w4, w5);
+            DW_ROW_S1(xp + r2, w6, w7, w8);
+        } else {
+            DW_ROW_S2(xp + r0, w0, w1, w2);
+            DW_ROW_S2(xp + r1, w3, w4, w5);
+            DW_ROW_S2(xp + r2, w6, w7, w8);
+        }
+        const ptrdiff_t o = yc + p * yps;
+        dw_store(a, o, c0), dw_store(a, o + yps, c1);
+        dw_store(a, o + 2 * yps, c2), dw_store(a, o + 3 * yps, c3);
+    }
+    for (; p < pe; p++) { /* the strip's last 1-3 pixels */
+        const float *xp = x + p * xps;
+        VF c0 = b;
+        c0 = VFMA(VLOAD(xp + r0), w0, c0), c0 = VFMA(VLOAD(xp + r0 + ds), w1, c0);
+        c0 = VFMA(VLOAD(xp + r0 + 2 * ds), w2, c0), c0 = VFMA(VLOAD(xp + r1), w3, c0);
+        c0 = VFMA(VLOAD(xp + r1 + ds), w4, c0), c0 = VFMA(VLOAD(xp + r1 + 2 * ds), w5, c0);
+        c0 = VFMA(VLOAD(xp + r2), w6, c0), c0 = VFMA(VLOAD(xp + r2 + ds), w7, c0);
+        c0 = VFMA(VLOAD(xp + r2 + 2 * ds), w8, c0);
+        dw_store(a, yc + p * yps, c0);
+    }
+}
+
+static void dw_row_3x3(const conv_dw_args *a, int64_t cfull, int st)
+{
+    for (int64_t p0 = 0; p0 < a->npix; p0 += DW_STRIP) {
+        const int64_t pe = a->npix - p0 < DW_STRIP ? a->npix : p0 + DW_STRIP;
         for (int64_t c = 0; c < cfull; c += VL) {
-            const float *x = a->xb + (a->xo + p0 * xps + a->xco[c]);
-            const float *w = a->w + c;
-            VF c0 = VZERO(), c1 = VZERO(), c2 = VZERO(), c3 = VZERO();
-            for (int t = 0; t < 9; t++) {
-                VF wv = VLOAD(w + t * cp);
-                const float *xt = x + off[t];
-                c0 = VFMA(VLOAD(xt), wv, c0);
-                c1 = VFMA(VLOAD(xt + xps), wv, c1);
-                c2 = VFMA(VLOAD(xt + 2 * xps), wv, c2);
-                c3 = VFMA(VLOAD(xt + 3 * xps), wv, c3);
-            }
-            VF b = VLOAD(a->bias + c);
-            VF acc[4] = {c0, c1, c2, c3};
-            for (int p = 0; p < 4; p++) {
-                ptrdiff_t o = a->yo + (p0 + p) * a->yps + a->yco[c];
-                VF v = VADD(acc[p], b);
-                if (a->res) v = VADD(v, VLOAD(a->res + o));
-                VSTORE(a->y + o, act_apply(v, a->act));
-            }
+            if (st == 1) dw_3x3_strip(a, p0, pe, c, 1);
+            else dw_3x3_strip(a, p0, pe, c, 2);
         }
     }
-    if (p0 < a->npix) { /* the last 1-3 pixels */
-        conv_dw_args t = *a;
-        t.xo += p0 * xps, t.yo += p0 * a->yps, t.npix -= p0, t.c = cfull;
-        dw_row_generic(&t, 0);
+}
+
+/* NCHW depthwise, one output row of one channel plane, vectorized across output pixels: the
+ * kernel's column taps are shifted unaligned loads of the input row, each weight broadcast
+ * once per 4 vectors of outputs (stride 1). The border columns, whose windows leave the
+ * input, and other strides go scalar with their valid taps only (no padded copy). */
+/* Output column j with the column taps [s0, s1) (the ones inside the input row). */
+static float dwp_pixel(const conv_dwp_args *a, int64_t j, int s0, int s1)
+{
+    float acc = 0.0f;
+    const float *x = a->x + j * a->sw - a->pl;
+    for (int r = a->r0; r < a->r1; r++)
+        for (int s = s0; s < s1; s++) acc += a->w[r * a->S + s] * x[r * a->xrs + s * a->dw];
+    return acc + a->bias;
+}
+
+static void dwp_store(const conv_dwp_args *a, int64_t j, VF v)
+{
+    if (a->res) v = VADD(v, VLOAD(a->res + j));
+    VSTORE(a->y + j, act_apply(v, a->act));
+}
+
+static void conv_dwp_row(const conv_dwp_args *a)
+{
+    /* the columns whose whole window is inside the input row: [lo, hi) */
+    int64_t lo = (a->pl + a->sw - 1) / a->sw;
+    int64_t last = a->iw - 1 - (int64_t)(a->S - 1) * a->dw + a->pl;
+    int64_t hi = last < 0 ? 0 : last / a->sw + 1;
+    lo = lo < a->ow ? lo : a->ow;
+    hi = hi < a->ow ? (hi > lo ? hi : lo) : a->ow;
+    int64_t j = lo;
+    if (a->sw == 1) {
+        const VF b = VSET1(a->bias);
+        const float *x = a->x - a->pl;
+        for (; j + 4 * VL <= hi; j += 4 * VL) {
+            VF c0 = b, c1 = b, c2 = b, c3 = b;
+            for (int r = a->r0; r < a->r1; r++)
+                for (int s = 0; s < a->S; s++) {
+                    const VF wv = VSET1(a->w[r * a->S + s]);
+                    const float *xs = x + r * a->xrs + (ptrdiff_t)s * a->dw + j;
+                    c0 = VFMA(VLOAD(xs), wv, c0), c1 = VFMA(VLOAD(xs + VL), wv, c1);
+                    c2 = VFMA(VLOAD(xs + 2 * VL), wv, c2), c3 = VFMA(VLOAD(xs + 3 * VL), wv, c3);
+                }
+            dwp_store(a, j, c0), dwp_store(a, j + VL, c1);
+            dwp_store(a, j + 2 * VL, c2), dwp_store(a, j + 3 * VL, c3);
+        }
+        for (; j + VL <= hi; j += VL) {
+            VF c0 = b;
+            for (int r = a->r0; r < a->r1; r++)
+                for (int s = 0; s < a->S; s++)
+                    c0 = VFMA(VLOAD(x + r * a->xrs + (ptrdiff_t)s * a->dw + j),
+                              VSET1(a->w[r * a->S + s]), c0);
+            dwp_store(a, j, c0);
+        }
+    }
+    /* the left border, then whatever the vectors left (interior tail, stride > 1, right
+     * border); the border columns with their valid column taps only */
+    for (int64_t k = 0; k < a->ow; k++) {
+        if (k == lo) k = j;
+        if (k >= a->ow) break;
+        int s0 = 0, s1 = a->S;
+        if (k < lo || k >= hi) { /* 0 <= k*sw - pl + s*dw < iw */
+            int64_t st = k * a->sw - a->pl;
+            int64_t l = st >= 0 ? 0 : (-st + a->dw - 1) / a->dw;
+            int64_t h = st > a->iw - 1 ? 0 : (a->iw - 1 - st) / a->dw + 1;
+            s0 = (int)(l < a->S ? l : a->S), s1 = (int)(h < a->S ? h : a->S);
+            s1 = s1 > s0 ? s1 : s0;
+        }
+        float v = dwp_pixel(a, k, s0, s1) + (a->res ? a->res[k] : 0.0f);
+        a->y[k] = act_scalar(v, a->act);
     }
 }
 
 static void conv_dw_row(const conv_dw_args *a)
 {
-    if (a->S == 3 && a->r0 == 0 && a->r1 == 3 && a->s0 == 0 && a->s1 == 3) {
+    /* the fast path: the whole 3x3 window, no dilation (soff one column step apart), and a
+     * pixel step of 1 or 2 columns */
+    const ptrdiff_t ds = a->S == 3 ? a->soff[1] - a->soff[0] : 0;
+    const int st = ds > 0 && a->xps == ds ? 1 : ds > 0 && a->xps == 2 * ds ? 2 : 0;
+    if (st && a->r0 == 0 && a->r1 == 3 && a->s0 == 0 && a->s1 == 3 &&
+        a->soff[2] - a->soff[1] == ds) {
         const int64_t cfull = a->c / VL * VL;
-        dw_row_3x3(a, cfull);
+        dw_row_3x3(a, cfull, st);
         if (cfull < a->c) dw_row_generic(a, cfull);
         return;
     }
@@ -409,6 +557,8 @@ static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float
             }
 }
 
+#include "conv/conv-fft-template.h"
+
 const conv_kernels KNAME = {
     .name = KNAME_STR,
     .isa = KISA,
@@ -417,6 +567,10 @@ const conv_kernels KNAME = {
     .nr = NR,
     .row = conv_row,
     .dw_row = conv_dw_row,
+    .dwp_row = conv_dwp_row,
     .wino_in = conv_wino_in,
     .wino_out = conv_wino_out,
+    .fft_fwd = conv_fft_fwd,
+    .fft_inv = conv_fft_inv,
+    .fft_cgemm = conv_fft_cgemm,
 };

@@ -195,7 +195,7 @@ double ridge_conv2d_flops(const ridge_conv2d_desc *d)
 /* ---- algorithms ------------------------------------------------------------------------------ */
 
 static const char *const algo_names[RIDGE_CONV_ALGO_COUNT] = {
-    "ref", "direct", "im2col", "pointwise", "depthwise", "winograd-2x3", "winograd-4x3"};
+    "ref", "direct", "im2col", "pointwise", "depthwise", "winograd-2x3", "winograd-4x3", "fft"};
 
 const char *ridge_conv_algo_name(ridge_conv_algo a)
 {
@@ -216,7 +216,7 @@ ridge_status ridge_conv_algo_parse(const char *name, ridge_conv_algo *out)
         }
     return ridge_error(RIDGE_EINVAL,
                        "conv algorithm '%s': expected auto, ref, direct, im2col, pointwise, "
-                       "depthwise, winograd-2x3 or winograd-4x3",
+                       "depthwise, winograd-2x3, winograd-4x3 or fft",
                        name ? name : "(null)");
 }
 
@@ -224,6 +224,7 @@ void ridge_conv2d_plan_options_init(ridge_conv2d_plan_options *o)
 {
     o->algo = RIDGE_CONV_AUTO;
     o->tune = 0;
+    o->fft_tile = 0;
 }
 
 const conv_kernels *conv_kernels_for(ridge_isa isa)
@@ -239,8 +240,8 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
     ridge_isa isa = ridge_ctx_isa(ctx);
     int i = (int)isa < 0 || (int)isa > 2 ? 3 : (int)isa;
     const char *n = conv_kernels_for(isa)->name;
-    snprintf(buf[i], sizeof buf[i], "%s (direct, im2col, pointwise, depthwise, winograd 2x3/4x3)",
-             n);
+    snprintf(buf[i], sizeof buf[i],
+             "%s (direct, im2col, pointwise, depthwise, winograd 2x3/4x3, fft)", n);
     return buf[i];
 }
 
@@ -313,6 +314,7 @@ static size_t weight_bytes(const ridge_conv2d_plan *p, ridge_conv_algo a)
     case RIDGE_CONV_DEPTHWISE: return (size_t)(taps * ((d->c_out + nr - 1) / nr * nr)) * 4;
     case RIDGE_CONV_WINOGRAD_2X3: taps = 16; break;
     case RIDGE_CONV_WINOGRAD_4X3: taps = 36; break;
+    case RIDGE_CONV_FFT: return conv_fft_weight_elems(p) * 4;
     default: break;
     }
     return (size_t)(d->groups * p->ncob * nr * p->cig * taps) * 4;
@@ -333,6 +335,7 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     const int chan_contig = d->layout != RIDGE_NCHW;
     double flops = 0, eff = 0, bytes = io_bytes, extra = 0;
     const char *note = "";
+    char fft_note[64];
     switch (a) {
     case RIDGE_CONV_REF:
         flops = 2 * pix * d->c_out * cig * taps;
@@ -377,8 +380,8 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     }
     case RIDGE_CONV_DEPTHWISE:
         flops = 2 * pix * d->c_out * taps;
-        eff = chan_contig ? 0.30 : 0.10;
-        note = chan_contig ? "2 loads per FMA; " : "NCHW: per-plane rows; ";
+        eff = chan_contig ? 0.50 : 0.15;
+        note = chan_contig ? "weights in registers; " : "NCHW: plane rows; ";
         break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: {
@@ -391,6 +394,19 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         extra = tiles * G * (cig + cog) * al * al * 8.0 / (m->flops / 4.0) +
                 tiles * G * (cig + cogp) * al * al * 8.0 / m->l2bw;
         if (!chan_contig) extra *= 2.0, note = "NCHW: strided gathers and stores; ";
+        break;
+    }
+    case RIDGE_CONV_FFT: {
+        /* conv-fft.c's model: complex GEMMs and transforms at their measured efficiencies,
+         * the transformed weights and the spectra through memory */
+        conv_fft_cost fc;
+        conv_fft_tile(p, p->fft_t, m->flops, m->bw, &fc);
+        flops = fc.gemm_flops + fc.fft_flops;
+        eff = flops / (m->flops * fc.compute_s);
+        bytes += fc.spectra_bytes;
+        snprintf(fft_note, sizeof fft_note, "%dx%d tiles, %.0f%% of the FLOPs in transforms; ",
+                 fc.t, fc.t, 100.0 * fc.fft_flops / flops);
+        note = fft_note;
         break;
     }
     default: break;
@@ -423,7 +439,7 @@ size_t ridge_conv2d_workspace_size(const ridge_conv2d_plan *p, int threads)
 {
     if (!p) return 0;
     if (threads < 1 || p->gemm_route) threads = 1;
-    return ws_shared(p) + (size_t)threads * p->ws_per_thread;
+    return ws_shared(p) + p->ws_fixed + (size_t)threads * p->ws_per_thread;
 }
 
 const ridge_conv2d_candidate *ridge_conv2d_plan_candidates(const ridge_conv2d_plan *p)
@@ -446,6 +462,7 @@ void ridge_conv2d_plan_destroy(ridge_conv2d_plan *p)
     ridge_free(p->iota);
     ridge_free(p->wp);
     ridge_free(p->wref);
+    ridge_free(p->fft_tw);
     if (p->gplan)
         for (int64_t g = 0; g < p->d.groups; g++) ridge_sgemm_plan_destroy(p->gplan[g]);
     ridge_free(p->gplan);
@@ -487,6 +504,7 @@ static ridge_status plan_build(ridge_ctx *ctx, ridge_conv2d_plan *p, const float
     ridge_status st = p->gemm_route ? conv_gemm_pack(ctx, p, w) : conv_algo_pack(p, w);
     if (st) return st;
     p->ws_per_thread = conv_algo_ws_per_thread(p, p->algo);
+    p->ws_fixed = p->algo == RIDGE_CONV_FFT ? conv_fft_ws_fixed(p) : 0;
     return RIDGE_OK;
 }
 
@@ -542,7 +560,7 @@ static int cmp_double(const void *a, const void *b)
 static double tune_time(ridge_ctx *ctx, const ridge_conv2d_desc *d, const float *w,
                         ridge_conv_algo a, const float *x, float *y)
 {
-    ridge_conv2d_plan_options o = {a, 0};
+    ridge_conv2d_plan_options o = {a, 0, 0};
     ridge_conv2d_plan *p = NULL;
     if (ridge_conv2d_plan_create(ctx, d, w, &o, &p)) return 0.0;
     double t[5];
@@ -635,6 +653,12 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
     int64_t oh, ow;
     ridge_status st = ridge_conv2d_desc_check(d, &oh, &ow);
     if (st) return st;
+    const int64_t kext = RIDGE_MAX(d->dil_h * (d->r - 1), d->dil_w * (d->s - 1)) + 1;
+    if (o.fft_tile && (o.fft_tile < 8 || o.fft_tile > 64 || (o.fft_tile & (o.fft_tile - 1)) ||
+                       o.fft_tile < kext))
+        return ridge_error(RIDGE_EINVAL,
+                           "conv2d_plan_create: fft_tile = %d must be 8, 16, 32 or 64 and at "
+                           "least the dilated kernel (%lld)", o.fft_tile, (long long)kext);
 
     ridge_conv2d_plan *p = ridge_calloc(1, sizeof *p);
     if (!p) return ridge_error(RIDGE_ENOMEM, "conv2d_plan_create: out of memory");
@@ -648,6 +672,9 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
     /* every candidate: applies?, predicted time, workspace, weight bytes */
     cost_machine m = cost_machine_for(p->k, threads);
     ridge_conv_algo best = RIDGE_CONV_REF;
+    char unused[8];
+    if (conv_algo_applies(d, RIDGE_CONV_FFT, unused, sizeof unused) == RIDGE_OK)
+        p->fft_t = conv_fft_tile(p, o.fft_tile, m.flops, m.bw, NULL);
     for (int a = 0; a < RIDGE_CONV_ALGO_COUNT; a++) {
         ridge_conv2d_candidate *c = &p->cand[a];
         c->algo = (ridge_conv_algo)a;
@@ -656,6 +683,7 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         c->predicted_s = cost_predict(p, c->algo, &m, p->k, c->why, sizeof c->why);
         c->workspace = ws_shared(p) + (size_t)(conv_gemm_route(d, c->algo) ? 1 : threads) *
                                           conv_algo_ws_per_thread(p, c->algo);
+        if (c->algo == RIDGE_CONV_FFT) c->workspace += conv_fft_ws_fixed(p);
         c->weight_bytes = weight_bytes(p, c->algo);
     }
     /* the lowest prediction; within 5% of each other (the model's resolution) the one that

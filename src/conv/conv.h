@@ -30,6 +30,14 @@ static inline ptrdiff_t conv_view_chan(const conv_view *v, int64_t c)
 {
     return (ptrdiff_t)(c / v->cblk) * v->scb + (ptrdiff_t)(c % v->cblk) * v->sc;
 }
+/* Whether the offsets tab[0..n) hold contiguous runs of vl (n a multiple of vl, or vl = n). */
+static inline int conv_runs_contiguous(const ptrdiff_t *tab, int n, int vl)
+{
+    for (int v = 0; v < n; v += vl)
+        for (int j = 1; j < vl; j++)
+            if (tab[v + j] != tab[v] + j) return 0;
+    return 1;
+}
 /* Fills tab[0..c) with conv_view_chan. */
 void conv_view_chan_table(const conv_view *v, int64_t c, ptrdiff_t *tab);
 
@@ -85,6 +93,23 @@ typedef struct conv_dw_args {
     int64_t npix;
 } conv_dw_args;
 
+/* NCHW depthwise, one output row of one (image, channel) plane, w the channel's R x S taps:
+ *   y[j] = act(sum_{r in [r0, r1), s < S, 0 <= j*sw - pl + s*dw < iw} w[r*S + s] *
+ *              x[r*xrs + j*sw - pl + s*dw] + bias + res[j]),  j < ow
+ * x points at the input row of kernel row 0 (only rows [r0, r1) are read). */
+typedef struct conv_dwp_args {
+    const float *x;
+    ptrdiff_t xrs;           /* between kernel rows: dil_h * w */
+    int r0, r1, S;
+    int64_t dw, pl, sw, iw;  /* column dilation, left padding, stride, input width */
+    const float *w;
+    float *y;
+    const float *res;        /* the residual row, or NULL */
+    float bias;
+    int act;
+    int64_t ow;
+} conv_dwp_args;
+
 /* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
  *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
  *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
@@ -95,14 +120,34 @@ typedef void (*conv_wino_out_fn)(int m, const float *mm, ptrdiff_t ms, int64_t n
                                  ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
                                  const float *bias, const float *res, int act);
 
+/* FFT convolution (conv-fft-template.h; strides in floats, one vector of channels per call):
+ *   fft_fwd:   2D real FFT of a T x T tile d[(i*T + j) * dps] into the T x (T/2+1) bins at
+ *              out[bin * obs] (real), out[bin * obs + oim] (imaginary), bin = u*(T/2+1) + v
+ *   fft_inv:   inverse of such a spectrum, unnormalized, keeping rows < mh and columns < mw:
+ *              o[(i*mw + j) * ops]
+ *   fft_cgemm: one bin: y[t][co] = sum_{k < kc} x[t][k] * w[k][co], complex, t < nt, VL
+ *              output channels; real / imaginary parts xim, 2nd vector of w, yim apart */
+typedef void (*conv_fft_fwd_fn)(int T, const float *tw, const float *d, ptrdiff_t dps,
+                                float *work, float *out, ptrdiff_t obs, ptrdiff_t oim);
+typedef void (*conv_fft_inv_fn)(int T, const float *tw, const float *in, ptrdiff_t ibs,
+                                ptrdiff_t iim, float *work, int mh, int mw, float *o,
+                                ptrdiff_t ops);
+typedef void (*conv_fft_cgemm_fn)(const float *x, ptrdiff_t xts, ptrdiff_t xim, int64_t nt,
+                                  int64_t kc, const float *w, float *y, ptrdiff_t yts,
+                                  ptrdiff_t yim);
+
 typedef struct conv_kernels {
     const char *name; /* "f32-conv-6x16-avx2" */
     ridge_isa isa;
     int vlen, mr, nr;
     void (*row)(const conv_row_args *a);
     void (*dw_row)(const conv_dw_args *a);
+    void (*dwp_row)(const conv_dwp_args *a);
     conv_wino_in_fn wino_in;
     conv_wino_out_fn wino_out;
+    conv_fft_fwd_fn fft_fwd;
+    conv_fft_inv_fn fft_inv;
+    conv_fft_cgemm_fn fft_cgemm;
 } conv_kernels;
 
 extern const conv_kernels ridge_f32_conv_kernels__scalar;
@@ -136,6 +181,9 @@ struct ridge_conv2d_plan {
     ridge_sgemm_plan **gplan;    /* NHWC: per group, the prepacked B = W^T (K x cog) */
     int64_t ncob;                /* output channel blocks of NR per group */
     size_t ws_per_thread;        /* bytes */
+    size_t ws_fixed;             /* bytes shared by the threads (FFT: the spectra) */
+    int fft_t;                   /* FFT: tile size T (a power of 2), 0 if it cannot apply */
+    float *fft_tw;               /* FFT: twiddles e^{-2 pi i m / T}, (cos, -sin), m < T/2 */
     ridge_conv2d_candidate cand[RIDGE_CONV_ALGO_COUNT];
     char explain[4096];
 };
@@ -162,6 +210,27 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
                             const ridge_conv2d_plan *pw, const float *x, float *y,
                             const float *dw_bias, int dw_act, const float *pw_bias, int pw_act,
                             const float *res, float *strip);
+/* conv-fft.c: the FFT algorithm. conv_fft_tile picks T for p's shape on a machine of `peak`
+ * FLOP/s and `bw` bytes/s (t = 0: the fastest predicted; else t itself; 0 if no T fits) and,
+ * with cost non-NULL, fills the model's terms for that T. */
+typedef struct conv_fft_cost {
+    int t;               /* tile size */
+    double gemm_flops;   /* the per-bin complex GEMMs */
+    double fft_flops;    /* the transforms */
+    double compute_s;    /* both at their measured efficiencies */
+    double weight_bytes; /* the transformed weights */
+    double spectra_bytes; /* the spectra out and back, and the weights' re-streaming */
+} conv_fft_cost;
+int conv_fft_tile(const ridge_conv2d_plan *p, int t, double peak, double bw,
+                  conv_fft_cost *cost);
+size_t conv_fft_ws_fixed(const ridge_conv2d_plan *p);
+size_t conv_fft_ws_per_thread(const ridge_conv2d_plan *p);
+size_t conv_fft_weight_elems(const ridge_conv2d_plan *p);
+ridge_status conv_fft_pack(ridge_conv2d_plan *p, const float *w);
+/* ws: ws_fixed bytes, then the per-thread areas; bias padded to whole vectors */
+void conv_fft_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x, float *y,
+                      const float *bias, int act, const float *res, char *ws);
+
 /* Whether algorithm a runs on ridge_sgemm for d (im2col and pointwise in NCHW and NHWC). */
 int conv_gemm_route(const ridge_conv2d_desc *d, ridge_conv_algo a);
 

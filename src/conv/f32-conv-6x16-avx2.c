@@ -12,6 +12,7 @@
 #define VSTORE(p, v) _mm256_storeu_ps((p), (v))
 #define VBCAST(p) _mm256_broadcast_ss(p)
 #define VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define VFNMA(a, b, c) _mm256_fnmadd_ps((a), (b), (c))
 #define VADD(a, b) _mm256_add_ps((a), (b))
 #define VMAX(a, b) _mm256_max_ps((a), (b))
 #define VSUB(a, b) _mm256_sub_ps((a), (b))

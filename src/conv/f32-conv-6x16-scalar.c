@@ -36,6 +36,11 @@ static inline vf8 vfma(vf8 a, vf8 b, vf8 c)
     for (int i = 0; i < VL; i++) c.v[i] += a.v[i] * b.v[i];
     return c;
 }
+static inline vf8 vfnma(vf8 a, vf8 b, vf8 c)
+{
+    for (int i = 0; i < VL; i++) c.v[i] -= a.v[i] * b.v[i];
+    return c;
+}
 static inline vf8 vadd(vf8 a, vf8 b)
 {
     for (int i = 0; i < VL; i++) a.v[i] += b.v[i];
@@ -68,6 +73,7 @@ static inline vf8 vset1(float f)
 #define VSTORE(p, v) vstore((p), (v))
 #define VBCAST(p) vbcast(p)
 #define VFMA(a, b, c) vfma((a), (b), (c))
+#define VFNMA(a, b, c) vfnma((a), (b), (c))
 #define VADD(a, b) vadd((a), (b))
 #define VMAX(a, b) vmax((a), (b))
 #define VSUB(a, b) vsub((a), (b))

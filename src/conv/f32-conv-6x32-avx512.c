@@ -12,6 +12,7 @@
 #define VSTORE(p, v) _mm512_storeu_ps((p), (v))
 #define VBCAST(p) _mm512_set1_ps(*(p))
 #define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define VFNMA(a, b, c) _mm512_fnmadd_ps((a), (b), (c))
 #define VADD(a, b) _mm512_add_ps((a), (b))
 #define VMAX(a, b) _mm512_max_ps((a), (b))
 #define VSUB(a, b) _mm512_sub_ps((a), (b))

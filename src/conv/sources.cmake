@@ -2,6 +2,7 @@ ridge_add_sources(portable
   src/conv/conv.c
   src/conv/conv-ref.c
   src/conv/conv-algos.c
+  src/conv/conv-fft.c
   src/conv/pool.c
   src/conv/f32-conv-6x16-scalar.c)
 ridge_add_sources(avx2 src/conv/f32-conv-6x16-avx2.c)
