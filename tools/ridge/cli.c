@@ -73,6 +73,45 @@ ridge_ctx *cli_make_ctx(const cli_common *c)
     return ctx;
 }
 
+static int cli_opt_named(const char *names, const char *arg)
+{
+    size_t n = strlen(arg);
+    for (const char *p = names; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && !strncmp(p, arg, n)) return 1;
+        p += len + (bar != NULL);
+    }
+    return 0;
+}
+
+int cli_parse(const char *cmd, cli_common *c, const cli_opt *opts, int argc, char **argv)
+{
+    cli_common_init(c);
+    for (int i = 1; i < argc;) {
+        int r = cli_common_parse(c, argc, argv, &i);
+        if (r < 0) return CLI_USAGE;
+        if (r > 0) continue;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const cli_opt *o = opts;
+        while (o->names && !cli_opt_named(o->names, a)) o++;
+        if (!o->names) return cli_unknown(cmd, a);
+        if (o->flag) {
+            *o->flag = 1;
+            i++;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "ridge %s: %s needs a value\n", cmd, a);
+            return CLI_USAGE;
+        }
+        if (o->str) *o->str = v;
+        else if (cli_int_arg(a, v, o->lo, o->hi, o->num)) return CLI_USAGE;
+        i += 2;
+    }
+    return CLI_OK;
+}
+
 int cli_unknown(const char *cmd, const char *arg)
 {
     fprintf(stderr, "ridge %s: unknown option '%s' (see 'ridge %s --help')\n", cmd, arg, cmd);

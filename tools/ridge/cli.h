@@ -43,6 +43,22 @@ int cli_common_parse(cli_common *c, int argc, char **argv, int *i);
  * if it is missing or malformed. */
 int cli_int_arg(const char *opt, const char *value, long lo, long hi, long *out);
 
+/* One of a subcommand's own options, for cli_parse. `names` lists its spellings separated by
+ * '|' ("-o|--output"); exactly one of the targets is set: a flag (set to 1), a string value,
+ * or an integer value in [lo, hi]. */
+typedef struct cli_opt {
+    const char *names;
+    int *flag;
+    const char **str;
+    long *num;
+    long lo, hi;
+} cli_opt;
+
+/* Parses argv[1..]: the common options into *c and the subcommand's own through `opts` (ended
+ * by an entry with names NULL). Returns CLI_OK, or CLI_USAGE after printing what is wrong
+ * (an unknown option, a missing or malformed value) with `cmd` in the message. */
+int cli_parse(const char *cmd, cli_common *c, const cli_opt *opts, int argc, char **argv);
+
 /* Creates a context for the common options; prints the reason and returns NULL on failure. */
 ridge_ctx *cli_make_ctx(const cli_common *c);
 

@@ -48,23 +48,15 @@ static void help(void)
 static int eval_mlp(int argc, char **argv)
 {
     cli_common c;
-    cli_common_init(&c);
     const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
     long limit = 0;
-    for (int i = 1; i < argc;) {
-        int r = cli_common_parse(&c, argc, argv, &i);
-        if (r < 0) return CLI_USAGE;
-        if (r > 0) continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad;
-        if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
-        else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
-        else if (!strcmp(a, "--split")) bad = mlp_str_arg(a, v, &split);
-        else if (!strcmp(a, "--limit")) bad = cli_int_arg(a, v, 1, 0x7fffffffL, &limit);
-        else return cli_unknown("eval mlp", a);
-        if (bad) return CLI_USAGE;
-        i += 2;
-    }
+    const cli_opt opts[] = {
+        {"--model", .str = &model},
+        {"--data", .str = &data},
+        {"--split", .str = &split},
+        {"--limit", .num = &limit, .lo = 1, .hi = 0x7fffffffL},
+        {0}};
+    if (cli_parse("eval mlp", &c, opts, argc, argv)) return CLI_USAGE;
     if (c.help) {
         help();
         return CLI_OK;

@@ -78,26 +78,18 @@ static int read_pgm(const char *path, size_t want, uint8_t *px)
 int cmd_predict(int argc, char **argv)
 {
     cli_common c;
-    cli_common_init(&c);
     const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k", *image = NULL;
     const char *names = NULL;
     long index = -1;
-    for (int i = 1; i < argc;) {
-        int r = cli_common_parse(&c, argc, argv, &i);
-        if (r < 0) return CLI_USAGE;
-        if (r > 0) continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad;
-        if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
-        else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
-        else if (!strcmp(a, "--split")) bad = mlp_str_arg(a, v, &split);
-        else if (!strcmp(a, "--image")) bad = mlp_str_arg(a, v, &image);
-        else if (!strcmp(a, "--names")) bad = mlp_str_arg(a, v, &names);
-        else if (!strcmp(a, "--index")) bad = cli_int_arg(a, v, 0, 0x7fffffffL, &index);
-        else return cli_unknown("predict", a);
-        if (bad) return CLI_USAGE;
-        i += 2;
-    }
+    const cli_opt opts[] = {
+        {"--model", .str = &model},
+        {"--data", .str = &data},
+        {"--split", .str = &split},
+        {"--image", .str = &image},
+        {"--names", .str = &names},
+        {"--index", .num = &index, .lo = 0, .hi = 0x7fffffffL},
+        {0}};
+    if (cli_parse("predict", &c, opts, argc, argv)) return CLI_USAGE;
     if (c.help) {
         help();
         return CLI_OK;

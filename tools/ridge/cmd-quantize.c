@@ -32,23 +32,15 @@ static void help(void)
 int cmd_quantize(int argc, char **argv)
 {
     cli_common c;
-    cli_common_init(&c);
     const char *model = NULL, *outp = NULL, *data = MLP_DEFAULT_DATA;
     long calib = 1000;
-    for (int i = 1; i < argc;) {
-        int r = cli_common_parse(&c, argc, argv, &i);
-        if (r < 0) return CLI_USAGE;
-        if (r > 0) continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad;
-        if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) bad = mlp_str_arg(a, v, &outp);
-        else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
-        else if (!strcmp(a, "--calib")) bad = cli_int_arg(a, v, 1, 1L << 30, &calib);
-        else return cli_unknown("quantize", a);
-        if (bad) return CLI_USAGE;
-        i += 2;
-    }
+    const cli_opt opts[] = {
+        {"--model", .str = &model},
+        {"-o|--output", .str = &outp},
+        {"--data", .str = &data},
+        {"--calib", .num = &calib, .lo = 1, .hi = 1L << 30},
+        {0}};
+    if (cli_parse("quantize", &c, opts, argc, argv)) return CLI_USAGE;
     if (c.help) {
         help();
         return CLI_OK;

@@ -61,21 +61,13 @@ int quant_cli_eval(int argc, char **argv)
     const int cnn = !strcmp(argv[0], "qcnn");
     const char *name = cnn ? "eval qcnn" : "eval qmlp";
     cli_common c;
-    cli_common_init(&c);
     const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
-    for (int i = 1; i < argc;) {
-        int r = cli_common_parse(&c, argc, argv, &i);
-        if (r < 0) return CLI_USAGE;
-        if (r > 0) continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad;
-        if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
-        else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
-        else if (!strcmp(a, "--split")) bad = mlp_str_arg(a, v, &split);
-        else return cli_unknown(name, a);
-        if (bad) return CLI_USAGE;
-        i += 2;
-    }
+    const cli_opt opts[] = {
+        {"--model", .str = &model},
+        {"--data", .str = &data},
+        {"--split", .str = &split},
+        {0}};
+    if (cli_parse(name, &c, opts, argc, argv)) return CLI_USAGE;
     if (c.help) {
         printf("usage: ridge %s --model FILE [options]\n\n"
                "Evaluates an int8 %s checkpoint (from `ridge quantize`) on a split of an\n"

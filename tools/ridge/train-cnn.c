@@ -187,21 +187,13 @@ static void eval_help(void)
 int eval_cnn(int argc, char **argv)
 {
     cli_common c;
-    cli_common_init(&c);
     const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
-    for (int i = 1; i < argc;) {
-        int r = cli_common_parse(&c, argc, argv, &i);
-        if (r < 0) return CLI_USAGE;
-        if (r > 0) continue;
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad;
-        if (!strcmp(a, "--model")) bad = mlp_str_arg(a, v, &model);
-        else if (!strcmp(a, "--data")) bad = mlp_str_arg(a, v, &data);
-        else if (!strcmp(a, "--split")) bad = mlp_str_arg(a, v, &split);
-        else return cli_unknown("eval cnn", a);
-        if (bad) return CLI_USAGE;
-        i += 2;
-    }
+    const cli_opt opts[] = {
+        {"--model", .str = &model},
+        {"--data", .str = &data},
+        {"--split", .str = &split},
+        {0}};
+    if (cli_parse("eval cnn", &c, opts, argc, argv)) return CLI_USAGE;
     if (c.help) {
         eval_help();
         return CLI_OK;
