@@ -46,7 +46,7 @@ tsan:
 # build-fuzz/fuzz/corpus (kept between runs); findings land in build-fuzz/fuzz/crashes.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
-FUZZ_TARGETS = idx idx-gz mlp-checkpoint cnn-checkpoint qmlp-checkpoint llmc-model llmc-tokens llmc-tokenizer llmc-state cli shapes roofline bpe
+FUZZ_TARGETS = idx idx-gz mlp-checkpoint cnn-checkpoint qmlp-checkpoint llmc-model llmc-tokens llmc-tokenizer llmc-state cli shapes roofline bpe qcnn-checkpoint
 fuzz:
 	CC=$(FUZZ_CC) cmake -S . -B build-fuzz -DRIDGE_FUZZ=ON -DRIDGE_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j $(JOBS) --target fuzz-make-seeds $(addprefix fuzz-,$(FUZZ_TARGETS))

@@ -102,6 +102,15 @@ int main(int argc, char **argv)
     ridge_cnn *cn;
     CHECK(ridge_cnn_create(&cc, &o, 2, 1, &cn));
     CHECK(ridge_cnn_save(cn, at("cnn-checkpoint", "small")));
+    /* its int8 version, calibrated on 3 images of 6 x 6 */
+    uint8_t cimg[3 * 36];
+    for (size_t i = 0; i < sizeof cimg; i++) cimg[i] = (uint8_t)(i * 37 + 11);
+    ridge_qcnn *qc;
+    CHECK(ridge_ctx_create(NULL, &ctx));
+    CHECK(ridge_qcnn_quantize(ctx, cn, cimg, 3, &qc));
+    CHECK(ridge_qcnn_save(qc, at("qcnn-checkpoint", "small")));
+    ridge_qcnn_destroy(qc);
+    ridge_ctx_destroy(ctx);
     ridge_cnn_destroy(cn);
 
     /* a roofline cache file (as `ridge roofline` writes it), 2 thread counts */
