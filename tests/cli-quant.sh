@@ -53,6 +53,11 @@ e=$(sed 's/.*"accuracy": \([0-9.]*\),.*/\1/' "$T/ec.json")
 [ "$e" = "$ci8" ] || fail "eval says $e, quantize said $ci8"
 grep -q '"kind": "qcnn"' "$T/ec.json" || fail "eval did not detect qcnn: $(cat "$T/ec.json")"
 $RIDGE eval --model "$T/c.ridge" --data "$DATA" --threads 2 >/dev/null || fail "eval (detected cnn) exited $?"
+# --limit, for every kind: only the first N images
+for m in c qc q; do
+    $RIDGE eval --model "$T/$m.ridge" --data "$DATA" --limit 7 --json 2>/dev/null | grep -q '"images": 7' ||
+        fail "eval --limit 7 of $m.ridge did not evaluate 7 images"
+done
 expect 1 "already an int8" "$RIDGE" quantize --model "$T/qc.ridge" -o "$T/x"
 expect 1 "magic" "$RIDGE" eval qmlp --model "$T/qc.ridge" --data "$DATA"
 expect 1 "not a ridge checkpoint" "$RIDGE" eval --model "$T/ec.json"

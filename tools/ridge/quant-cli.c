@@ -62,10 +62,12 @@ int quant_cli_eval(int argc, char **argv)
     const char *name = cnn ? "eval qcnn" : "eval qmlp";
     cli_common c;
     const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
+    long limit = 0;
     const cli_opt opts[] = {
         {"--model", .str = &model},
         {"--data", .str = &data},
         {"--split", .str = &split},
+        {"--limit", .num = &limit, .lo = 1, .hi = 0x7fffffffL},
         {0}};
     if (cli_parse(name, &c, opts, argc, argv)) return CLI_USAGE;
     if (c.help) {
@@ -75,7 +77,8 @@ int quant_cli_eval(int argc, char **argv)
                "options:\n"
                "  --model FILE       the int8 checkpoint (required)\n"
                "  --data DIR         MNIST-format directory (default %s)\n"
-               "  --split NAME       t10k (the test split, default) or train\n" CLI_COMMON_HELP,
+               "  --split NAME       t10k (the test split, default) or train\n"
+               "  --limit N          only the first N images\n" CLI_COMMON_HELP,
                name, cnn ? "CNN" : "MLP", MLP_DEFAULT_DATA);
         return CLI_OK;
     }
@@ -108,6 +111,7 @@ int quant_cli_eval(int argc, char **argv)
         }
         mlp_format_layers(cfg, arch, sizeof arch);
     }
+    if (limit > 0 && (size_t)limit < d.n) d.n = (size_t)limit;
     quant_eval_result r;
     if (quant_eval(ctx, &q, &d, &r)) goto done;
     if (c.json)

@@ -188,10 +188,12 @@ int eval_cnn(int argc, char **argv)
 {
     cli_common c;
     const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
+    long limit = 0;
     const cli_opt opts[] = {
         {"--model", .str = &model},
         {"--data", .str = &data},
         {"--split", .str = &split},
+        {"--limit", .num = &limit, .lo = 1, .hi = 0x7fffffffL},
         {0}};
     if (cli_parse("eval cnn", &c, opts, argc, argv)) return CLI_USAGE;
     if (c.help) {
@@ -213,6 +215,7 @@ int eval_cnn(int argc, char **argv)
         goto done;
     }
     if (check_data(m, model, &d)) goto done;
+    if (limit > 0 && (size_t)limit < d.n) d.n = (size_t)limit;
     const size_t C = m->classes;
     conf = calloc(C * C, sizeof *conf);
     double loss;
