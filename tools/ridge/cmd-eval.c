@@ -87,30 +87,9 @@ static int eval_mlp(int argc, char **argv)
     }
     char layers[256];
     mlp_format_layers(&m->cfg, layers, sizeof layers);
-    double acc = 100.0 * (double)right / (double)d.n;
-    if (c.json) {
-        printf("{\"model\": \"%s\", \"layers\": \"%s\", \"epochs\": %u, \"split\": \"%s\", "
-               "\"images\": %zu, \"loss\": %.6f, \"accuracy\": %.4f, \"confusion\": [",
-               model, layers, m->epoch, split, d.n, loss, acc);
-        for (size_t i = 0; i < C; i++) {
-            printf("%s[", i ? ", " : "");
-            for (size_t j = 0; j < C; j++)
-                printf("%s%llu", j ? ", " : "", (unsigned long long)conf[i * C + j]);
-            printf("]");
-        }
-        printf("]}\n");
-    } else {
-        printf("%s: mlp %s, %u epochs\n%s split of %s: %zu images\nloss %.4f  accuracy %.2f%% "
-               "(%zu/%zu)\n\nconfusion (rows: true label, columns: predicted)\n     ",
-               model, layers, m->epoch, split, data, d.n, loss, acc, right, d.n);
-        for (size_t j = 0; j < C; j++) printf(" %5zu", j);
-        printf("\n");
-        for (size_t i = 0; i < C; i++) {
-            printf("%5zu", i);
-            for (size_t j = 0; j < C; j++) printf(" %5llu", (unsigned long long)conf[i * C + j]);
-            printf("\n");
-        }
-    }
+    const eval_report r = {model, "mlp", "layers", layers, split, data, m->epoch,
+                               d.n, right, C, loss, conf};
+    eval_report_print(&r, c.json);
     rc = CLI_OK;
 done:
     free(conf);

@@ -103,3 +103,34 @@ int mlp_check_data(const ridge_mlp *m, const char *source, size_t pixels, int cl
     }
     return 0;
 }
+
+void eval_report_print(const eval_report *r, int json)
+{
+    const size_t C = r->classes;
+    const uint64_t *conf = r->confusion;
+    double acc = 100.0 * (double)r->right / (double)r->n;
+    if (json) {
+        printf("{\"model\": \"%s\", \"%s\": \"%s\", \"epochs\": %u, \"split\": \"%s\", "
+               "\"images\": %zu, \"loss\": %.6f, \"accuracy\": %.4f, \"confusion\": [",
+               r->model, r->desc_key, r->desc, r->epochs, r->split, r->n, r->loss, acc);
+        for (size_t i = 0; i < C; i++) {
+            printf("%s[", i ? ", " : "");
+            for (size_t j = 0; j < C; j++)
+                printf("%s%llu", j ? ", " : "", (unsigned long long)conf[i * C + j]);
+            printf("]");
+        }
+        printf("]}\n");
+        return;
+    }
+    printf("%s: %s %s, %u epochs\n%s split of %s: %zu images\nloss %.4f  accuracy %.2f%% "
+           "(%zu/%zu)\n\nconfusion (rows: true label, columns: predicted)\n     ",
+           r->model, r->kind, r->desc, r->epochs, r->split, r->data, r->n, r->loss, acc, r->right,
+           r->n);
+    for (size_t j = 0; j < C; j++) printf(" %5zu", j);
+    printf("\n");
+    for (size_t i = 0; i < C; i++) {
+        printf("%5zu", i);
+        for (size_t j = 0; j < C; j++) printf(" %5llu", (unsigned long long)conf[i * C + j]);
+        printf("\n");
+    }
+}

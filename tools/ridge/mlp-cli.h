@@ -22,4 +22,16 @@ void mlp_input_stats(const uint8_t *px, size_t n, float *mean, float *std);
  * naming `source` (the checkpoint or --layers) and returns -1 if not. */
 int mlp_check_data(const ridge_mlp *m, const char *source, size_t pixels, int classes);
 
+/* What `ridge eval mlp|cnn` prints: the model (kind "mlp" or "cnn", described by desc under
+ * the JSON key desc_key), the split, the loss, the accuracy and the C x C confusion matrix, as
+ * one JSON line or as text. */
+typedef struct eval_report {
+    const char *model, *kind, *desc_key, *desc, *split, *data;
+    unsigned epochs;
+    size_t n, right, classes;
+    double loss;
+    const uint64_t *confusion;
+} eval_report;
+void eval_report_print(const eval_report *r, int json);
+
 #endif /* RIDGE_MLP_CLI_H */

@@ -226,30 +226,9 @@ int eval_cnn(int argc, char **argv)
     }
     char arch[RIDGE_CNN_ARCH_MAX];
     ridge_cnn_arch_format(&m->cfg, arch, sizeof arch);
-    double acc = 100.0 * (double)right / (double)d.n;
-    if (c.json) {
-        printf("{\"model\": \"%s\", \"arch\": \"%s\", \"epochs\": %u, \"split\": \"%s\", "
-               "\"images\": %zu, \"loss\": %.6f, \"accuracy\": %.4f, \"confusion\": [",
-               model, arch, m->epoch, split, d.n, loss, acc);
-        for (size_t i = 0; i < C; i++) {
-            printf("%s[", i ? ", " : "");
-            for (size_t j = 0; j < C; j++)
-                printf("%s%llu", j ? ", " : "", (unsigned long long)conf[i * C + j]);
-            printf("]");
-        }
-        printf("]}\n");
-    } else {
-        printf("%s: cnn %s, %u epochs\n%s split of %s: %zu images\nloss %.4f  accuracy %.2f%% "
-               "(%zu/%zu)\n\nconfusion (rows: true label, columns: predicted)\n     ",
-               model, arch, m->epoch, split, data, d.n, loss, acc, right, d.n);
-        for (size_t j = 0; j < C; j++) printf(" %5zu", j);
-        printf("\n");
-        for (size_t i = 0; i < C; i++) {
-            printf("%5zu", i);
-            for (size_t j = 0; j < C; j++) printf(" %5llu", (unsigned long long)conf[i * C + j]);
-            printf("\n");
-        }
-    }
+    const eval_report r = {model, "cnn", "arch", arch, split, data, m->epoch,
+                               d.n, right, C, loss, conf};
+    eval_report_print(&r, c.json);
     rc = CLI_OK;
 done:
     free(conf);
