@@ -9,7 +9,8 @@
  *   - each thread runs for a fixed time (2 ms, checking the clock) instead of a calibrated
  *     amount of work; the rate is the work of all threads over the first start to last end.
  * What it shares: the definitions (FLOP per instruction, bytes counted once per array, array
- * sizes L1d/2, L2/2, L3usable/2 shared, 4 x L3usable shared), which it takes from the
+ * sizes L1d/2, L2/2, 4 x L2 for L3 (at most L3usable/2 shared, at least 2 x L2), 4 x L3usable
+ * shared for DRAM, cache-level arrays placed after the DRAM ones), which it takes from the
  * profile's cache sizes.
  *
  * The machine is shared, and noise only ever lowers a rate; both sides estimate a maximum.
@@ -135,6 +136,7 @@ typedef struct run {
     float *a, *b, *c;
     size_t n;       /* floats per thread */
     int windows;    /* cache levels: trial t reads copy t % windows of the arrays */
+    size_t cache0;  /* where the cache levels' arrays start, in floats (after the DRAM ones) */
     size_t base;    /* this trial's copy, in floats */
     pthread_barrier_t barrier;
     double start[MAX_T], end[MAX_T], ops[MAX_T];
@@ -176,7 +178,7 @@ static double measure(run *r, int nth)
     for (int trial = 0; trial < TRIALS; trial++) {
         pthread_t th[MAX_T];
         worker w[MAX_T];
-        r->base = r->windows > 1 ? (size_t)(trial % r->windows) * (size_t)nth * r->n : 0;
+        r->base = r->windows > 1 ? r->cache0 + (size_t)(trial % r->windows) * (size_t)nth * r->n : 0;
         pthread_barrier_init(&r->barrier, NULL, (unsigned)nth);
         for (int i = 0; i < nth; i++) {
             w[i] = (worker){r, i};
@@ -202,6 +204,12 @@ static size_t floats_of(size_t bytes)
     return n ? n : 256;
 }
 
+static size_t dram_floats(size_t l3) { return floats_of(fmax(4.0 * l3, 64 << 20)); }
+static size_t l3_floats(size_t l2, size_t l3, int nth)
+{
+    return floats_of(fmax(fmin(l3 / 2 / (size_t)nth, 4.0 * l2), 2.0 * l2));
+}
+
 /* Each side's best so far, by point and row. */
 #define MAX_ROWS (RIDGE_PEAK_COUNT + 6)
 static double best_ridge[RIDGE_ROOFLINE_MAX_POINTS][MAX_ROWS];
@@ -209,7 +217,7 @@ static double best_mine[RIDGE_ROOFLINE_MAX_POINTS][MAX_ROWS];
 
 /* One attempt: measures with ridge, then independently, folds both into the best values and
  * prints the table; returns the number of disagreements. *roof gets ridge's profile. */
-static int attempt(ridge_ctx *ctx, float *a, float *b, float *c, ridge_roofline *roof)
+static int attempt(ridge_ctx *ctx, float *a, float *b, float *c, size_t cache0, ridge_roofline *roof)
 {
     if (ridge_roofline_measure(ctx, 0, roof)) {
         fprintf(stderr, "measure: %s\n", ridge_last_error());
@@ -228,7 +236,7 @@ static int attempt(ridge_ctx *ctx, float *a, float *b, float *c, ridge_roofline 
         int nth = p->threads;
         if (nth > MAX_T) break;
         run r = {0};
-        r.a = a, r.b = b, r.c = c;
+        r.a = a, r.b = b, r.c = c, r.cache0 = cache0;
         struct {
             const char *name;
             double ridge, mine;
@@ -249,8 +257,7 @@ static int attempt(ridge_ctx *ctx, float *a, float *b, float *c, ridge_roofline 
         double (*rd)(float *, float *, float *, size_t, size_t) = avx512 ? read_v16 : read_v8;
         const size_t sizes[RIDGE_LEVEL_COUNT] = {
             floats_of(roof->l1d / 2), floats_of(roof->l2 / 2),
-            floats_of(fmax(roof->l3_usable / 2 / (size_t)nth, 2 * roof->l2)),
-            floats_of(fmax(4.0 * roof->l3_usable, 64 << 20) / nth)};
+            l3_floats(roof->l2, roof->l3_usable, nth), dram_floats(roof->l3_usable) / nth};
         for (int l = 0; l < RIDGE_LEVEL_COUNT; l++) {
             r.mem = rd;
             r.n = sizes[l];
@@ -292,8 +299,8 @@ int main(void)
         return test_finish("test-roofline-probe");
     }
     const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
-    size_t nf = floats_of(fmax(4.0 * cpu->l3_usable, 64 << 20)) +
-                4 * floats_of(cpu->l3_usable / 2 + 2 * cpu->l2) * (size_t)ridge_ctx_threads(ctx);
+    size_t cache0 = dram_floats(cpu->l3_usable) + 256 * (size_t)ridge_ctx_threads(ctx);
+    size_t nf = cache0 + 4 * l3_floats(cpu->l2, cpu->l3_usable, 1) * (size_t)ridge_ctx_threads(ctx);
     float *a = ridge_malloc(nf * 4), *b = ridge_malloc(nf * 4), *c = ridge_malloc(nf * 4);
     if (!a || !b || !c) {
         CHECKF(0, "cannot allocate 3 x %zu MiB", nf * 4 >> 20);
@@ -305,7 +312,7 @@ int main(void)
     int bad = 1;
     for (int n = 1; n <= 3 && bad; n++) {
         printf("attempt %d: ridge roofline vs the independent probe (best so far of each)\n", n);
-        bad = attempt(ctx, a, b, c, &prev);
+        bad = attempt(ctx, a, b, c, cache0, &prev);
     }
     CHECKF(bad == 0, "%d quantities differ by more than 10%% in every attempt", bad);
 
