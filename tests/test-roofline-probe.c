@@ -5,7 +5,8 @@
  * How this probe differs from src/perf, on purpose:
  *   - compute loops are inline assembly (not intrinsics), with zeroed registers;
  *   - memory loops are GCC vector extensions under target attributes;
- *   - threads are plain pthreads behind a pthread barrier (not ridge's pool);
+ *   - threads are plain pthreads behind a pthread barrier (not ridge's pool), created per
+ *     trial and pinned to distinct CPUs when there are several;
  *   - each thread runs for a fixed time (2 ms, checking the clock) instead of a calibrated
  *     amount of work; the rate is the work of all threads over the first start to last end.
  * What it shares: the definitions (FLOP per instruction, bytes counted once per array, array
@@ -18,6 +19,7 @@
  * keeps its best value over the attempts; each attempt's table is printed. */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include "test.h"
@@ -138,6 +140,7 @@ typedef struct run {
     int windows;    /* cache levels: trial t reads copy t % windows of the arrays */
     size_t cache0;  /* where the cache levels' arrays start, in floats (after the DRAM ones) */
     size_t base;    /* this trial's copy, in floats */
+    int nth;        /* threads in this trial */
     pthread_barrier_t barrier;
     double start[MAX_T], end[MAX_T], ops[MAX_T];
 } run;
@@ -147,10 +150,29 @@ typedef struct worker {
     int ith;
 } worker;
 
+/* Pins the calling thread to the ith CPU this process may use (multi-thread trials only: left
+ * to the scheduler, two fresh threads were seen sharing one CPU for a whole trial). */
+static void pin(int ith, cpu_set_t *old)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed)) return;
+    pthread_getaffinity_np(pthread_self(), sizeof *old, old);
+    for (int c = 0, k = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed) && k++ == ith) {
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+            return;
+        }
+}
+
 static void *work(void *arg)
 {
     worker *w = arg;
     run *r = w->r;
+    cpu_set_t old;
+    CPU_ZERO(&old);
+    if (r->nth > 1) pin(w->ith, &old);
     size_t off = r->base + (size_t)w->ith * r->n;
     /* a cache level's array is read once before the clock starts: the trial must measure the
      * level, not the first pass's misses to the level below */
@@ -166,6 +188,7 @@ static void *work(void *arg)
         t = now();
     } while (t - t0 < TRIAL_S);
     r->start[w->ith] = t0, r->end[w->ith] = t, r->ops[w->ith] = ops;
+    if (r->nth > 1 && w->ith == 0) pthread_setaffinity_np(pthread_self(), sizeof old, &old);
     return NULL;
 }
 
@@ -179,6 +202,7 @@ static double measure(run *r, int nth)
         pthread_t th[MAX_T];
         worker w[MAX_T];
         r->base = r->windows > 1 ? r->cache0 + (size_t)(trial % r->windows) * (size_t)nth * r->n : 0;
+        r->nth = nth;
         pthread_barrier_init(&r->barrier, NULL, (unsigned)nth);
         for (int i = 0; i < nth; i++) {
             w[i] = (worker){r, i};

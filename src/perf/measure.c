@@ -11,9 +11,9 @@
  * each probe rather than all trials of one. 2 ms still dwarfs the timer and barrier (~1 us).
  * The DRAM probes need at least one pass over arrays several times the LLC (10-30 ms here),
  * so they get a quarter of the trials (at least 3). A cache-level read trial first reads its
- * array three times, untimed, since the other probes' trials in between evicted it (one pass
- * was not enough after the DRAM probes had filled the caches with dirty lines: the 1-thread
- * L3 read 51 GB/s against the independent probe's 67-73, and 70 after three). The default run
+ * array three times, untimed, since the other probes' trials in between evicted it and left
+ * the caches full of lines the copy and triad probes wrote (in one run the 1-thread L3 read 51
+ * GB/s after one pass, against the independent probe's 67-73, and 70 after three). The default run
  * takes about 2 s on 2 threads and stays under 30 s up to a few dozen thread counts.
  *
  * Sizes, per thread unless said: L1 read l1d/2; L2 read l2/2; L3 read 4 x l2, at most

@@ -47,7 +47,7 @@ static void print_table(const ridge_roofline *r, const char *source)
     printf("measured %s in %.1f s%s; %s\n", r->measured_at, r->seconds,
            r->quick ? " (quick)" : "", source);
     printf("caches: L1d %zu KiB, L2 %zu KiB, L3 usable %zu MiB (probe arrays: L1d/2, L2/2, "
-           "L3/2, 4 x L3)\n",
+           "4 x L2 for L3, 4 x L3 for DRAM)\n",
            r->l1d >> 10, r->l2 >> 10, r->l3_usable >> 20);
 
     printf("\ncompute peaks, GFLOP/s (i8-dot: GOP/s)\nthreads");
