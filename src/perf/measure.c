@@ -10,11 +10,12 @@
  * chance of running whole on an otherwise idle core, and a burst of load costs one trial of
  * each probe rather than all trials of one. 2 ms still dwarfs the timer and barrier (~1 us).
  * The DRAM probes need at least one pass over arrays several times the LLC (10-30 ms here),
- * so they get a quarter of the trials (at least 3). A cache-level read trial first reads its
+ * so they get half the trials (quick: 3; with a quarter, the 2-thread DRAM read and triad came
+ * out 15-20% under the independent probe's best of 40). A cache-level read trial first reads its
  * array three times, untimed, since the other probes' trials in between evicted it and left
  * the caches full of lines the copy and triad probes wrote (in one run the 1-thread L3 read 51
  * GB/s after one pass, against the independent probe's 67-73, and 70 after three). The default run
- * takes about 2 s on 2 threads and stays under 30 s up to a few dozen thread counts.
+ * takes about 5 s on 2 threads and stays under 30 s up to a few dozen thread counts.
  *
  * Sizes, per thread unless said: L1 read l1d/2; L2 read l2/2; L3 read 4 x l2, at most
  * l3_usable/2 shared among the threads, at least 2 x l2; DRAM read, copy and triad 4 x
@@ -302,7 +303,7 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
         if (t < threads) counts[ncounts++] = t;
     counts[ncounts++] = threads;
 
-    plan p = {0.002, 40, 10, (flags & RIDGE_ROOFLINE_VERBOSE) != 0};
+    plan p = {0.002, 40, 20, (flags & RIDGE_ROOFLINE_VERBOSE) != 0};
     if (r.quick) p.target = 0.001, p.trials = 8, p.dram_trials = 3;
 
     /* the arrays: the DRAM-sized ones, then 8 windows of the largest cache-level array (the
