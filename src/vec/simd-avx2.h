@@ -50,6 +50,9 @@
 #define rv_slli(a, n) _mm256_slli_epi32((a), (n))
 #define rv_srli(a, n) _mm256_srli_epi32((a), (n))
 #define rv_srai(a, n) _mm256_srai_epi32((a), (n))
+/* makes gcc keep v in a register: a loaded vector used twice is then loaded once, not again
+ * as the memory operand of its second use (which costs a load port per reuse) */
+#define rv_keep(v) __asm__("" : "+x"(v))
 
 /* ---- used by the kernels (vec-template.h) ---- */
 #define rv_load_n(p, n, fill) ridge_avx2_load_n((p), (n), (fill)) /* n < RV_W lanes, rest fill */

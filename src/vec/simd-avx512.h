@@ -44,6 +44,7 @@
 #define rv_slli(a, n) _mm512_slli_epi32((a), (n))
 #define rv_srli(a, n) _mm512_srli_epi32((a), (n))
 #define rv_srai(a, n) _mm512_srai_epi32((a), (n))
+#define rv_keep(v) __asm__("" : "+v"(v))
 
 /* ---- used by the kernels (vec-template.h) ---- */
 #define rv_load_n(p, n, fill) _mm512_mask_loadu_ps((fill), ridge_avx512_tail(n), (p))

@@ -105,6 +105,12 @@ REF_FIND(find_f64, double)
 REF_FIND(find_i32, int32_t)
 REF_FIND(find_i64, int64_t)
 
+/* argmin / argmax: the first index of the min / max (the first NaN, if any) */
+#define REF_ARG(i, fn, f, T)                                                                  \
+    static size_t arg##fn(const T *x, size_t n) { return find_##f(x, n, fn(x, n)); }
+RIDGE_VEC_MINMAX(REF_ARG)
+#undef REF_ARG
+
 #define RIDGE_VEC_SHORT_I32(n) 0
 #define RIDGE_VEC_SHORT_I64(n) 0
 #include "vec/vec-wrap.h"

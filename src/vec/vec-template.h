@@ -165,25 +165,40 @@ static ridge_status mean_f64_to(const double *x, size_t n, double *out)
 /* ---- exact integer sums --------------------------------------------------------------------- */
 
 /* int32: x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane
- * keeps the exact sum of hi (c of them, c <= 2^15: |sum| <= 2^30) and the wrapped sum of x;
- * then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^31). Three
- * operations per vector. */
+ * keeps the exact sum of hi (c of them, c <= 2^16: the sum is in [-2^31, 2^31)) and the wrapped sum of
+ * x; then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^32).
+ * Spans of up to two vectors, no loop: at most two elements per lane. */
+static inline int64_t sum_i32_short(const int32_t *x, size_t n)
+{
+    rv_i a, b = ri_zero();
+    if (n >= RV_W) a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
+    else a = ri_load_n(x, n);
+    rv_i h = ri_add32(rv_srai(a, 16), rv_srai(b, 16));
+    rv_i lo = rv_isub(ri_add32(a, b), rv_slli(h, 16));
+    return (int64_t)ri_hsum32(h) * 65536 + ri_hsum32(lo);
+}
+
+/* Longer spans: four vectors a step, added in pairs before they reach the accumulators (three
+ * vector operations per load, each load done once: rv_keep), 2^15 steps (2^16 elements per
+ * lane) between flushes of the lane sums; the last < 4 vectors by the short form. */
 static __attribute__((noinline)) ridge_i128 sum_i32_long(const int32_t *x, size_t n)
 {
     ridge_i128 total = 0;
     size_t i = 0;
-    while (i + 2 * RV_W <= n) {
+    while (n - i >= 4 * RV_W) {
         rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
-        size_t end = n - (n - i) % (2 * RV_W), cap = i + ((size_t)1 << 15) * 2 * RV_W;
+        size_t end = n - (n - i) % (4 * RV_W), cap = i + ((size_t)1 << 15) * 4 * RV_W;
         if (end > cap) end = cap;
-        for (; i < end; i += 2 * RV_W) {
+        for (; i < end; i += 4 * RV_W) {
             rv_i a = ri_load(x + i), b = ri_load(x + i + RV_W);
-            w0 = ri_add32(w0, a), h0 = ri_add32(h0, rv_srai(a, 16));
-            w1 = ri_add32(w1, b), h1 = ri_add32(h1, rv_srai(b, 16));
+            rv_i c = ri_load(x + i + 2 * RV_W), d = ri_load(x + i + 3 * RV_W);
+            rv_keep(a); rv_keep(b); rv_keep(c); rv_keep(d);
+            w0 = ri_add32(w0, ri_add32(a, b)), h0 = ri_add32(h0, ri_add32(rv_srai(a, 16), rv_srai(b, 16)));
+            w1 = ri_add32(w1, ri_add32(c, d)), h1 = ri_add32(h1, ri_add32(rv_srai(c, 16), rv_srai(d, 16)));
         }
         int32_t tw[2][RV_W], th[2][RV_W];
         ri_store(tw[0], w0), ri_store(th[0], h0), ri_store(tw[1], w1), ri_store(th[1], h1);
-        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^35, lo < 2^36 */
+        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^36, lo < 2^37 */
         for (int k = 0; k < 2; k++)
             for (int j = 0; j < RV_W; j++) {
                 hi += th[k][j];
@@ -191,21 +206,18 @@ static __attribute__((noinline)) ridge_i128 sum_i32_long(const int32_t *x, size_
             }
         total += (ridge_i128)hi * 65536 + lo;
     }
-    for (; i < n; i++) total += x[i];
+    while (i < n) {
+        size_t c = n - i < 2 * RV_W ? n - i : 2 * RV_W;
+        total += sum_i32_short(x + i, c);
+        i += c;
+    }
     return total;
 }
 
-/* spans of up to two vectors, no loop: at most two elements per lane, |hi| <= 2^16 and
- * lo < 2^17, so the lane sums of both fit int32 */
 static inline ridge_i128 sum_i32(const int32_t *x, size_t n)
 {
     if (n > 2 * RV_W) return sum_i32_long(x, n);
-    rv_i a, b = ri_zero();
-    if (n >= RV_W) a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
-    else a = ri_load_n(x, n);
-    rv_i h = ri_add32(rv_srai(a, 16), rv_srai(b, 16));
-    rv_i lo = rv_isub(ri_add32(a, b), rv_slli(h, 16));
-    return (ridge_i128)ri_hsum32(h) * 65536 + ri_hsum32(lo);
+    return sum_i32_short(x, n);
 }
 
 /* int64: x = hi 2^32 + lo, lo in [0, 2^32), |hi| < 2^31; 64-bit lanes hold 2^31 of each. */
@@ -276,14 +288,46 @@ static ridge_i128 dot_i32(const int32_t *x, const int32_t *y, size_t n)
 static inline size_t find_f32(const float *x, size_t n, float v);
 static inline size_t find_f64(const double *x, size_t n, double v);
 
-/* name: spans of up to two vectors inline (two overlapping vectors), longer ones out of line */
-#define FMINMAX(name, T, W, vt, load, op, cmp, mor, mbits, reduce, findfn, sop)                    \
+/* The lanewise extremum of x[0..n), n >= W, four accumulators and an overlapping last vector
+ * (min/max are idempotent); NAN2(a, b) is a mask of the lanes where a or b is NaN (0 for
+ * integers), mor ORs two of them and *nan gets mbits of them all. A float load is used twice
+ * (op and the NaN test): keep = rv_keep stops gcc from loading it again as a memory operand. */
+#define MINMAX_VEC(name, T, W, vt, load, op, NAN2, mor, mbits, keep)                               \
+    static inline __attribute__((always_inline)) vt name##_vec(const T *x, size_t n,               \
+                                                               unsigned *nan)                      \
+    {                                                                                              \
+        vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                                \
+        __typeof__(NAN2(m0, m0)) nn = NAN2(m0, m0);                                                \
+        size_t i = 0;                                                                              \
+        for (; i + 4 * W <= n; i += 4 * W) {                                                       \
+            vt a = load(x + i), b = load(x + i + W), c = load(x + i + 2 * W),                      \
+               d = load(x + i + 3 * W);                                                            \
+            keep(a); keep(b); keep(c); keep(d);                                                    \
+            m0 = op(m0, a), m1 = op(m1, b), m2 = op(m2, c), m3 = op(m3, d);                        \
+            nn = mor(nn, mor(NAN2(a, b), NAN2(c, d)));                                             \
+        }                                                                                          \
+        for (; i + W <= n; i += W) {                                                               \
+            vt a = load(x + i);                                                                    \
+            m0 = op(m0, a), nn = mor(nn, NAN2(a, a));                                               \
+        }                                                                                          \
+        if (i < n) {                                                                               \
+            vt a = load(x + n - W);                                                                \
+            m1 = op(m1, a), nn = mor(nn, NAN2(a, a));                                               \
+        }                                                                                          \
+        *nan = mbits(nn);                                                                          \
+        return op(op(m0, m1), op(m2, m3));                                                         \
+    }
+
+/* name: spans of up to two vectors inline (two overlapping vectors), longer ones out of line;
+ * a NaN anywhere gives the first NaN (float) */
+#define FMINMAX(name, T, W, vt, load, op, NAN2, mor, mbits, reduce, findfn, sop)                   \
+    MINMAX_VEC(name, T, W, vt, load, op, NAN2, mor, mbits, rv_keep)                                \
     static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
     static inline T name(const T *x, size_t n)                                                     \
     {                                                                                              \
         if (__builtin_expect(n - W <= W, 1)) {                                                     \
             vt a = load(x), b = load(x + n - W);                                                   \
-            if (mbits(cmp(a, b, _CMP_UNORD_Q))) return x[findfn(x, n, (T)NAN)];                    \
+            if (mbits(NAN2(a, b))) return x[findfn(x, n, (T)NAN)];                                 \
             return reduce(op(a, b));                                                               \
         }                                                                                          \
         return name##_long(x, n);                                                                  \
@@ -298,38 +342,27 @@ static inline size_t find_f64(const double *x, size_t n, double v);
             }                                                                                      \
             return m;                                                                              \
         }                                                                                          \
-        vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                                \
-        unsigned nan = mbits(cmp(m0, m0, _CMP_UNORD_Q));                                           \
-        size_t i = 0;                                                                              \
-        for (; i + 4 * W <= n; i += 4 * W) {                                                       \
-            vt a = load(x + i), b = load(x + i + W), c = load(x + i + 2 * W),                      \
-               d = load(x + i + 3 * W);                                                            \
-            m0 = op(m0, a), m1 = op(m1, b), m2 = op(m2, c), m3 = op(m3, d);                        \
-            nan |= mbits(mor(cmp(a, b, _CMP_UNORD_Q), cmp(c, d, _CMP_UNORD_Q)));                   \
-        }                                                                                          \
-        for (; i + W <= n; i += W) {                                                               \
-            vt a = load(x + i);                                                                    \
-            m0 = op(m0, a);                                                                        \
-            nan |= mbits(cmp(a, a, _CMP_UNORD_Q));                                                 \
-        }                                                                                          \
-        if (i < n) {                                                                               \
-            vt a = load(x + n - W);                                                                \
-            m1 = op(m1, a);                                                                        \
-            nan |= mbits(cmp(a, a, _CMP_UNORD_Q));                                                 \
-        }                                                                                          \
+        unsigned nan;                                                                              \
+        vt m = name##_vec(x, n, &nan);                                                             \
         if (nan) return x[findfn(x, n, (T)NAN)];                                                   \
-        return reduce(op(op(m0, m1), op(m2, m3)));                                                 \
+        return reduce(m);                                                                          \
     }
-FMINMAX(min_f32, float, RV_W, rv_f, rv_load, rv_min, rv_cmp, rv_mor, rv_mbits, rv_reduce_min,
+#define F32_NAN2(a, b) rv_cmp(a, b, _CMP_UNORD_Q)
+#define F64_NAN2(a, b) rd_cmp(a, b, _CMP_UNORD_Q)
+FMINMAX(min_f32, float, RV_W, rv_f, rv_load, rv_min, F32_NAN2, rv_mor, rv_mbits, rv_reduce_min,
         find_f32, <)
-FMINMAX(max_f32, float, RV_W, rv_f, rv_load, rv_max, rv_cmp, rv_mor, rv_mbits, rv_reduce_max,
+FMINMAX(max_f32, float, RV_W, rv_f, rv_load, rv_max, F32_NAN2, rv_mor, rv_mbits, rv_reduce_max,
         find_f32, >)
-FMINMAX(min_f64, double, RD_W, rd_f, rd_load, rd_min, rd_cmp, rd_mor, rd_mbits, rd_reduce_min,
+FMINMAX(min_f64, double, RD_W, rd_f, rd_load, rd_min, F64_NAN2, rd_mor, rd_mbits, rd_reduce_min,
         find_f64, <)
-FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, rd_cmp, rd_mor, rd_mbits, rd_reduce_max,
+FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, F64_NAN2, rd_mor, rd_mbits, rd_reduce_max,
         find_f64, >)
-
+#define I_NAN2(a, b) 0
+#define I_MOR(a, b) ((a) | (b))
+#define I_MBITS(m) ((unsigned)(m))
+#define NO_KEEP(v) (void)0
 #define IMINMAX(name, T, W, op, reduce, sop)                                                       \
+    MINMAX_VEC(name, T, W, rv_i, ri_load, op, I_NAN2, I_MOR, I_MBITS, NO_KEEP)                     \
     static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
     static inline T name(const T *x, size_t n)                                                     \
     {                                                                                              \
@@ -338,18 +371,9 @@ FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, rd_cmp, rd_mor, rd_mbits, 
     }                                                                                              \
     static T name##_long(const T *x, size_t n)                                                     \
     {                                                                                              \
+        unsigned nan;                                                                              \
+        if (n >= W) return reduce(name##_vec(x, n, &nan));                                         \
         T m = x[0];                                                                                \
-        if (n >= W) {                                                                              \
-            rv_i m0 = ri_load(x), m1 = m0, m2 = m0, m3 = m0;                                       \
-            size_t i = 0;                                                                          \
-            for (; i + 4 * W <= n; i += 4 * W) {                                                   \
-                m0 = op(m0, ri_load(x + i)), m1 = op(m1, ri_load(x + i + W));                      \
-                m2 = op(m2, ri_load(x + i + 2 * W)), m3 = op(m3, ri_load(x + i + 3 * W));          \
-            }                                                                                      \
-            for (; i + W <= n; i += W) m0 = op(m0, ri_load(x + i));                                \
-            m1 = op(m1, ri_load(x + n - W));                                                       \
-            return reduce(op(op(m0, m1), op(m2, m3)));                                             \
-        }                                                                                          \
         for (size_t i = 1; i < n; i++)                                                             \
             if (x[i] sop m) m = x[i];                                                              \
         return m;                                                                                  \
@@ -421,6 +445,44 @@ static inline size_t find_i64(const int64_t *x, size_t n, int64_t v)
     FIND_BODY(RL_W, BITS, x[i] == v);
 #undef BITS
 }
+
+/* ---- argmin / argmax --------------------------------------------------------------------- */
+
+/* Spans of up to 2 ARG_BLOCK elements: find(min/max), two passes over data in L1. Longer ones:
+ * one pass over blocks of ARG_BLOCK elements (the last one up to twice that), each reduced in
+ * registers to its extremum; a block replaces the best so far only if its extremum is strictly
+ * better, so the best block is the first that holds the answer, and the answer's index is then
+ * found in that block alone (a re-read of at most 2 ARG_BLOCK elements). A block with a NaN ends the scan: its
+ * first NaN is the first of the span (nanv: the value find looks for then). */
+#define ARG_BLOCK 512
+#define ARGMINMAX(name, T, findfn, reduce, sop, nanv)                                              \
+    static __attribute__((noinline)) size_t arg##name##_long(const T *x, size_t n)                 \
+    {                                                                                              \
+        size_t at = 0, s = 0;                                                                      \
+        T best = 0;                                                                                \
+        while (s < n) {                                                                            \
+            size_t len = n - s < 2 * ARG_BLOCK ? n - s : ARG_BLOCK;                                \
+            unsigned nan;                                                                          \
+            T m = reduce(name##_vec(x + s, len, &nan));                                            \
+            if (nan) return s + findfn(x + s, len, nanv);                                          \
+            if (s == 0 || m sop best) best = m, at = s;                                            \
+            s += len;                                                                              \
+        }                                                                                          \
+        return at + findfn(x + at, n - at < 2 * ARG_BLOCK ? n - at : ARG_BLOCK, best);            \
+    }                                                                                              \
+    static inline size_t arg##name(const T *x, size_t n)                                           \
+    {                                                                                              \
+        if (n <= 2 * ARG_BLOCK) return findfn(x, n, name(x, n));                                   \
+        return arg##name##_long(x, n);                                                             \
+    }
+ARGMINMAX(min_f32, float, find_f32, rv_reduce_min, <, NAN)
+ARGMINMAX(max_f32, float, find_f32, rv_reduce_max, >, NAN)
+ARGMINMAX(min_f64, double, find_f64, rd_reduce_min, <, NAN)
+ARGMINMAX(max_f64, double, find_f64, rd_reduce_max, >, NAN)
+ARGMINMAX(min_i32, int32_t, find_i32, ri_reduce_min32, <, 0)
+ARGMINMAX(max_i32, int32_t, find_i32, ri_reduce_max32, >, 0)
+ARGMINMAX(min_i64, int64_t, find_i64, rl_reduce_min, <, 0)
+ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 
 #define RIDGE_VEC_SHORT_I32(n) ((n) <= 2 * RV_W)
 #define RIDGE_VEC_SHORT_I64(n) ((n) <= 4 * RL_W)

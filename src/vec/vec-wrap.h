@@ -1,6 +1,6 @@
 /* The status-returning forms of the value kernels, written once for vec-ref.c and
  * vec-template.h: the including file defines static sum_i32, sum_i64, dot_i32 (exact,
- * ridge_i128), min_f32 ... max_i64 and find_f32 ... find_i64; this file adds the forms that
+ * ridge_i128), min_f32 ... max_i64, argmin_f32 ... argmax_i64 and find_f32 ... find_i64; this file adds the forms that
  * write through a pointer and return ridge_status, which the entry points of vec.c tail-call
  * (src/vec/vec.h), and RIDGE_VEC_WRAPPED, the table entries of the reductions (the including
  * file also defines the float sums' sum_f32_to ... dot_f64_to, mean_f32_to, mean_f64_to).
@@ -43,7 +43,7 @@ RIDGE_VEC_INT_TO(dot_i32, int32_t, 0, RIDGE_VEC_Y, RIDGE_VEC_YA)
     }                                                                                          \
     static ridge_status arg##fn##_to(const void *x, size_t n, size_t *out)                     \
     {                                                                                          \
-        *out = find_##f((const T *)x, n, fn((const T *)x, n));                                 \
+        *out = arg##fn((const T *)x, n);                                                       \
         return RIDGE_OK;                                                                       \
     }
 RIDGE_VEC_MINMAX(RIDGE_VEC_MINMAX_TO)
