@@ -326,6 +326,26 @@ static void test_reduction_edges(ridge_ctx *ctx, const char *name)
     for (int i = 0; i < 40; i++) v[i] = INT64_MAX - i;
     CHECK(ridge_vec_sum_i64(ctx, v, 40, &l) == RIDGE_EOVERFLOW);
     CHECK(ridge_vec_sumsq_i64(ctx, v, 2, &l) == RIDGE_EOVERFLOW);
+    /* short int64 spans (the kernels' no-loop path) near the limits: overflow reported exactly
+     * when the exact sum leaves int64, partial overflows that come back are fine */
+    static const int64_t big[] = {INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
+                                  (int64_t)1 << 62, -((int64_t)1 << 62), ((int64_t)1 << 40) - 1, -1,
+                                  0, 1};
+    int64_t vb[40];
+    for (int rep = 0; rep < 400; rep++) {
+        size_t n = 1 + rng() % 40;
+        __int128 exact = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = rng();
+            vb[i] = r % 3 ? big[(r >> 8) % 10] : (int64_t)rng();
+            exact += vb[i];
+        }
+        int fits = exact >= INT64_MIN && exact <= INT64_MAX;
+        l = 7;
+        ridge_status st = ridge_vec_sum_i64(ctx, vb, n, &l);
+        CHECKF(fits ? st == RIDGE_OK && l == (int64_t)exact : st == RIDGE_EOVERFLOW && l == 7,
+               "%s sum_i64 of %zu near the limits: status %d", name, n, (int)st);
+    }
     int32_t w[40];
     for (int i = 0; i < 40; i++) w[i] = INT32_MIN;
     CHECK_OK(ridge_vec_sum_i32(ctx, w, 40, &l));

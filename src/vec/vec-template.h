@@ -80,16 +80,16 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
  * lane holds an element gives the same bits. */
 #define LANE_SUM_SHORT(NACC, W) ((NACC) == 8 ? 4 * (W) : 2 * (W))
 #define LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce)                             \
+    if (__builtin_expect(n - W <= W, 1)) { /* W..2W: the fall-through path */                      \
+        VT s_ = add(first(0), firstt(W, n - W));                                                   \
+        return reduce(n == 2 * W ? add(s_, zero()) : s_);                                          \
+    }                                                                                              \
     if (NACC == 8 && n > 2 * W) { /* ((a0 + a2) + (a1 + a3)), as the full fold */                 \
         VT a0 = first(0), a1 = first(W), a2, a3 = zero();                                          \
         if (n >= 3 * W) a2 = first(2 * W), a3 = firstt(3 * W, n - 3 * W);                          \
         else a2 = firstt(2 * W, n - 2 * W);                                                        \
         VT s_ = add(add(a0, a2), add(a1, a3));                                                     \
         return reduce(n == 4 * W ? add(s_, zero()) : s_);                                          \
-    }                                                                                              \
-    if (n >= W) {                                                                                  \
-        VT s_ = add(first(0), firstt(W, n - W));                                                   \
-        return reduce(n == 2 * W ? add(s_, zero()) : s_);                                          \
     }                                                                                              \
     return reduce(firstt(0, n))
 
@@ -119,8 +119,9 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     {                                                                                              \
         LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce);                           \
     }                                                                                              \
-    static __attribute__((noinline)) ridge_status name##_long(const T *x Y, size_t n, T *out,      \
-                                                              int mean)                            \
+    /* noipa: no clone without the unused ctx, whose call would then move every argument */     \
+    static __attribute__((noipa)) ridge_status name##_long(RIDGE_VEC_CTX, const T *x Y, size_t n,  \
+                                                           T *out, int mean)                       \
     {                                                                                              \
         T s = name##_loop(x YA, n);                                                                \
         *out = mean ? (T)((double)s / (double)n) : s;                                              \
@@ -130,9 +131,10 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     {                                                                                              \
         LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce);                             \
     }                                                                                              \
-    static ridge_status name##_to(const T *x Y, size_t n, T *out)                                  \
+    static ridge_status name##_to(RIDGE_VEC_CTX, const T *x Y, size_t n, T *out)                   \
     {                                                                                              \
-        if (n > LANE_SUM_SHORT(NACC, W)) return name##_long(x YA, n, out, 0);                      \
+        if (__builtin_expect(n > LANE_SUM_SHORT(NACC, W), 0))                                      \
+            return name##_long(ctx, x YA, n, out, 0);                                              \
         *out = name##_short(x YA, n);                                                              \
         return RIDGE_OK;                                                                           \
     }
@@ -148,34 +150,35 @@ LANE_SUM_FN(sum_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero,
 LANE_SUM_FN(dot_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, DOT_F64,
             DOT_F64_T, DOT_F64_1, DOT_F64_1T, rd_reduce_add, YARG(double), COMMA_Y)
 
-static ridge_status mean_f32_to(const float *x, size_t n, float *out)
+static ridge_status mean_f32_to(RIDGE_VEC_CTX, const float *x, size_t n, float *out)
 {
-    if (n > LANE_SUM_SHORT(NACC_F32, RV_W)) return sum_f32_long(x, n, out, 1);
+    if (n > LANE_SUM_SHORT(NACC_F32, RV_W)) return sum_f32_long(ctx, x, n, out, 1);
     *out = (float)((double)sum_f32_short(x, n) / (double)n);
     return RIDGE_OK;
 }
 
-static ridge_status mean_f64_to(const double *x, size_t n, double *out)
+static ridge_status mean_f64_to(RIDGE_VEC_CTX, const double *x, size_t n, double *out)
 {
-    if (n > LANE_SUM_SHORT(NACC_F64, RD_W)) return sum_f64_long(x, n, out, 1);
+    if (n > LANE_SUM_SHORT(NACC_F64, RD_W)) return sum_f64_long(ctx, x, n, out, 1);
     *out = sum_f64_short(x, n) / (double)n;
     return RIDGE_OK;
 }
 
 /* ---- exact integer sums --------------------------------------------------------------------- */
 
-/* int32: x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane
- * keeps the exact sum of hi (c of them, c <= 2^16: the sum is in [-2^31, 2^31)) and the wrapped sum of
- * x; then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^32).
- * Spans of up to two vectors, no loop: at most two elements per lane. */
+/* int32 spans of up to two vectors, no loop: widened to 64-bit lanes in registers. Longer ones:
+ * x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane keeps
+ * the exact sum of hi (c of them, c <= 2^16: the sum is in [-2^31, 2^31)) and the wrapped sum
+ * of x; then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^32). */
 static inline int64_t sum_i32_short(const int32_t *x, size_t n)
 {
-    rv_i a, b = ri_zero();
-    if (n >= RV_W) a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
-    else a = ri_load_n(x, n);
-    rv_i h = ri_add32(rv_srai(a, 16), rv_srai(b, 16));
-    rv_i lo = rv_isub(ri_add32(a, b), rv_slli(h, 16));
-    return (int64_t)ri_hsum32(h) * 65536 + ri_hsum32(lo);
+    if (__builtin_expect(n >= RV_W, 1)) {
+        rv_i a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
+        return rl_hsum(rl_add(rl_add(ri_widen_lo(a), ri_widen_hi(a)),
+                              rl_add(ri_widen_lo(b), ri_widen_hi(b))));
+    }
+    rv_i a = ri_load_n(x, n);
+    return rl_hsum(rl_add(ri_widen_lo(a), ri_widen_hi(a)));
 }
 
 /* Longer spans: four vectors a step, added in pairs before they reach the accumulators (three
@@ -246,17 +249,43 @@ static __attribute__((noinline)) ridge_i128 sum_i64_long(const int64_t *x, size_
     return total;
 }
 
-/* spans of up to four vectors: at most four elements per lane */
+/* int64 spans of up to four vectors: the wrapped sum w (64-bit lanes) and, in the odd 32-bit
+ * lanes of h, the sum of x >> 40 (the high dword shifted by 8; at most 4 of them per lane: no
+ * overflow): hs = sum(x >> 40) puts the exact sum within 4 RL_W 2^40 + 2^40 of hs 2^40, and
+ * the exact sum is ws + k 2^64 with k = round((hs - (ws >> 40)) / 2^24) (the error is far below
+ * 2^63): the sum fits int64 iff k = 0, and is then ws. Three operations per vector. */
+static inline int64_t sum_i64_short(const int64_t *x, size_t n, int64_t *k)
+{
+    rv_i w = ri_zero(), h = ri_zero();
+    size_t i = 0;
+    for (; i + RL_W <= n; i += RL_W) {
+        rv_i v = ri_load(x + i);
+        rv_keep(v);
+        w = rl_add(w, v), h = ri_add32(h, rv_srai(v, 8));
+    }
+    if (i < n) {
+        rv_i v = rl_load_n(x + i, n - i);
+        w = rl_add(w, v), h = ri_add32(h, rv_srai(v, 8));
+    }
+    int64_t ws = rl_hsum(w), hs = rl_hsum(rl_srai32(h));
+    *k = (hs - (ws >> 40) + ((int64_t)1 << 23)) >> 24;
+    return ws;
+}
+
 static inline ridge_i128 sum_i64(const int64_t *x, size_t n)
 {
     if (n > 4 * RL_W) return sum_i64_long(x, n);
-    const rv_i lomask = rl_set1(0xffffffff);
-    rv_i lo = ri_zero(), hi = ri_zero();
-    for (size_t i = 0; i < n; i += RL_W) {
-        rv_i a = n - i >= RL_W ? ri_load(x + i) : rl_load_n(x + i, n - i);
-        lo = rl_add(lo, rl_and(a, lomask)), hi = rl_add(hi, rl_srai32(a));
-    }
-    return (ridge_i128)rl_hsum(hi) * ((ridge_i128)1 << 32) + rl_hsum(lo);
+    int64_t k, ws = sum_i64_short(x, n, &k);
+    return ws + (ridge_i128)k * ((ridge_i128)1 << 64);
+}
+
+static inline ridge_status sum_i64_short_to(const int64_t *x, size_t n, int64_t *out,
+                                            const char *what)
+{
+    int64_t k, ws = sum_i64_short(x, n, &k);
+    if (k) return ridge_vec_overflow(what);
+    *out = ws;
+    return RIDGE_OK;
 }
 
 /* int32 dot: 64-bit products of the even and the odd lanes, each split as in sum_i64. */
@@ -486,6 +515,7 @@ ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 
 #define RIDGE_VEC_SHORT_I32(n) ((n) <= 2 * RV_W)
 #define RIDGE_VEC_SHORT_I64(n) ((n) <= 4 * RL_W)
+#define RIDGE_VEC_SUM_I64_SHORT_TO(x, n, out, what) sum_i64_short_to(x, n, out, what)
 #include "vec/vec-wrap.h"
 
 /* ---- elementwise ---------------------------------------------------------------------------- */
@@ -531,33 +561,33 @@ ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 #define V_FMA(a, b, c) rv_fma(a, b, c)
 #define V_CLAMP(a, b, c) rv_min(vhi, rv_max(vlo, a)) /* keeps a NaN (see the mapping) */
 
-static ridge_status add_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status add_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_ADD, x[i] + y[i], x, y, y);
 }
-static ridge_status sub_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status sub_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_SUB, x[i] - y[i], x, y, y);
 }
-static ridge_status mul_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status mul_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_MUL, x[i] * y[i], x, y, y);
 }
-static ridge_status scale_f32(float *out, const float *x, float a, size_t n)
+static ridge_status scale_f32(RIDGE_VEC_CTX, float *out, const float *x, float a, size_t n)
 {
     rv_f va = rv_set1(a);
     EW_KERNEL(V_SCALE, a * x[i], x, x, x);
 }
-static ridge_status axpy_f32(float *out, float a, const float *x, size_t n)
+static ridge_status axpy_f32(RIDGE_VEC_CTX, float *out, float a, const float *x, size_t n)
 {
     rv_f va = rv_set1(a);
     EW_KERNEL(V_AXPY, __builtin_fmaf(a, x[i], out[i]), x, out, out);
 }
-static ridge_status fma_f32(float *out, const float *x, const float *y, const float *z, size_t n)
+static ridge_status fma_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y, const float *z, size_t n)
 {
     EW_KERNEL(V_FMA, __builtin_fmaf(x[i], y[i], z[i]), x, y, z);
 }
-static ridge_status clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
+static ridge_status clamp_f32(RIDGE_VEC_CTX, float *out, const float *x, float lo, float hi, size_t n)
 {
     rv_f vlo = rv_set1(lo), vhi = rv_set1(hi);
     EW_KERNEL(V_CLAMP, x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i], x, x, x);
@@ -673,20 +703,20 @@ static ridge_status softmax_row(float *y, const float *x, size_t n)
 {
     if (n - RV_W <= RV_W) {
         /* one or two vectors, in registers: exp_shift_store's sum and scale_f32's products, the
-         * same operations in the same order; the last W outputs are computed again from an
-         * overlapping load (exp is elementwise) rather than stored masked (slow on AMD) */
+         * same operations in the same order; the tail stored in pieces (rv_store_part: masked
+         * stores are slow on AMD) */
         const size_t l = n - RV_W;
         const rv_f vm = rv_set1(max_f32(x, n));
         rv_f e0 = RV_FN(exp)(rv_sub(rv_load(x), vm));
         rv_f e1 = RV_FN(exp)(rv_sub(rv_load_n(x + RV_W, l, rv_set1(-INFINITY)), vm));
         rv_f inv = rv_set1(1.0f / rv_reduce_add(rv_add(rv_add(e0, e1), rv_zero())));
-        rv_f el = RV_FN(exp)(rv_sub(rv_load(x + l), vm));
         rv_store(y, rv_mul(e0, inv));
-        rv_store(y + l, rv_mul(el, inv));
+        if (l == RV_W) rv_store(y + RV_W, rv_mul(e1, inv));
+        else rv_store_part(y + RV_W, rv_mul(e1, inv), l);
         return RIDGE_OK;
     }
     float s = exp_shift_store(y, x, max_f32(x, n), n);
-    return scale_f32(y, y, 1.0f / s, n);
+    return scale_f32(NULL, y, y, 1.0f / s, n);
 }
 
 static ridge_status log_softmax_row(float *y, const float *x, size_t n)
