@@ -189,25 +189,28 @@ static __attribute__((noinline)) ridge_i128 sum_i32_long(const int32_t *x, size_
     ridge_i128 total = 0;
     size_t i = 0;
     while (n - i >= 4 * RV_W) {
-        rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
         size_t end = n - (n - i) % (4 * RV_W), cap = i + ((size_t)1 << 15) * 4 * RV_W;
         if (end > cap) end = cap;
-        for (; i < end; i += 4 * RV_W) {
-            rv_i a = ri_load(x + i), b = ri_load(x + i + RV_W);
-            rv_i c = ri_load(x + i + 2 * RV_W), d = ri_load(x + i + 3 * RV_W);
+        const int32_t *p = x + i, *pe = x + end;
+        rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
+        do {
+            rv_i a = ri_load(p), b = ri_load(p + RV_W);
+            rv_i c = ri_load(p + 2 * RV_W), d = ri_load(p + 3 * RV_W);
             rv_keep(a); rv_keep(b); rv_keep(c); rv_keep(d);
             w0 = ri_add32(w0, ri_add32(a, b)), h0 = ri_add32(h0, ri_add32(rv_srai(a, 16), rv_srai(b, 16)));
             w1 = ri_add32(w1, ri_add32(c, d)), h1 = ri_add32(h1, ri_add32(rv_srai(c, 16), rv_srai(d, 16)));
-        }
-        int32_t tw[2][RV_W], th[2][RV_W];
-        ri_store(tw[0], w0), ri_store(th[0], h0), ri_store(tw[1], w1), ri_store(th[1], h1);
-        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^36, lo < 2^37 */
-        for (int k = 0; k < 2; k++)
-            for (int j = 0; j < RV_W; j++) {
-                hi += th[k][j];
-                lo += (uint32_t)tw[k][j] - ((uint32_t)th[k][j] << 16);
-            }
-        total += (ridge_i128)hi * 65536 + lo;
+            p += 4 * RV_W;
+        } while (p < pe);
+        i = end;
+        /* lo = wrapped - 2^16 hi per lane (in [0, 2^32): its two halves of each 64-bit lane
+         * zero-extended), hi widened: every lane sum below 2^35 in magnitude */
+        const rv_i m32 = rl_set1(0xffffffff);
+        rv_i lo0 = rv_isub(w0, rv_slli(h0, 16)), lo1 = rv_isub(w1, rv_slli(h1, 16));
+        rv_i lo = rl_add(rl_add(rl_and(lo0, m32), rl_srli(lo0, 32)),
+                         rl_add(rl_and(lo1, m32), rl_srli(lo1, 32)));
+        rv_i hi = rl_add(rl_add(ri_widen_lo(h0), ri_widen_hi(h0)),
+                         rl_add(ri_widen_lo(h1), ri_widen_hi(h1)));
+        total += (ridge_i128)rl_hsum(hi) * 65536 + rl_hsum(lo);
     }
     while (i < n) {
         size_t c = n - i < 2 * RV_W ? n - i : 2 * RV_W;
