@@ -746,6 +746,20 @@ static void test_gradients_fd(void)
 
 static void test_softmax(ridge_ctx *ctx, const char *name)
 {
+    /* every short row length (the kernels' one- and two-vector paths, their tails stored in
+     * pieces), 1 and 3 rows, with a guard after the output */
+    for (size_t cols = 1; cols <= 40; cols++)
+        for (size_t rows = 1; rows <= 3; rows += 2) {
+            float xs[3 * 40 + 1], ys[3 * 40 + 1], yrs[3 * 40];
+            for (size_t i = 0; i < rows * cols; i++) xs[i] = (float)urand(-30, 30);
+            ys[rows * cols] = GUARD;
+            CHECK_OK(ridge_softmax_f32(ctx, ys, xs, rows, cols));
+            CHECK_OK(ridge_softmax_f32(ref_ctx, yrs, xs, rows, cols));
+            int bad = ys[rows * cols] != GUARD;
+            for (size_t i = 0; i < rows * cols; i++)
+                if (!(fabs(ys[i] - yrs[i]) <= 4e-6 * fabs(yrs[i]) + 1e-40)) bad++;
+            CHECKF(!bad, "%s softmax %zu x %zu: %d mismatches or guard", name, rows, cols, bad);
+        }
     enum { R = 5, C = 77 };
     static float x[R * C], y[R * C], yr[R * C], dy[R * C], dx[R * C], dxr[R * C];
     for (size_t cols = 1; cols <= C; cols += 19) {

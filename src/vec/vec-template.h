@@ -8,9 +8,11 @@
  * to cover the 3-cycle add latency at 2 loads per cycle. min/max use 4 accumulators; NaN is
  * detected with one unordered compare per pair of vectors, and the first NaN is then
  * returned; spans shorter than a vector run a scalar loop, longer ones finish with an
- * overlapping last vector (min/max/find are idempotent). Integer sums are exact: int32 as a
- * wrapped sum plus the exact sum of the high 16-bit halves in 32-bit lanes (flushed every 2^15
- * vectors), int64 and int32 products as 32-bit halves in 64-bit lanes.
+ * overlapping last vector (min/max/find are idempotent); argmin/argmax of long spans are one
+ * pass over blocks. Integer sums are exact: int32 as a wrapped sum plus the exact sum of the
+ * high 16-bit halves in 32-bit lanes (flushed every 2^16 elements per lane), int64 and int32
+ * products as 32-bit halves in 64-bit lanes; short int32 / int64 spans as sum_i32_short and
+ * sum_i64_short say.
  * Elementwise kernels: 2 vectors per iteration and an overlapping last vector whose inputs are
  * loaded first (so in place works); spans shorter than a vector are scalar (the same IEEE
  * operations, so the same results).

@@ -1,7 +1,8 @@
 /* The status-returning forms of the value kernels, written once for vec-ref.c and
  * vec-template.h: the including file defines static sum_i32, sum_i64, dot_i32 (exact,
- * ridge_i128), min_f32 ... max_i64, argmin_f32 ... argmax_i64 and find_f32 ... find_i64; this file adds the forms that
- * write through a pointer and return ridge_status, which the entry points of vec.c tail-call
+ * ridge_i128), min_f32 ... max_i64, argmin_f32 ... argmax_i64 and find_f32 ... find_i64; this
+ * file adds the forms that write through a pointer and return ridge_status, which the entry
+ * points of vec.c tail-call
  * (src/vec/vec.h), and RIDGE_VEC_WRAPPED, the table entries of the reductions (the including
  * file also defines the float sums' sum_f32_to ... dot_f64_to, mean_f32_to, mean_f64_to).
  * No include guard. */
