@@ -581,8 +581,9 @@ static void test_sum_i32_extremes(ridge_ctx *ctx, const char *name)
                 for (size_t i = 0; i < n; i++) want += w[off + i];
                 CHECK_OK(ridge_vec_sum_i32(ctx, w + off, n, &got));
                 CHECK_OK(ridge_vec_sum_i32(ref_ctx, w + off, n, &ref));
-                CHECKF(got == want && ref == want, "%s sum_i32 extremes pattern %d n=%zu off=%zu: %lld, want %lld",
-                       name, pat, n, off, (long long)got, (long long)want);
+                CHECKF(got == want && ref == want,
+                       "%s sum_i32 extremes pattern %d n=%zu off=%zu: %lld, want %lld", name, pat,
+                       n, off, (long long)got, (long long)want);
             }
     }
     free(w);

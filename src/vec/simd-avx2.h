@@ -94,8 +94,9 @@
 #define ri_load_n(p, n) _mm256_maskload_epi32((const int *)(p), ridge_avx2_tail_mask(n)) /* rest 0 */
 #define ri_hsum32(v) ridge_avx2_hsum_epi32(v) /* the sum of the lanes, wrapped to int32 */
 #define ri_mul32(a, b) _mm256_mul_epi32((a), (b)) /* low signed 32 of each 64-bit lane -> 64 */
-#define ri_widen_lo(a) _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a)) /* int32 lanes 0..3 -> int64 */
-#define ri_widen_hi(a) _mm256_cvtepi32_epi64(_mm256_extracti128_si256((a), 1)) /* lanes 4..7 */
+/* int32 lanes 0..3 / 4..7 sign-extended to int64 lanes */
+#define ri_widen_lo(a) _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a))
+#define ri_widen_hi(a) _mm256_cvtepi32_epi64(_mm256_extracti128_si256((a), 1))
 #define rl_set1(c) _mm256_set1_epi64x(c)
 #define rl_load_n(p, n) _mm256_castpd_si256(ridge_avx2_load_n_pd((const double *)(p), (n)))
 #define rl_hsum(v) ridge_avx2_hsum_epi64(v) /* the sum of the lanes, wrapped to int64 */

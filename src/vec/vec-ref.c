@@ -142,7 +142,8 @@ static ridge_status axpy_f32(RIDGE_VEC_CTX, float *y, float a, const float *x, s
     for (size_t i = 0; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
     return RIDGE_OK;
 }
-static ridge_status fma_f32(RIDGE_VEC_CTX, float *w, const float *x, const float *y, const float *z, size_t n)
+static ridge_status fma_f32(RIDGE_VEC_CTX, float *w, const float *x, const float *y,
+                            const float *z, size_t n)
 {
     for (size_t i = 0; i < n; i++) w[i] = fmaf(x[i], y[i], z[i]);
     return RIDGE_OK;

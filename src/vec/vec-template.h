@@ -199,8 +199,10 @@ static __attribute__((noinline)) ridge_i128 sum_i32_long(const int32_t *x, size_
             rv_i a = ri_load(p), b = ri_load(p + RV_W);
             rv_i c = ri_load(p + 2 * RV_W), d = ri_load(p + 3 * RV_W);
             rv_keep(a); rv_keep(b); rv_keep(c); rv_keep(d);
-            w0 = ri_add32(w0, ri_add32(a, b)), h0 = ri_add32(h0, ri_add32(rv_srai(a, 16), rv_srai(b, 16)));
-            w1 = ri_add32(w1, ri_add32(c, d)), h1 = ri_add32(h1, ri_add32(rv_srai(c, 16), rv_srai(d, 16)));
+            w0 = ri_add32(w0, ri_add32(a, b));
+            h0 = ri_add32(h0, ri_add32(rv_srai(a, 16), rv_srai(b, 16)));
+            w1 = ri_add32(w1, ri_add32(c, d));
+            h1 = ri_add32(h1, ri_add32(rv_srai(c, 16), rv_srai(d, 16)));
             p += 4 * RV_W;
         } while (p < pe);
         i = end;
@@ -342,11 +344,11 @@ static inline size_t find_f64(const double *x, size_t n, double v);
         }                                                                                          \
         for (; i + W <= n; i += W) {                                                               \
             vt a = load(x + i);                                                                    \
-            m0 = op(m0, a), nn = mor(nn, NAN2(a, a));                                               \
+            m0 = op(m0, a), nn = mor(nn, NAN2(a, a));                                              \
         }                                                                                          \
         if (i < n) {                                                                               \
             vt a = load(x + n - W);                                                                \
-            m1 = op(m1, a), nn = mor(nn, NAN2(a, a));                                               \
+            m1 = op(m1, a), nn = mor(nn, NAN2(a, a));                                              \
         }                                                                                          \
         *nan = mbits(nn);                                                                          \
         return op(op(m0, m1), op(m2, m3));                                                         \
@@ -486,8 +488,8 @@ static inline size_t find_i64(const int64_t *x, size_t n, int64_t v)
  * one pass over blocks of ARG_BLOCK elements (the last one up to twice that), each reduced in
  * registers to its extremum; a block replaces the best so far only if its extremum is strictly
  * better, so the best block is the first that holds the answer, and the answer's index is then
- * found in that block alone (a re-read of at most 2 ARG_BLOCK elements). A block with a NaN ends the scan: its
- * first NaN is the first of the span (nanv: the value find looks for then). */
+ * found in that block alone (a re-read of at most 2 ARG_BLOCK elements). A block with a NaN
+ * ends the scan: its first NaN is the first of the span (nanv: the value find looks for then). */
 #define ARG_BLOCK 512
 #define ARGMINMAX(name, T, findfn, reduce, sop, nanv)                                              \
     static __attribute__((noinline)) size_t arg##name##_long(const T *x, size_t n)                 \
@@ -588,11 +590,13 @@ static ridge_status axpy_f32(RIDGE_VEC_CTX, float *out, float a, const float *x,
     rv_f va = rv_set1(a);
     EW_KERNEL(V_AXPY, __builtin_fmaf(a, x[i], out[i]), x, out, out);
 }
-static ridge_status fma_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y, const float *z, size_t n)
+static ridge_status fma_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y,
+                            const float *z, size_t n)
 {
     EW_KERNEL(V_FMA, __builtin_fmaf(x[i], y[i], z[i]), x, y, z);
 }
-static ridge_status clamp_f32(RIDGE_VEC_CTX, float *out, const float *x, float lo, float hi, size_t n)
+static ridge_status clamp_f32(RIDGE_VEC_CTX, float *out, const float *x, float lo, float hi,
+                              size_t n)
 {
     rv_f vlo = rv_set1(lo), vhi = rv_set1(hi);
     EW_KERNEL(V_CLAMP, x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i], x, x, x);

@@ -87,9 +87,13 @@ static double block_sum(const fsum_job *j, size_t b)
     double d;
     switch (j->type) {
     case 0: j->k->sum_f32(NULL, (const float *)j->x + i, len, &f); return f;
-    case 1: j->k->dot_f32(NULL, (const float *)j->x + i, (const float *)j->y + i, len, &f); return f;
+    case 1:
+        j->k->dot_f32(NULL, (const float *)j->x + i, (const float *)j->y + i, len, &f);
+        return f;
     case 2: j->k->sum_f64(NULL, (const double *)j->x + i, len, &d); return d;
-    default: j->k->dot_f64(NULL, (const double *)j->x + i, (const double *)j->y + i, len, &d); return d;
+    default:
+        j->k->dot_f64(NULL, (const double *)j->x + i, (const double *)j->y + i, len, &d);
+        return d;
     }
 }
 
@@ -167,11 +171,13 @@ static __attribute__((noinline)) ridge_status fsum_f64(ridge_ctx *ctx, int type,
 #define YBAD | NUL(y)
 FSUM_API(ridge_vec_sum_f32, float, f32, 0, 0, NOY, NOY, , x, sum_f32(ctx, x, n, out))
 FSUM_API(ridge_vec_sumsq_f32, float, f32, 1, 0, NOY, NOY, , x, dot_f32(ctx, x, x, n, out))
-FSUM_API(ridge_vec_dot_f32, float, f32, 1, 0, DOTY(float), YF, YBAD, y, dot_f32(ctx, x, y, n, out))
+FSUM_API(ridge_vec_dot_f32, float, f32, 1, 0, DOTY(float), YF, YBAD, y,
+         dot_f32(ctx, x, y, n, out))
 FSUM_API(ridge_vec_mean_f32, float, f32, 0, 1, NOY, NOY, , x, mean_f32(ctx, x, n, out))
 FSUM_API(ridge_vec_sum_f64, double, f64, 2, 0, NOY, NOY, , x, sum_f64(ctx, x, n, out))
 FSUM_API(ridge_vec_sumsq_f64, double, f64, 3, 0, NOY, NOY, , x, dot_f64(ctx, x, x, n, out))
-FSUM_API(ridge_vec_dot_f64, double, f64, 3, 0, DOTY(double), YF, YBAD, y, dot_f64(ctx, x, y, n, out))
+FSUM_API(ridge_vec_dot_f64, double, f64, 3, 0, DOTY(double), YF, YBAD, y,
+         dot_f64(ctx, x, y, n, out))
 FSUM_API(ridge_vec_mean_f64, double, f64, 2, 1, NOY, NOY, , x, mean_f64(ctx, x, n, out))
 
 /* ---- exact integer sums ------------------------------------------------------------------- */
@@ -334,21 +340,21 @@ static void mm_range(void *arg, size_t b, size_t e, int ith)
         if (NUL(ctx) | NUL(o) | (n == 0) | NUL(x)) return bad_args(what, 1, ctx, n, o, x, x);  \
         if (n >= PAR_MIN_MEM && ctx->threads > 1 && ctx->threads <= 64)                        \
             return mm_##fn(ctx, x, n, out, idx);                                               \
-        if (idx) return K(ctx)->argminmax[i](ctx, x, n, idx);                                       \
-        return K(ctx)->minmax[i](ctx, x, n, out);                                                   \
+        if (idx) return K(ctx)->argminmax[i](ctx, x, n, idx);                                  \
+        return K(ctx)->minmax[i](ctx, x, n, out);                                              \
     }                                                                                          \
     /* one branch for the checks and n < the threading threshold, else fn_slow (FSUM_API) */  \
     ridge_status ridge_vec_##fn(ridge_ctx *ctx, const T *x, size_t n, T *out)                  \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) | (n - 1 >= PAR_MIN_MEM - 1)))               \
             return fn##_slow(ctx, x, n, out, NULL, "ridge_vec_" #fn);                          \
-        return K(ctx)->minmax[i](ctx, x, n, out);                                                   \
+        return K(ctx)->minmax[i](ctx, x, n, out);                                              \
     }                                                                                          \
     ridge_status ridge_vec_arg##fn(ridge_ctx *ctx, const T *x, size_t n, size_t *out)          \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) | (n - 1 >= PAR_MIN_MEM - 1)))               \
             return fn##_slow(ctx, x, n, NULL, out, "ridge_vec_arg" #fn);                       \
-        return K(ctx)->argminmax[i](ctx, x, n, out);                                                \
+        return K(ctx)->argminmax[i](ctx, x, n, out);                                           \
     }
 RIDGE_VEC_MINMAX(MM_API)
 

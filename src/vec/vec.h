@@ -54,10 +54,12 @@ typedef struct ridge_vec_kernels {
     ridge_i128 (*sum_i64)(const int64_t *x, size_t n);
     ridge_i128 (*dot_i32)(const int32_t *x, const int32_t *y, size_t n);
     /* the same into *out, or RIDGE_EOVERFLOW (ridge_vec_overflow(what)) if it is not an int64 */
-    ridge_status (*sum_i32_to)(RIDGE_VEC_CTX, const int32_t *x, size_t n, int64_t *out, const char *what);
-    ridge_status (*sum_i64_to)(RIDGE_VEC_CTX, const int64_t *x, size_t n, int64_t *out, const char *what);
-    ridge_status (*dot_i32_to)(RIDGE_VEC_CTX, const int32_t *x, const int32_t *y, size_t n, int64_t *out,
+    ridge_status (*sum_i32_to)(RIDGE_VEC_CTX, const int32_t *x, size_t n, int64_t *out,
                                const char *what);
+    ridge_status (*sum_i64_to)(RIDGE_VEC_CTX, const int64_t *x, size_t n, int64_t *out,
+                               const char *what);
+    ridge_status (*dot_i32_to)(RIDGE_VEC_CTX, const int32_t *x, const int32_t *y, size_t n,
+                               int64_t *out, const char *what);
     /* n >= 1; float ones return NaN if any element is NaN */
     float (*min_f32)(const float *x, size_t n);
     float (*max_f32)(const float *x, size_t n);
@@ -82,8 +84,10 @@ typedef struct ridge_vec_kernels {
     ridge_status (*mul_f32)(RIDGE_VEC_CTX, float *z, const float *x, const float *y, size_t n);
     ridge_status (*scale_f32)(RIDGE_VEC_CTX, float *y, const float *x, float a, size_t n);
     ridge_status (*axpy_f32)(RIDGE_VEC_CTX, float *y, float a, const float *x, size_t n);
-    ridge_status (*fma_f32)(RIDGE_VEC_CTX, float *w, const float *x, const float *y, const float *z, size_t n);
-    ridge_status (*clamp_f32)(RIDGE_VEC_CTX, float *y, const float *x, float lo, float hi, size_t n);
+    ridge_status (*fma_f32)(RIDGE_VEC_CTX, float *w, const float *x, const float *y,
+                            const float *z, size_t n);
+    ridge_status (*clamp_f32)(RIDGE_VEC_CTX, float *y, const float *x, float lo, float hi,
+                              size_t n);
     /* activations: y = f(x), dx = dy f'(x); alpha for leaky relu */
     ridge_status (*act[RIDGE_ACT_COUNT])(float *y, const float *x, size_t n, float alpha);
     ridge_status (*act_bwd[RIDGE_ACT_COUNT])(float *dx, const float *dy, const float *x,
