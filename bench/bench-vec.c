@@ -60,8 +60,11 @@ static const struct {
     {"silu", 8, 0},      {"gelu", 8, 0},     {"gelu_erf", 8, 0},   {"softmax", 8, 0},
 };
 
-/* one call of op on n elements: method 0 ridge, 1 the plain loop */
-static void run_op(vb *b, op k, int plain, size_t n)
+/* one call of op on n elements: method 0 ridge, 1 the plain loop. run_op_body is expanded into
+ * run_ridge and run_plain with plain constant, and run_op reaches either through the same
+ * indirect call, so that both sides are called the same way (a branch on plain in one function
+ * lets gcc lay one side out as the fall-through and the other behind a taken jump). */
+static inline __attribute__((always_inline)) void run_op_body(vb *b, op k, int plain, size_t n)
 {
     ridge_ctx *c = b->ctx;
     float f;
@@ -160,6 +163,15 @@ static void run_op(vb *b, op k, int plain, size_t n)
         break;
     default: break;
     }
+}
+
+static __attribute__((noinline)) void run_ridge(vb *b, op k, size_t n) { run_op_body(b, k, 0, n); }
+static __attribute__((noinline)) void run_plain(vb *b, op k, size_t n) { run_op_body(b, k, 1, n); }
+
+static void run_op(vb *b, op k, int plain, size_t n)
+{
+    static void (*const run[2])(vb *, op, size_t) = {run_ridge, run_plain};
+    run[plain != 0](b, k, n);
 }
 
 /* ridge's result against the plain loop's; returns 0 if they agree */

@@ -326,6 +326,26 @@ static void test_reduction_edges(ridge_ctx *ctx, const char *name)
     for (int i = 0; i < 40; i++) v[i] = INT64_MAX - i;
     CHECK(ridge_vec_sum_i64(ctx, v, 40, &l) == RIDGE_EOVERFLOW);
     CHECK(ridge_vec_sumsq_i64(ctx, v, 2, &l) == RIDGE_EOVERFLOW);
+    /* short int64 spans (the kernels' no-loop path) near the limits: overflow reported exactly
+     * when the exact sum leaves int64, partial overflows that come back are fine */
+    static const int64_t big[] = {INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
+                                  (int64_t)1 << 62, -((int64_t)1 << 62), ((int64_t)1 << 40) - 1, -1,
+                                  0, 1};
+    int64_t vb[40];
+    for (int rep = 0; rep < 400; rep++) {
+        size_t n = 1 + rng() % 40;
+        __int128 exact = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = rng();
+            vb[i] = r % 3 ? big[(r >> 8) % 10] : (int64_t)rng();
+            exact += vb[i];
+        }
+        int fits = exact >= INT64_MIN && exact <= INT64_MAX;
+        l = 7;
+        ridge_status st = ridge_vec_sum_i64(ctx, vb, n, &l);
+        CHECKF(fits ? st == RIDGE_OK && l == (int64_t)exact : st == RIDGE_EOVERFLOW && l == 7,
+               "%s sum_i64 of %zu near the limits: status %d", name, n, (int)st);
+    }
     int32_t w[40];
     for (int i = 0; i < 40; i++) w[i] = INT32_MIN;
     CHECK_OK(ridge_vec_sum_i32(ctx, w, 40, &l));
@@ -451,6 +471,122 @@ static void test_large(ridge_ctx *ctx, const char *name)
         free(y), free(z);
         free(x), free(xi), free(xd);
     }
+}
+
+/* argmin/argmax over spans of several blocks (the one-pass block scheme of vec-template.h):
+ * the first index of the extremum, ties in different blocks, +0/-0, NaN in any block; against
+ * a scalar loop written here and the reference kernels */
+#define ARG_EXPECT(x, n, better)                                                      \
+    size_t want = 0;                                                                               \
+    for (size_t i = 0; i < n; i++) {                                                               \
+        if (x[i] != x[i]) {                                                                        \
+            want = i;                                                                              \
+            break;                                                                                 \
+        }                                                                                          \
+        if (x[i] better x[want]) want = i;                                                         \
+    }
+#define ARG_CASE(fn, T, better, x, n, what)                                                        \
+    do {                                                                                           \
+        ARG_EXPECT(x, n, better)                                                           \
+        size_t got = 7, ref = 7;                                                                   \
+        CHECK_OK(ridge_vec_arg##fn(ctx, x, n, &got));                                              \
+        CHECK_OK(ridge_vec_arg##fn(ref_ctx, x, n, &ref));                                          \
+        CHECKF(got == want && ref == want, "%s arg" #fn " n=%zu %s: %zu, ref %zu, want %zu", name, \
+               (size_t)n, what, got, ref, want);                                                   \
+    } while (0)
+
+static void test_arg_long(ridge_ctx *ctx, const char *name)
+{
+    static const size_t sizes[] = {1023, 1024, 1025, 1537, 2049, 4096, 10000, 70001};
+    enum { NMAX = 70001 };
+    float *f = malloc(NMAX * sizeof *f);
+    double *d = malloc(NMAX * sizeof *d);
+    int32_t *i32 = malloc(NMAX * sizeof *i32);
+    int64_t *i64 = malloc(NMAX * sizeof *i64);
+    if (!f || !d || !i32 || !i64) {
+        CHECK(0);
+        free(f), free(d), free(i32), free(i64);
+        return;
+    }
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        /* the positions that are moved: block edges (512), the ends, the middle */
+        size_t pos[] = {0, 1, 511, 512, 513, 1023, 1024, n / 2, n - 2, n - 1};
+        for (int pat = 0; pat < 6; pat++) {
+            for (size_t i = 0; i < n; i++) {
+                double u = urand(-1, 1);
+                f[i] = (float)u, d[i] = u, i32[i] = (int32_t)rng(), i64[i] = (int64_t)rng();
+            }
+            size_t p = pos[rng() % 10] % n, q = pos[rng() % 10] % n;
+            char what[64];
+            snprintf(what, sizeof what, "pattern %d at %zu, %zu", pat, p, q);
+            switch (pat) {
+            case 0: break; /* random */
+            case 1:        /* the same extremes at p and q (ties: the first wins) */
+                f[p] = f[q] = 2, d[p] = d[q] = 2, i32[p] = i32[q] = INT32_MAX;
+                i64[p] = i64[q] = INT64_MAX;
+                break;
+            case 2: /* every element equal */
+                for (size_t i = 0; i < n; i++) f[i] = -3, d[i] = -3, i32[i] = INT32_MIN, i64[i] = 5;
+                break;
+            case 3: /* all negative but a -0 and a +0: both are the max */
+                for (size_t i = 0; i < n; i++) f[i] = -fabsf(f[i]) - 1, d[i] = -fabs(d[i]) - 1;
+                f[p] = -0.0f, f[q] = 0.0f, d[p] = 0.0, d[q] = -0.0;
+                break;
+            case 4: /* one NaN */
+                f[p] = NAN, d[q] = NAN;
+                break;
+            default: /* two NaNs, and an extreme after them */
+                f[p] = f[q] = NAN, d[p] = d[q] = NAN;
+                f[n - 1] = INFINITY, d[n - 1] = -INFINITY;
+                break;
+            }
+            ARG_CASE(max_f32, float, >, f, n, what);
+            ARG_CASE(min_f32, float, <, f, n, what);
+            ARG_CASE(max_f64, double, >, d, n, what);
+            ARG_CASE(min_f64, double, <, d, n, what);
+            ARG_CASE(max_i32, int32_t, >, i32, n, what);
+            ARG_CASE(min_i32, int32_t, <, i32, n, what);
+            ARG_CASE(max_i64, int64_t, >, i64, n, what);
+            ARG_CASE(min_i64, int64_t, <, i64, n, what);
+        }
+    }
+    free(f), free(d), free(i32), free(i64);
+}
+
+/* exact int32 sums of values at and near the extremes (and at the 2^16 split of the lane sums)
+ * over long spans, several flushes of the lane sums, every start offset within a vector */
+static void test_sum_i32_extremes(ridge_ctx *ctx, const char *name)
+{
+    static const int32_t vals[] = {INT32_MIN, INT32_MIN + 1, INT32_MAX, INT32_MAX - 1, -65536,
+                                   -65535,    65535,         65536,     32767,         -1,
+                                   0,         (int32_t)0xffff8000};
+    enum { NW = (1 << 21) + 77 };
+    int32_t *w = malloc(NW * sizeof *w);
+    if (!w) {
+        CHECK(0);
+        return;
+    }
+    for (int pat = 0; pat < 3; pat++) {
+        for (size_t i = 0; i < NW; i++) {
+            uint64_t r = rng();
+            /* pattern 0: any of vals; 1: mostly INT32_MAX; 2: mostly INT32_MIN */
+            w[i] = pat == 0 || r % 8 == 0 ? vals[(r >> 8) % 12] : pat == 1 ? INT32_MAX : INT32_MIN;
+        }
+        static const size_t lens[] = {33, 64, 100, 1000, 10000, 70001, (1 << 20) + 31, NW - 16};
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+            for (size_t off = 0; off < 16; off += k < 4 ? 1 : 5) {
+                size_t n = lens[k];
+                int64_t want = 0, got = 0, ref = 0;
+                for (size_t i = 0; i < n; i++) want += w[off + i];
+                CHECK_OK(ridge_vec_sum_i32(ctx, w + off, n, &got));
+                CHECK_OK(ridge_vec_sum_i32(ref_ctx, w + off, n, &ref));
+                CHECKF(got == want && ref == want,
+                       "%s sum_i32 extremes pattern %d n=%zu off=%zu: %lld, want %lld", name, pat,
+                       n, off, (long long)got, (long long)want);
+            }
+    }
+    free(w);
 }
 
 /* ---- elementwise ------------------------------------------------------------------------------ */
@@ -611,6 +747,20 @@ static void test_gradients_fd(void)
 
 static void test_softmax(ridge_ctx *ctx, const char *name)
 {
+    /* every short row length (the kernels' one- and two-vector paths, their tails stored in
+     * pieces), 1 and 3 rows, with a guard after the output */
+    for (size_t cols = 1; cols <= 40; cols++)
+        for (size_t rows = 1; rows <= 3; rows += 2) {
+            float xs[3 * 40 + 1], ys[3 * 40 + 1], yrs[3 * 40];
+            for (size_t i = 0; i < rows * cols; i++) xs[i] = (float)urand(-30, 30);
+            ys[rows * cols] = GUARD;
+            CHECK_OK(ridge_softmax_f32(ctx, ys, xs, rows, cols));
+            CHECK_OK(ridge_softmax_f32(ref_ctx, yrs, xs, rows, cols));
+            int bad = ys[rows * cols] != GUARD;
+            for (size_t i = 0; i < rows * cols; i++)
+                if (!(fabs(ys[i] - yrs[i]) <= 4e-6 * fabs(yrs[i]) + 1e-40)) bad++;
+            CHECKF(!bad, "%s softmax %zu x %zu: %d mismatches or guard", name, rows, cols, bad);
+        }
     enum { R = 5, C = 77 };
     static float x[R * C], y[R * C], yr[R * C], dy[R * C], dx[R * C], dxr[R * C];
     for (size_t cols = 1; cols <= C; cols += 19) {
@@ -693,7 +843,9 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "%s/%dt", ridge_isa_name(isas[i]), threads);
             test_reduction_edges(ctx, name);
             test_large(ctx, name);
+            test_sum_i32_extremes(ctx, name);
             if (threads == 1) {
+                test_arg_long(ctx, name);
                 test_reductions(ctx, name);
                 test_elementwise(ctx, name);
                 test_activations(ctx, name);

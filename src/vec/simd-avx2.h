@@ -50,11 +50,17 @@
 #define rv_slli(a, n) _mm256_slli_epi32((a), (n))
 #define rv_srli(a, n) _mm256_srli_epi32((a), (n))
 #define rv_srai(a, n) _mm256_srai_epi32((a), (n))
+/* makes gcc keep v in a register: a loaded vector used twice is then loaded once, not again
+ * as the memory operand of its second use (which costs a load port per reuse) */
+#define rv_keep(v) __asm__("" : "+x"(v))
 
 /* ---- used by the kernels (vec-template.h) ---- */
 #define rv_load_n(p, n, fill) ridge_avx2_load_n((p), (n), (fill)) /* n < RV_W lanes, rest fill */
 #define rv_load_nz(p, n) _mm256_maskload_ps((p), ridge_avx2_tail_mask(n)) /* n <= W, rest 0 */
 #define rv_store_n(p, v, n) ridge_avx2_store_n((p), (v), (n))
+/* the first n < RV_W lanes, in pieces of 4, 2 and 1 floats (vmaskmovps stores are slow on AMD
+ * cores) */
+#define rv_store_part(p, v, n) ridge_avx2_store_part((p), (v), (n))
 #define rv_reduce_add(v) ridge_avx2_reduce_add(v) /* lane j + lane j + W/2, recursively */
 #define rv_reduce_min(v) ridge_avx2_reduce_min(v)
 #define rv_reduce_max(v) ridge_avx2_reduce_max(v)
@@ -88,6 +94,9 @@
 #define ri_load_n(p, n) _mm256_maskload_epi32((const int *)(p), ridge_avx2_tail_mask(n)) /* rest 0 */
 #define ri_hsum32(v) ridge_avx2_hsum_epi32(v) /* the sum of the lanes, wrapped to int32 */
 #define ri_mul32(a, b) _mm256_mul_epi32((a), (b)) /* low signed 32 of each 64-bit lane -> 64 */
+/* int32 lanes 0..3 / 4..7 sign-extended to int64 lanes */
+#define ri_widen_lo(a) _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a))
+#define ri_widen_hi(a) _mm256_cvtepi32_epi64(_mm256_extracti128_si256((a), 1))
 #define rl_set1(c) _mm256_set1_epi64x(c)
 #define rl_load_n(p, n) _mm256_castpd_si256(ridge_avx2_load_n_pd((const double *)(p), (n)))
 #define rl_hsum(v) ridge_avx2_hsum_epi64(v) /* the sum of the lanes, wrapped to int64 */
@@ -119,6 +128,13 @@ static inline __m256 ridge_avx2_load_n(const float *p, size_t n, __m256 fill)
 static inline void ridge_avx2_store_n(float *p, __m256 v, size_t n)
 {
     _mm256_maskstore_ps(p, ridge_avx2_tail_mask(n), v);
+}
+static inline void ridge_avx2_store_part(float *p, __m256 v, size_t n)
+{
+    __m128 t = _mm256_castps256_ps128(v);
+    if (n & 4) _mm_storeu_ps(p, t), p += 4, t = _mm256_extractf128_ps(v, 1);
+    if (n & 2) _mm_storel_epi64((__m128i *)p, _mm_castps_si128(t)), p += 2, t = _mm_movehl_ps(t, t);
+    if (n & 1) _mm_store_ss(p, t);
 }
 static inline __m256d ridge_avx2_load_n_pd(const double *p, size_t n)
 {

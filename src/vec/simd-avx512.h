@@ -44,11 +44,13 @@
 #define rv_slli(a, n) _mm512_slli_epi32((a), (n))
 #define rv_srli(a, n) _mm512_srli_epi32((a), (n))
 #define rv_srai(a, n) _mm512_srai_epi32((a), (n))
+#define rv_keep(v) __asm__("" : "+v"(v))
 
 /* ---- used by the kernels (vec-template.h) ---- */
 #define rv_load_n(p, n, fill) _mm512_mask_loadu_ps((fill), ridge_avx512_tail(n), (p))
 #define rv_load_nz(p, n) _mm512_maskz_loadu_ps(ridge_avx512_tail(n), (p))
 #define rv_store_n(p, v, n) _mm512_mask_storeu_ps((p), ridge_avx512_tail(n), (v))
+#define rv_store_part(p, v, n) rv_store_n((p), (v), (n)) /* masked stores are not slow here */
 #define rv_reduce_add(v) ridge_avx512_reduce_add(v)
 #define rv_reduce_min(v) ridge_avx512_reduce_min(v)
 #define rv_reduce_max(v) ridge_avx512_reduce_max(v)
@@ -82,6 +84,8 @@
 #define ri_load_n(p, n) _mm512_maskz_loadu_epi32(ridge_avx512_tail(n), (p))
 #define ri_hsum32(v) _mm512_reduce_add_epi32(v)
 #define ri_mul32(a, b) _mm512_mul_epi32((a), (b))
+#define ri_widen_lo(a) _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a))
+#define ri_widen_hi(a) _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64((a), 1))
 #define rl_set1(c) _mm512_set1_epi64(c)
 #define rl_load_n(p, n) _mm512_maskz_loadu_epi64((__mmask8)ridge_avx512_tail(n), (p))
 #define rl_hsum(v) _mm512_reduce_add_epi64(v)

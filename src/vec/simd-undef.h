@@ -39,6 +39,7 @@
 #undef rv_slli
 #undef rv_srli
 #undef rv_srai
+#undef rv_keep
 #undef rv_load_n
 #undef rv_load_nz
 #undef rv_store_n

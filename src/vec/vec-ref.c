@@ -32,7 +32,7 @@ REF_LANE_SUM(lanes_dot_f64, double, RIDGE_VEC_LANES_F64, fma(x[i], y[i], *a))
 
 /* the table's forms: one block into *out; mean = sum / n */
 #define REF_TO(name, T, Y, expr)                                                              \
-    static ridge_status name(const T *x Y, size_t n, T *out)                                   \
+    static ridge_status name(RIDGE_VEC_CTX, const T *x Y, size_t n, T *out)                    \
     {                                                                                          \
         *out = expr;                                                                           \
         return RIDGE_OK;                                                                       \
@@ -105,43 +105,50 @@ REF_FIND(find_f64, double)
 REF_FIND(find_i32, int32_t)
 REF_FIND(find_i64, int64_t)
 
+/* argmin / argmax: the first index of the min / max (the first NaN, if any) */
+#define REF_ARG(i, fn, f, T)                                                                  \
+    static size_t arg##fn(const T *x, size_t n) { return find_##f(x, n, fn(x, n)); }
+RIDGE_VEC_MINMAX(REF_ARG)
+#undef REF_ARG
+
 #define RIDGE_VEC_SHORT_I32(n) 0
 #define RIDGE_VEC_SHORT_I64(n) 0
 #include "vec/vec-wrap.h"
 
 /* ---- elementwise -------------------------------------------------------------------------- */
 
-static ridge_status add_f32(float *z, const float *x, const float *y, size_t n)
+static ridge_status add_f32(RIDGE_VEC_CTX, float *z, const float *x, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) z[i] = x[i] + y[i];
     return RIDGE_OK;
 }
-static ridge_status sub_f32(float *z, const float *x, const float *y, size_t n)
+static ridge_status sub_f32(RIDGE_VEC_CTX, float *z, const float *x, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) z[i] = x[i] - y[i];
     return RIDGE_OK;
 }
-static ridge_status mul_f32(float *z, const float *x, const float *y, size_t n)
+static ridge_status mul_f32(RIDGE_VEC_CTX, float *z, const float *x, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) z[i] = x[i] * y[i];
     return RIDGE_OK;
 }
-static ridge_status scale_f32(float *y, const float *x, float a, size_t n)
+static ridge_status scale_f32(RIDGE_VEC_CTX, float *y, const float *x, float a, size_t n)
 {
     for (size_t i = 0; i < n; i++) y[i] = a * x[i];
     return RIDGE_OK;
 }
-static ridge_status axpy_f32(float *y, float a, const float *x, size_t n)
+static ridge_status axpy_f32(RIDGE_VEC_CTX, float *y, float a, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
     return RIDGE_OK;
 }
-static ridge_status fma_f32(float *w, const float *x, const float *y, const float *z, size_t n)
+static ridge_status fma_f32(RIDGE_VEC_CTX, float *w, const float *x, const float *y,
+                            const float *z, size_t n)
 {
     for (size_t i = 0; i < n; i++) w[i] = fmaf(x[i], y[i], z[i]);
     return RIDGE_OK;
 }
-static ridge_status clamp_f32(float *y, const float *x, float lo, float hi, size_t n)
+static ridge_status clamp_f32(RIDGE_VEC_CTX, float *y, const float *x, float lo, float hi, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         float v = x[i];

@@ -8,9 +8,11 @@
  * to cover the 3-cycle add latency at 2 loads per cycle. min/max use 4 accumulators; NaN is
  * detected with one unordered compare per pair of vectors, and the first NaN is then
  * returned; spans shorter than a vector run a scalar loop, longer ones finish with an
- * overlapping last vector (min/max/find are idempotent). Integer sums are exact: int32 as a
- * wrapped sum plus the exact sum of the high 16-bit halves in 32-bit lanes (flushed every 2^15
- * vectors), int64 and int32 products as 32-bit halves in 64-bit lanes.
+ * overlapping last vector (min/max/find are idempotent); argmin/argmax of long spans are one
+ * pass over blocks. Integer sums are exact: int32 as a wrapped sum plus the exact sum of the
+ * high 16-bit halves in 32-bit lanes (flushed every 2^16 elements per lane), int64 and int32
+ * products as 32-bit halves in 64-bit lanes; short int32 / int64 spans as sum_i32_short and
+ * sum_i64_short say.
  * Elementwise kernels: 2 vectors per iteration and an overlapping last vector whose inputs are
  * loaded first (so in place works); spans shorter than a vector are scalar (the same IEEE
  * operations, so the same results).
@@ -80,16 +82,16 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
  * lane holds an element gives the same bits. */
 #define LANE_SUM_SHORT(NACC, W) ((NACC) == 8 ? 4 * (W) : 2 * (W))
 #define LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce)                             \
+    if (__builtin_expect(n - W <= W, 1)) { /* W..2W: the fall-through path */                      \
+        VT s_ = add(first(0), firstt(W, n - W));                                                   \
+        return reduce(n == 2 * W ? add(s_, zero()) : s_);                                          \
+    }                                                                                              \
     if (NACC == 8 && n > 2 * W) { /* ((a0 + a2) + (a1 + a3)), as the full fold */                 \
         VT a0 = first(0), a1 = first(W), a2, a3 = zero();                                          \
         if (n >= 3 * W) a2 = first(2 * W), a3 = firstt(3 * W, n - 3 * W);                          \
         else a2 = firstt(2 * W, n - 2 * W);                                                        \
         VT s_ = add(add(a0, a2), add(a1, a3));                                                     \
         return reduce(n == 4 * W ? add(s_, zero()) : s_);                                          \
-    }                                                                                              \
-    if (n >= W) {                                                                                  \
-        VT s_ = add(first(0), firstt(W, n - W));                                                   \
-        return reduce(n == 2 * W ? add(s_, zero()) : s_);                                          \
     }                                                                                              \
     return reduce(firstt(0, n))
 
@@ -119,8 +121,9 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     {                                                                                              \
         LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce);                           \
     }                                                                                              \
-    static __attribute__((noinline)) ridge_status name##_long(const T *x Y, size_t n, T *out,      \
-                                                              int mean)                            \
+    /* noipa: no clone without the unused ctx, whose call would then move every argument */     \
+    static __attribute__((noipa)) ridge_status name##_long(RIDGE_VEC_CTX, const T *x Y, size_t n,  \
+                                                           T *out, int mean)                       \
     {                                                                                              \
         T s = name##_loop(x YA, n);                                                                \
         *out = mean ? (T)((double)s / (double)n) : s;                                              \
@@ -130,9 +133,10 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     {                                                                                              \
         LANE_SUM_SMALL(VT, W, NACC, zero, add, first, firstt, reduce);                             \
     }                                                                                              \
-    static ridge_status name##_to(const T *x Y, size_t n, T *out)                                  \
+    static ridge_status name##_to(RIDGE_VEC_CTX, const T *x Y, size_t n, T *out)                   \
     {                                                                                              \
-        if (n > LANE_SUM_SHORT(NACC, W)) return name##_long(x YA, n, out, 0);                      \
+        if (__builtin_expect(n > LANE_SUM_SHORT(NACC, W), 0))                                      \
+            return name##_long(ctx, x YA, n, out, 0);                                              \
         *out = name##_short(x YA, n);                                                              \
         return RIDGE_OK;                                                                           \
     }
@@ -148,64 +152,82 @@ LANE_SUM_FN(sum_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero,
 LANE_SUM_FN(dot_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, DOT_F64,
             DOT_F64_T, DOT_F64_1, DOT_F64_1T, rd_reduce_add, YARG(double), COMMA_Y)
 
-static ridge_status mean_f32_to(const float *x, size_t n, float *out)
+static ridge_status mean_f32_to(RIDGE_VEC_CTX, const float *x, size_t n, float *out)
 {
-    if (n > LANE_SUM_SHORT(NACC_F32, RV_W)) return sum_f32_long(x, n, out, 1);
+    if (n > LANE_SUM_SHORT(NACC_F32, RV_W)) return sum_f32_long(ctx, x, n, out, 1);
     *out = (float)((double)sum_f32_short(x, n) / (double)n);
     return RIDGE_OK;
 }
 
-static ridge_status mean_f64_to(const double *x, size_t n, double *out)
+static ridge_status mean_f64_to(RIDGE_VEC_CTX, const double *x, size_t n, double *out)
 {
-    if (n > LANE_SUM_SHORT(NACC_F64, RD_W)) return sum_f64_long(x, n, out, 1);
+    if (n > LANE_SUM_SHORT(NACC_F64, RD_W)) return sum_f64_long(ctx, x, n, out, 1);
     *out = sum_f64_short(x, n) / (double)n;
     return RIDGE_OK;
 }
 
 /* ---- exact integer sums --------------------------------------------------------------------- */
 
-/* int32: x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane
- * keeps the exact sum of hi (c of them, c <= 2^15: |sum| <= 2^30) and the wrapped sum of x;
- * then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^31). Three
- * operations per vector. */
+/* int32 spans of up to two vectors, no loop: widened to 64-bit lanes in registers. Longer ones:
+ * x = hi 2^16 + lo, hi = x >> 16 in [-2^15, 2^15), lo in [0, 2^16). Each 32-bit lane keeps
+ * the exact sum of hi (c of them, c <= 2^16: the sum is in [-2^31, 2^31)) and the wrapped sum
+ * of x; then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^32). */
+static inline int64_t sum_i32_short(const int32_t *x, size_t n)
+{
+    if (__builtin_expect(n >= RV_W, 1)) {
+        rv_i a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
+        return rl_hsum(rl_add(rl_add(ri_widen_lo(a), ri_widen_hi(a)),
+                              rl_add(ri_widen_lo(b), ri_widen_hi(b))));
+    }
+    rv_i a = ri_load_n(x, n);
+    return rl_hsum(rl_add(ri_widen_lo(a), ri_widen_hi(a)));
+}
+
+/* Longer spans: four vectors a step, added in pairs before they reach the accumulators (three
+ * vector operations per load, each load done once: rv_keep), 2^15 steps (2^16 elements per
+ * lane) between flushes of the lane sums; the last < 4 vectors by the short form. */
 static __attribute__((noinline)) ridge_i128 sum_i32_long(const int32_t *x, size_t n)
 {
     ridge_i128 total = 0;
     size_t i = 0;
-    while (i + 2 * RV_W <= n) {
-        rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
-        size_t end = n - (n - i) % (2 * RV_W), cap = i + ((size_t)1 << 15) * 2 * RV_W;
+    while (n - i >= 4 * RV_W) {
+        size_t end = n - (n - i) % (4 * RV_W), cap = i + ((size_t)1 << 15) * 4 * RV_W;
         if (end > cap) end = cap;
-        for (; i < end; i += 2 * RV_W) {
-            rv_i a = ri_load(x + i), b = ri_load(x + i + RV_W);
-            w0 = ri_add32(w0, a), h0 = ri_add32(h0, rv_srai(a, 16));
-            w1 = ri_add32(w1, b), h1 = ri_add32(h1, rv_srai(b, 16));
-        }
-        int32_t tw[2][RV_W], th[2][RV_W];
-        ri_store(tw[0], w0), ri_store(th[0], h0), ri_store(tw[1], w1), ri_store(th[1], h1);
-        int64_t hi = 0, lo = 0; /* 2 W lanes: |hi| < 2^35, lo < 2^36 */
-        for (int k = 0; k < 2; k++)
-            for (int j = 0; j < RV_W; j++) {
-                hi += th[k][j];
-                lo += (uint32_t)tw[k][j] - ((uint32_t)th[k][j] << 16);
-            }
-        total += (ridge_i128)hi * 65536 + lo;
+        const int32_t *p = x + i, *pe = x + end;
+        rv_i w0 = ri_zero(), h0 = ri_zero(), w1 = ri_zero(), h1 = ri_zero();
+        do {
+            rv_i a = ri_load(p), b = ri_load(p + RV_W);
+            rv_i c = ri_load(p + 2 * RV_W), d = ri_load(p + 3 * RV_W);
+            rv_keep(a); rv_keep(b); rv_keep(c); rv_keep(d);
+            w0 = ri_add32(w0, ri_add32(a, b));
+            h0 = ri_add32(h0, ri_add32(rv_srai(a, 16), rv_srai(b, 16)));
+            w1 = ri_add32(w1, ri_add32(c, d));
+            h1 = ri_add32(h1, ri_add32(rv_srai(c, 16), rv_srai(d, 16)));
+            p += 4 * RV_W;
+        } while (p < pe);
+        i = end;
+        /* lo = wrapped - 2^16 hi per lane (in [0, 2^32): its two halves of each 64-bit lane
+         * zero-extended), hi widened: every lane sum below 2^35 in magnitude */
+        const rv_i m32 = rl_set1(0xffffffff);
+        rv_i lo0 = rv_isub(w0, rv_slli(h0, 16)), lo1 = rv_isub(w1, rv_slli(h1, 16));
+        rv_i lo = rl_add(rl_add(rl_and(lo0, m32), rl_srli(lo0, 32)),
+                         rl_add(rl_and(lo1, m32), rl_srli(lo1, 32)));
+        rv_i hi = rl_add(rl_add(ri_widen_lo(h0), ri_widen_hi(h0)),
+                         rl_add(ri_widen_lo(h1), ri_widen_hi(h1)));
+        total += (ridge_i128)rl_hsum(hi) * 65536 + rl_hsum(lo);
     }
-    for (; i < n; i++) total += x[i];
+    while (i < n) {
+        size_t c = n - i < 2 * RV_W ? n - i : 2 * RV_W;
+        total += sum_i32_short(x + i, c);
+        i += c;
+    }
     return total;
 }
 
-/* spans of up to two vectors, no loop: at most two elements per lane, |hi| <= 2^16 and
- * lo < 2^17, so the lane sums of both fit int32 */
 static inline ridge_i128 sum_i32(const int32_t *x, size_t n)
 {
     if (n > 2 * RV_W) return sum_i32_long(x, n);
-    rv_i a, b = ri_zero();
-    if (n >= RV_W) a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
-    else a = ri_load_n(x, n);
-    rv_i h = ri_add32(rv_srai(a, 16), rv_srai(b, 16));
-    rv_i lo = rv_isub(ri_add32(a, b), rv_slli(h, 16));
-    return (ridge_i128)ri_hsum32(h) * 65536 + ri_hsum32(lo);
+    return sum_i32_short(x, n);
 }
 
 /* int64: x = hi 2^32 + lo, lo in [0, 2^32), |hi| < 2^31; 64-bit lanes hold 2^31 of each. */
@@ -234,17 +256,43 @@ static __attribute__((noinline)) ridge_i128 sum_i64_long(const int64_t *x, size_
     return total;
 }
 
-/* spans of up to four vectors: at most four elements per lane */
+/* int64 spans of up to four vectors: the wrapped sum w (64-bit lanes) and, in the odd 32-bit
+ * lanes of h, the sum of x >> 40 (the high dword shifted by 8; at most 4 of them per lane: no
+ * overflow): hs = sum(x >> 40) puts the exact sum within 4 RL_W 2^40 + 2^40 of hs 2^40, and
+ * the exact sum is ws + k 2^64 with k = round((hs - (ws >> 40)) / 2^24) (the error is far below
+ * 2^63): the sum fits int64 iff k = 0, and is then ws. Three operations per vector. */
+static inline int64_t sum_i64_short(const int64_t *x, size_t n, int64_t *k)
+{
+    rv_i w = ri_zero(), h = ri_zero();
+    size_t i = 0;
+    for (; i + RL_W <= n; i += RL_W) {
+        rv_i v = ri_load(x + i);
+        rv_keep(v);
+        w = rl_add(w, v), h = ri_add32(h, rv_srai(v, 8));
+    }
+    if (i < n) {
+        rv_i v = rl_load_n(x + i, n - i);
+        w = rl_add(w, v), h = ri_add32(h, rv_srai(v, 8));
+    }
+    int64_t ws = rl_hsum(w), hs = rl_hsum(rl_srai32(h));
+    *k = (hs - (ws >> 40) + ((int64_t)1 << 23)) >> 24;
+    return ws;
+}
+
 static inline ridge_i128 sum_i64(const int64_t *x, size_t n)
 {
     if (n > 4 * RL_W) return sum_i64_long(x, n);
-    const rv_i lomask = rl_set1(0xffffffff);
-    rv_i lo = ri_zero(), hi = ri_zero();
-    for (size_t i = 0; i < n; i += RL_W) {
-        rv_i a = n - i >= RL_W ? ri_load(x + i) : rl_load_n(x + i, n - i);
-        lo = rl_add(lo, rl_and(a, lomask)), hi = rl_add(hi, rl_srai32(a));
-    }
-    return (ridge_i128)rl_hsum(hi) * ((ridge_i128)1 << 32) + rl_hsum(lo);
+    int64_t k, ws = sum_i64_short(x, n, &k);
+    return ws + (ridge_i128)k * ((ridge_i128)1 << 64);
+}
+
+static inline ridge_status sum_i64_short_to(const int64_t *x, size_t n, int64_t *out,
+                                            const char *what)
+{
+    int64_t k, ws = sum_i64_short(x, n, &k);
+    if (k) return ridge_vec_overflow(what);
+    *out = ws;
+    return RIDGE_OK;
 }
 
 /* int32 dot: 64-bit products of the even and the odd lanes, each split as in sum_i64. */
@@ -276,14 +324,46 @@ static ridge_i128 dot_i32(const int32_t *x, const int32_t *y, size_t n)
 static inline size_t find_f32(const float *x, size_t n, float v);
 static inline size_t find_f64(const double *x, size_t n, double v);
 
-/* name: spans of up to two vectors inline (two overlapping vectors), longer ones out of line */
-#define FMINMAX(name, T, W, vt, load, op, cmp, mor, mbits, reduce, findfn, sop)                    \
+/* The lanewise extremum of x[0..n), n >= W, four accumulators and an overlapping last vector
+ * (min/max are idempotent); NAN2(a, b) is a mask of the lanes where a or b is NaN (0 for
+ * integers), mor ORs two of them and *nan gets mbits of them all. A float load is used twice
+ * (op and the NaN test): keep = rv_keep stops gcc from loading it again as a memory operand. */
+#define MINMAX_VEC(name, T, W, vt, load, op, NAN2, mor, mbits, keep)                               \
+    static inline __attribute__((always_inline)) vt name##_vec(const T *x, size_t n,               \
+                                                               unsigned *nan)                      \
+    {                                                                                              \
+        vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                                \
+        __typeof__(NAN2(m0, m0)) nn = NAN2(m0, m0);                                                \
+        size_t i = 0;                                                                              \
+        for (; i + 4 * W <= n; i += 4 * W) {                                                       \
+            vt a = load(x + i), b = load(x + i + W), c = load(x + i + 2 * W),                      \
+               d = load(x + i + 3 * W);                                                            \
+            keep(a); keep(b); keep(c); keep(d);                                                    \
+            m0 = op(m0, a), m1 = op(m1, b), m2 = op(m2, c), m3 = op(m3, d);                        \
+            nn = mor(nn, mor(NAN2(a, b), NAN2(c, d)));                                             \
+        }                                                                                          \
+        for (; i + W <= n; i += W) {                                                               \
+            vt a = load(x + i);                                                                    \
+            m0 = op(m0, a), nn = mor(nn, NAN2(a, a));                                              \
+        }                                                                                          \
+        if (i < n) {                                                                               \
+            vt a = load(x + n - W);                                                                \
+            m1 = op(m1, a), nn = mor(nn, NAN2(a, a));                                              \
+        }                                                                                          \
+        *nan = mbits(nn);                                                                          \
+        return op(op(m0, m1), op(m2, m3));                                                         \
+    }
+
+/* name: spans of up to two vectors inline (two overlapping vectors), longer ones out of line;
+ * a NaN anywhere gives the first NaN (float) */
+#define FMINMAX(name, T, W, vt, load, op, NAN2, mor, mbits, reduce, findfn, sop)                   \
+    MINMAX_VEC(name, T, W, vt, load, op, NAN2, mor, mbits, rv_keep)                                \
     static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
     static inline T name(const T *x, size_t n)                                                     \
     {                                                                                              \
         if (__builtin_expect(n - W <= W, 1)) {                                                     \
             vt a = load(x), b = load(x + n - W);                                                   \
-            if (mbits(cmp(a, b, _CMP_UNORD_Q))) return x[findfn(x, n, (T)NAN)];                    \
+            if (mbits(NAN2(a, b))) return x[findfn(x, n, (T)NAN)];                                 \
             return reduce(op(a, b));                                                               \
         }                                                                                          \
         return name##_long(x, n);                                                                  \
@@ -298,38 +378,27 @@ static inline size_t find_f64(const double *x, size_t n, double v);
             }                                                                                      \
             return m;                                                                              \
         }                                                                                          \
-        vt m0 = load(x), m1 = m0, m2 = m0, m3 = m0;                                                \
-        unsigned nan = mbits(cmp(m0, m0, _CMP_UNORD_Q));                                           \
-        size_t i = 0;                                                                              \
-        for (; i + 4 * W <= n; i += 4 * W) {                                                       \
-            vt a = load(x + i), b = load(x + i + W), c = load(x + i + 2 * W),                      \
-               d = load(x + i + 3 * W);                                                            \
-            m0 = op(m0, a), m1 = op(m1, b), m2 = op(m2, c), m3 = op(m3, d);                        \
-            nan |= mbits(mor(cmp(a, b, _CMP_UNORD_Q), cmp(c, d, _CMP_UNORD_Q)));                   \
-        }                                                                                          \
-        for (; i + W <= n; i += W) {                                                               \
-            vt a = load(x + i);                                                                    \
-            m0 = op(m0, a);                                                                        \
-            nan |= mbits(cmp(a, a, _CMP_UNORD_Q));                                                 \
-        }                                                                                          \
-        if (i < n) {                                                                               \
-            vt a = load(x + n - W);                                                                \
-            m1 = op(m1, a);                                                                        \
-            nan |= mbits(cmp(a, a, _CMP_UNORD_Q));                                                 \
-        }                                                                                          \
+        unsigned nan;                                                                              \
+        vt m = name##_vec(x, n, &nan);                                                             \
         if (nan) return x[findfn(x, n, (T)NAN)];                                                   \
-        return reduce(op(op(m0, m1), op(m2, m3)));                                                 \
+        return reduce(m);                                                                          \
     }
-FMINMAX(min_f32, float, RV_W, rv_f, rv_load, rv_min, rv_cmp, rv_mor, rv_mbits, rv_reduce_min,
+#define F32_NAN2(a, b) rv_cmp(a, b, _CMP_UNORD_Q)
+#define F64_NAN2(a, b) rd_cmp(a, b, _CMP_UNORD_Q)
+FMINMAX(min_f32, float, RV_W, rv_f, rv_load, rv_min, F32_NAN2, rv_mor, rv_mbits, rv_reduce_min,
         find_f32, <)
-FMINMAX(max_f32, float, RV_W, rv_f, rv_load, rv_max, rv_cmp, rv_mor, rv_mbits, rv_reduce_max,
+FMINMAX(max_f32, float, RV_W, rv_f, rv_load, rv_max, F32_NAN2, rv_mor, rv_mbits, rv_reduce_max,
         find_f32, >)
-FMINMAX(min_f64, double, RD_W, rd_f, rd_load, rd_min, rd_cmp, rd_mor, rd_mbits, rd_reduce_min,
+FMINMAX(min_f64, double, RD_W, rd_f, rd_load, rd_min, F64_NAN2, rd_mor, rd_mbits, rd_reduce_min,
         find_f64, <)
-FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, rd_cmp, rd_mor, rd_mbits, rd_reduce_max,
+FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, F64_NAN2, rd_mor, rd_mbits, rd_reduce_max,
         find_f64, >)
-
+#define I_NAN2(a, b) 0
+#define I_MOR(a, b) ((a) | (b))
+#define I_MBITS(m) ((unsigned)(m))
+#define NO_KEEP(v) (void)0
 #define IMINMAX(name, T, W, op, reduce, sop)                                                       \
+    MINMAX_VEC(name, T, W, rv_i, ri_load, op, I_NAN2, I_MOR, I_MBITS, NO_KEEP)                     \
     static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
     static inline T name(const T *x, size_t n)                                                     \
     {                                                                                              \
@@ -338,18 +407,9 @@ FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, rd_cmp, rd_mor, rd_mbits, 
     }                                                                                              \
     static T name##_long(const T *x, size_t n)                                                     \
     {                                                                                              \
+        unsigned nan;                                                                              \
+        if (n >= W) return reduce(name##_vec(x, n, &nan));                                         \
         T m = x[0];                                                                                \
-        if (n >= W) {                                                                              \
-            rv_i m0 = ri_load(x), m1 = m0, m2 = m0, m3 = m0;                                       \
-            size_t i = 0;                                                                          \
-            for (; i + 4 * W <= n; i += 4 * W) {                                                   \
-                m0 = op(m0, ri_load(x + i)), m1 = op(m1, ri_load(x + i + W));                      \
-                m2 = op(m2, ri_load(x + i + 2 * W)), m3 = op(m3, ri_load(x + i + 3 * W));          \
-            }                                                                                      \
-            for (; i + W <= n; i += W) m0 = op(m0, ri_load(x + i));                                \
-            m1 = op(m1, ri_load(x + n - W));                                                       \
-            return reduce(op(op(m0, m1), op(m2, m3)));                                             \
-        }                                                                                          \
         for (size_t i = 1; i < n; i++)                                                             \
             if (x[i] sop m) m = x[i];                                                              \
         return m;                                                                                  \
@@ -422,8 +482,47 @@ static inline size_t find_i64(const int64_t *x, size_t n, int64_t v)
 #undef BITS
 }
 
+/* ---- argmin / argmax --------------------------------------------------------------------- */
+
+/* Spans of up to 2 ARG_BLOCK elements: find(min/max), two passes over data in L1. Longer ones:
+ * one pass over blocks of ARG_BLOCK elements (the last one up to twice that), each reduced in
+ * registers to its extremum; a block replaces the best so far only if its extremum is strictly
+ * better, so the best block is the first that holds the answer, and the answer's index is then
+ * found in that block alone (a re-read of at most 2 ARG_BLOCK elements). A block with a NaN
+ * ends the scan: its first NaN is the first of the span (nanv: the value find looks for then). */
+#define ARG_BLOCK 512
+#define ARGMINMAX(name, T, findfn, reduce, sop, nanv)                                              \
+    static __attribute__((noinline)) size_t arg##name##_long(const T *x, size_t n)                 \
+    {                                                                                              \
+        size_t at = 0, s = 0;                                                                      \
+        T best = 0;                                                                                \
+        while (s < n) {                                                                            \
+            size_t len = n - s < 2 * ARG_BLOCK ? n - s : ARG_BLOCK;                                \
+            unsigned nan;                                                                          \
+            T m = reduce(name##_vec(x + s, len, &nan));                                            \
+            if (nan) return s + findfn(x + s, len, nanv);                                          \
+            if (s == 0 || m sop best) best = m, at = s;                                            \
+            s += len;                                                                              \
+        }                                                                                          \
+        return at + findfn(x + at, n - at < 2 * ARG_BLOCK ? n - at : ARG_BLOCK, best);            \
+    }                                                                                              \
+    static inline size_t arg##name(const T *x, size_t n)                                           \
+    {                                                                                              \
+        if (n <= 2 * ARG_BLOCK) return findfn(x, n, name(x, n));                                   \
+        return arg##name##_long(x, n);                                                             \
+    }
+ARGMINMAX(min_f32, float, find_f32, rv_reduce_min, <, NAN)
+ARGMINMAX(max_f32, float, find_f32, rv_reduce_max, >, NAN)
+ARGMINMAX(min_f64, double, find_f64, rd_reduce_min, <, NAN)
+ARGMINMAX(max_f64, double, find_f64, rd_reduce_max, >, NAN)
+ARGMINMAX(min_i32, int32_t, find_i32, ri_reduce_min32, <, 0)
+ARGMINMAX(max_i32, int32_t, find_i32, ri_reduce_max32, >, 0)
+ARGMINMAX(min_i64, int64_t, find_i64, rl_reduce_min, <, 0)
+ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
+
 #define RIDGE_VEC_SHORT_I32(n) ((n) <= 2 * RV_W)
 #define RIDGE_VEC_SHORT_I64(n) ((n) <= 4 * RL_W)
+#define RIDGE_VEC_SUM_I64_SHORT_TO(x, n, out, what) sum_i64_short_to(x, n, out, what)
 #include "vec/vec-wrap.h"
 
 /* ---- elementwise ---------------------------------------------------------------------------- */
@@ -469,33 +568,35 @@ static inline size_t find_i64(const int64_t *x, size_t n, int64_t v)
 #define V_FMA(a, b, c) rv_fma(a, b, c)
 #define V_CLAMP(a, b, c) rv_min(vhi, rv_max(vlo, a)) /* keeps a NaN (see the mapping) */
 
-static ridge_status add_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status add_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_ADD, x[i] + y[i], x, y, y);
 }
-static ridge_status sub_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status sub_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_SUB, x[i] - y[i], x, y, y);
 }
-static ridge_status mul_f32(float *out, const float *x, const float *y, size_t n)
+static ridge_status mul_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y, size_t n)
 {
     EW_KERNEL(V_MUL, x[i] * y[i], x, y, y);
 }
-static ridge_status scale_f32(float *out, const float *x, float a, size_t n)
+static ridge_status scale_f32(RIDGE_VEC_CTX, float *out, const float *x, float a, size_t n)
 {
     rv_f va = rv_set1(a);
     EW_KERNEL(V_SCALE, a * x[i], x, x, x);
 }
-static ridge_status axpy_f32(float *out, float a, const float *x, size_t n)
+static ridge_status axpy_f32(RIDGE_VEC_CTX, float *out, float a, const float *x, size_t n)
 {
     rv_f va = rv_set1(a);
     EW_KERNEL(V_AXPY, __builtin_fmaf(a, x[i], out[i]), x, out, out);
 }
-static ridge_status fma_f32(float *out, const float *x, const float *y, const float *z, size_t n)
+static ridge_status fma_f32(RIDGE_VEC_CTX, float *out, const float *x, const float *y,
+                            const float *z, size_t n)
 {
     EW_KERNEL(V_FMA, __builtin_fmaf(x[i], y[i], z[i]), x, y, z);
 }
-static ridge_status clamp_f32(float *out, const float *x, float lo, float hi, size_t n)
+static ridge_status clamp_f32(RIDGE_VEC_CTX, float *out, const float *x, float lo, float hi,
+                              size_t n)
 {
     rv_f vlo = rv_set1(lo), vhi = rv_set1(hi);
     EW_KERNEL(V_CLAMP, x[i] != x[i] ? x[i] : x[i] < lo ? lo : x[i] > hi ? hi : x[i], x, x, x);
@@ -611,20 +712,20 @@ static ridge_status softmax_row(float *y, const float *x, size_t n)
 {
     if (n - RV_W <= RV_W) {
         /* one or two vectors, in registers: exp_shift_store's sum and scale_f32's products, the
-         * same operations in the same order; the last W outputs are computed again from an
-         * overlapping load (exp is elementwise) rather than stored masked (slow on AMD) */
+         * same operations in the same order; the tail stored in pieces (rv_store_part: masked
+         * stores are slow on AMD) */
         const size_t l = n - RV_W;
         const rv_f vm = rv_set1(max_f32(x, n));
         rv_f e0 = RV_FN(exp)(rv_sub(rv_load(x), vm));
         rv_f e1 = RV_FN(exp)(rv_sub(rv_load_n(x + RV_W, l, rv_set1(-INFINITY)), vm));
         rv_f inv = rv_set1(1.0f / rv_reduce_add(rv_add(rv_add(e0, e1), rv_zero())));
-        rv_f el = RV_FN(exp)(rv_sub(rv_load(x + l), vm));
         rv_store(y, rv_mul(e0, inv));
-        rv_store(y + l, rv_mul(el, inv));
+        if (l == RV_W) rv_store(y + RV_W, rv_mul(e1, inv));
+        else rv_store_part(y + RV_W, rv_mul(e1, inv), l);
         return RIDGE_OK;
     }
     float s = exp_shift_store(y, x, max_f32(x, n), n);
-    return scale_f32(y, y, 1.0f / s, n);
+    return scale_f32(NULL, y, y, 1.0f / s, n);
 }
 
 static ridge_status log_softmax_row(float *y, const float *x, size_t n)

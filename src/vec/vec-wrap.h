@@ -1,7 +1,8 @@
 /* The status-returning forms of the value kernels, written once for vec-ref.c and
  * vec-template.h: the including file defines static sum_i32, sum_i64, dot_i32 (exact,
- * ridge_i128), min_f32 ... max_i64 and find_f32 ... find_i64; this file adds the forms that
- * write through a pointer and return ridge_status, which the entry points of vec.c tail-call
+ * ridge_i128), min_f32 ... max_i64, argmin_f32 ... argmax_i64 and find_f32 ... find_i64; this
+ * file adds the forms that write through a pointer and return ridge_status, which the entry
+ * points of vec.c tail-call
  * (src/vec/vec.h), and RIDGE_VEC_WRAPPED, the table entries of the reductions (the including
  * file also defines the float sums' sum_f32_to ... dot_f64_to, mean_f32_to, mean_f64_to).
  * No include guard. */
@@ -14,36 +15,44 @@ static inline ridge_status i128_to(ridge_i128 s, int64_t *out, const char *what)
     return RIDGE_OK;
 }
 /* RIDGE_VEC_SHORT_I32(n) / _I64(n): the including file's sum kernel does spans this short
- * without a call (then the wrapper below has no stack frame either); longer ones go through
- * an out-of-line wrapper. */
-#define RIDGE_VEC_INT_TO(name, T, SHORT, Y, YA)                                               \
-    static __attribute__((noinline)) ridge_status name##_long_to(const T *x Y, size_t n,       \
-                                                                int64_t *out, const char *what) \
+ * without a call (then the wrapper below has no stack frame either), through
+ * RIDGE_VEC_SUM_I64_SHORT_TO(x, n, out, what) for int64 (default: the i128 kernel); longer
+ * ones go through an out-of-line wrapper. */
+#ifndef RIDGE_VEC_SUM_I64_SHORT_TO
+#define RIDGE_VEC_SUM_I64_SHORT_TO(x, n, out, what) i128_to(sum_i64(x, n), out, what)
+#endif
+#define RIDGE_VEC_INT_TO(name, T, SHORT, SHORT_TO, Y, YA)                                     \
+    static __attribute__((noipa)) ridge_status name##_long_to( /* noipa: keep ctx (vec.h) */   \
+        RIDGE_VEC_CTX, const T *x Y, size_t n, int64_t *out, const char *what)                 \
     {                                                                                          \
         return i128_to(name(x YA, n), out, what);                                              \
     }                                                                                          \
-    static ridge_status name##_to(const T *x Y, size_t n, int64_t *out, const char *what)      \
+    static ridge_status name##_to(RIDGE_VEC_CTX, const T *x Y, size_t n, int64_t *out,         \
+                                  const char *what)                                            \
     {                                                                                          \
-        if (!(SHORT)) return name##_long_to(x YA, n, out, what);                               \
-        return i128_to(name(x YA, n), out, what);                                              \
+        if (!(SHORT)) return name##_long_to(ctx, x YA, n, out, what);                          \
+        return SHORT_TO;                                                                       \
     }
 #define RIDGE_VEC_NOY
 #define RIDGE_VEC_Y , const int32_t *y
 #define RIDGE_VEC_YA , y
-RIDGE_VEC_INT_TO(sum_i32, int32_t, RIDGE_VEC_SHORT_I32(n), RIDGE_VEC_NOY, RIDGE_VEC_NOY)
-RIDGE_VEC_INT_TO(sum_i64, int64_t, RIDGE_VEC_SHORT_I64(n), RIDGE_VEC_NOY, RIDGE_VEC_NOY)
-RIDGE_VEC_INT_TO(dot_i32, int32_t, 0, RIDGE_VEC_Y, RIDGE_VEC_YA)
+RIDGE_VEC_INT_TO(sum_i32, int32_t, RIDGE_VEC_SHORT_I32(n), i128_to(sum_i32(x, n), out, what),
+                 RIDGE_VEC_NOY, RIDGE_VEC_NOY)
+RIDGE_VEC_INT_TO(sum_i64, int64_t, RIDGE_VEC_SHORT_I64(n),
+                 RIDGE_VEC_SUM_I64_SHORT_TO(x, n, out, what), RIDGE_VEC_NOY, RIDGE_VEC_NOY)
+RIDGE_VEC_INT_TO(dot_i32, int32_t, 0, i128_to(dot_i32(x, y, n), out, what), RIDGE_VEC_Y,
+                 RIDGE_VEC_YA)
 #undef RIDGE_VEC_INT_TO
 
 #define RIDGE_VEC_MINMAX_TO(i, fn, f, T)                                                      \
-    static ridge_status fn##_to(const void *x, size_t n, void *out)                            \
+    static ridge_status fn##_to(RIDGE_VEC_CTX, const void *x, size_t n, void *out)             \
     {                                                                                          \
         *(T *)out = fn((const T *)x, n);                                                       \
         return RIDGE_OK;                                                                       \
     }                                                                                          \
-    static ridge_status arg##fn##_to(const void *x, size_t n, size_t *out)                     \
+    static ridge_status arg##fn##_to(RIDGE_VEC_CTX, const void *x, size_t n, size_t *out)      \
     {                                                                                          \
-        *out = find_##f((const T *)x, n, fn((const T *)x, n));                                 \
+        *out = arg##fn((const T *)x, n);                                                       \
         return RIDGE_OK;                                                                       \
     }
 RIDGE_VEC_MINMAX(RIDGE_VEC_MINMAX_TO)

@@ -86,10 +86,14 @@ static double block_sum(const fsum_job *j, size_t b)
     float f;
     double d;
     switch (j->type) {
-    case 0: j->k->sum_f32((const float *)j->x + i, len, &f); return f;
-    case 1: j->k->dot_f32((const float *)j->x + i, (const float *)j->y + i, len, &f); return f;
-    case 2: j->k->sum_f64((const double *)j->x + i, len, &d); return d;
-    default: j->k->dot_f64((const double *)j->x + i, (const double *)j->y + i, len, &d); return d;
+    case 0: j->k->sum_f32(NULL, (const float *)j->x + i, len, &f); return f;
+    case 1:
+        j->k->dot_f32(NULL, (const float *)j->x + i, (const float *)j->y + i, len, &f);
+        return f;
+    case 2: j->k->sum_f64(NULL, (const double *)j->x + i, len, &d); return d;
+    default:
+        j->k->dot_f64(NULL, (const double *)j->x + i, (const double *)j->y + i, len, &d);
+        return d;
     }
 }
 
@@ -140,28 +144,41 @@ static __attribute__((noinline)) ridge_status fsum_f64(ridge_ctx *ctx, int type,
     return st;
 }
 
-/* Spans of one block (up to 2048 floats / 1024 doubles) are one kernel call. mean: n > 0. */
-#define FSUM_API(name, T, F, type, mean, Y, ybad, yarg, direct)                               \
+/* Spans of 1 .. one block (up to 2048 floats / 1024 doubles) with valid pointers pass one
+ * branch (n - 1 < BLOCK also rules out n = 0) and tail-call the kernel; everything else (the
+ * errors, n = 0, longer spans) goes to name_slow, which takes the same arguments, so that it is
+ * reached by a tail call too and the entry point has no stack frame. mean: n > 0. */
+#define FSUM_API(name, T, F, type, mean, Y, YF, ybad, yarg, direct)                           \
+    static __attribute__((noinline)) ridge_status name##_slow(ridge_ctx *ctx, const T *x Y,    \
+                                                            size_t n, T *out)                  \
+    {                                                                                          \
+        if (NUL(ctx) | NUL(out) | (mean && !n) | ((NUL(x) ybad) & (n != 0)))                   \
+            return bad_args(#name, mean, ctx, n, out, x, yarg);                                \
+        if (n <= BLOCK_##F) return K(ctx)->direct;                                             \
+        return fsum_##F(ctx, type, x, yarg, n, out, mean);                                     \
+    }                                                                                          \
     ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | NUL(out) | (mean && !n) | ((NUL(x) ybad) & (n != 0))))         \
-            return bad_args(#name, mean, ctx, n, out, x, yarg);                             \
-        if (__builtin_expect(n <= BLOCK_##F, 1)) return K(ctx)->direct;                      \
-        return fsum_##F(ctx, type, x, yarg, n, out, mean);                                     \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) ybad | (n - 1 >= BLOCK_##F)))                \
+            return name##_slow(ctx, x YF, n, out);                                             \
+        return K(ctx)->direct;                                                                 \
     }
 #define BLOCK_f32 RIDGE_VEC_BLOCK_F32
 #define BLOCK_f64 RIDGE_VEC_BLOCK_F64
 #define NOY
 #define DOTY(T) , const T *y
+#define YF , y
 #define YBAD | NUL(y)
-FSUM_API(ridge_vec_sum_f32, float, f32, 0, 0, NOY, , x, sum_f32(x, n, out))
-FSUM_API(ridge_vec_sumsq_f32, float, f32, 1, 0, NOY, , x, dot_f32(x, x, n, out))
-FSUM_API(ridge_vec_dot_f32, float, f32, 1, 0, DOTY(float), YBAD, y, dot_f32(x, y, n, out))
-FSUM_API(ridge_vec_mean_f32, float, f32, 0, 1, NOY, , x, mean_f32(x, n, out))
-FSUM_API(ridge_vec_sum_f64, double, f64, 2, 0, NOY, , x, sum_f64(x, n, out))
-FSUM_API(ridge_vec_sumsq_f64, double, f64, 3, 0, NOY, , x, dot_f64(x, x, n, out))
-FSUM_API(ridge_vec_dot_f64, double, f64, 3, 0, DOTY(double), YBAD, y, dot_f64(x, y, n, out))
-FSUM_API(ridge_vec_mean_f64, double, f64, 2, 1, NOY, , x, mean_f64(x, n, out))
+FSUM_API(ridge_vec_sum_f32, float, f32, 0, 0, NOY, NOY, , x, sum_f32(ctx, x, n, out))
+FSUM_API(ridge_vec_sumsq_f32, float, f32, 1, 0, NOY, NOY, , x, dot_f32(ctx, x, x, n, out))
+FSUM_API(ridge_vec_dot_f32, float, f32, 1, 0, DOTY(float), YF, YBAD, y,
+         dot_f32(ctx, x, y, n, out))
+FSUM_API(ridge_vec_mean_f32, float, f32, 0, 1, NOY, NOY, , x, mean_f32(ctx, x, n, out))
+FSUM_API(ridge_vec_sum_f64, double, f64, 2, 0, NOY, NOY, , x, sum_f64(ctx, x, n, out))
+FSUM_API(ridge_vec_sumsq_f64, double, f64, 3, 0, NOY, NOY, , x, dot_f64(ctx, x, x, n, out))
+FSUM_API(ridge_vec_dot_f64, double, f64, 3, 0, DOTY(double), YF, YBAD, y,
+         dot_f64(ctx, x, y, n, out))
+FSUM_API(ridge_vec_mean_f64, double, f64, 2, 1, NOY, NOY, , x, mean_f64(ctx, x, n, out))
 
 /* ---- exact integer sums ------------------------------------------------------------------- */
 
@@ -223,24 +240,34 @@ static __attribute__((noinline)) ridge_status isum(ridge_ctx *ctx, const char *w
     return RIDGE_OK;
 }
 
-/* Spans below the threading threshold are one kernel call (SMALL; int64 dot has no kernel). */
-#define ISUM_API(name, T, type, Y, ybad, yarg, SMALL)                                         \
+/* Spans of 1 .. below the threading threshold with valid pointers are one branch and a tail
+ * call of the kernel (CALL); the rest (errors, n = 0, threads) goes to name_slow, with the same
+ * arguments (FSUM_API). int64 products have no kernel: their CALL is name_slow too. */
+#define ISUM_API(name, T, type, Y, YF, ybad, yarg, CALL)                                      \
+    static __attribute__((noinline)) ridge_status name##_slow(ridge_ctx *ctx, const T *x Y,    \
+                                                            size_t n, int64_t *out)            \
+    {                                                                                          \
+        if (NUL(ctx) | NUL(out) | ((NUL(x) ybad) & (n != 0)))                                  \
+            return bad_args(#name, 0, ctx, n, out, x, yarg);                                   \
+        return isum(ctx, #name, type, x, yarg, n, out);                                        \
+    }                                                                                          \
     ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | NUL(out) | ((NUL(x) ybad) & (n != 0))))                       \
-            return bad_args(#name, 0, ctx, n, out, x, yarg);                                \
-        SMALL;                                                                                 \
-        return isum(ctx, #name, type, x, yarg, n, out);                                        \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) ybad | (n - 1 >= PAR_MIN_MEM - 1)))          \
+            return name##_slow(ctx, x YF, n, out);                                             \
+        return CALL;                                                                           \
     }
-#define ISMALL(call) if (__builtin_expect(n < PAR_MIN_MEM, 1)) return K(ctx)->call
-ISUM_API(ridge_vec_sum_i32, int32_t, 0, NOY, , x, ISMALL(sum_i32_to(x, n, out, "ridge_vec_sum_i32")))
-ISUM_API(ridge_vec_sumsq_i32, int32_t, 1, NOY, , x,
-         ISMALL(dot_i32_to(x, x, n, out, "ridge_vec_sumsq_i32")))
-ISUM_API(ridge_vec_dot_i32, int32_t, 1, DOTY(int32_t), YBAD, y,
-         ISMALL(dot_i32_to(x, y, n, out, "ridge_vec_dot_i32")))
-ISUM_API(ridge_vec_sum_i64, int64_t, 2, NOY, , x, ISMALL(sum_i64_to(x, n, out, "ridge_vec_sum_i64")))
-ISUM_API(ridge_vec_sumsq_i64, int64_t, 3, NOY, , x, )
-ISUM_API(ridge_vec_dot_i64, int64_t, 3, DOTY(int64_t), YBAD, y, )
+ISUM_API(ridge_vec_sum_i32, int32_t, 0, NOY, NOY, , x,
+         K(ctx)->sum_i32_to(ctx, x, n, out, "ridge_vec_sum_i32"))
+ISUM_API(ridge_vec_sumsq_i32, int32_t, 1, NOY, NOY, , x,
+         K(ctx)->dot_i32_to(ctx, x, x, n, out, "ridge_vec_sumsq_i32"))
+ISUM_API(ridge_vec_dot_i32, int32_t, 1, DOTY(int32_t), YF, YBAD, y,
+         K(ctx)->dot_i32_to(ctx, x, y, n, out, "ridge_vec_dot_i32"))
+ISUM_API(ridge_vec_sum_i64, int64_t, 2, NOY, NOY, , x,
+         K(ctx)->sum_i64_to(ctx, x, n, out, "ridge_vec_sum_i64"))
+ISUM_API(ridge_vec_sumsq_i64, int64_t, 3, NOY, NOY, , x, ridge_vec_sumsq_i64_slow(ctx, x, n, out))
+ISUM_API(ridge_vec_dot_i64, int64_t, 3, DOTY(int64_t), YF, YBAD, y,
+         ridge_vec_dot_i64_slow(ctx, x, y, n, out))
 
 /* exact sum / n rounded once: the i128 sum is split so that hi + lo is exact in two doubles */
 static double i128_div(ridge_i128 s, size_t n)
@@ -305,21 +332,29 @@ static void mm_range(void *arg, size_t b, size_t e, int ith)
         if (idx) *idx = k->find_##f(x, n, m);                                                  \
         return RIDGE_OK;                                                                       \
     }                                                                                          \
+    static __attribute__((noinline)) ridge_status fn##_slow(ridge_ctx *ctx, const T *x,        \
+                                                          size_t n, T *out, size_t *idx,       \
+                                                          const char *what)                    \
+    {                                                                                          \
+        void *o = idx ? (void *)idx : (void *)out;                                             \
+        if (NUL(ctx) | NUL(o) | (n == 0) | NUL(x)) return bad_args(what, 1, ctx, n, o, x, x);  \
+        if (n >= PAR_MIN_MEM && ctx->threads > 1 && ctx->threads <= 64)                        \
+            return mm_##fn(ctx, x, n, out, idx);                                               \
+        if (idx) return K(ctx)->argminmax[i](ctx, x, n, idx);                                  \
+        return K(ctx)->minmax[i](ctx, x, n, out);                                              \
+    }                                                                                          \
+    /* one branch for the checks and n < the threading threshold, else fn_slow (FSUM_API) */  \
     ridge_status ridge_vec_##fn(ridge_ctx *ctx, const T *x, size_t n, T *out)                  \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
-            return bad_args("ridge_vec_" #fn, 1, ctx, n, out, x, x);                        \
-        if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1 && ctx->threads <= 64)               \
-            return mm_##fn(ctx, x, n, out, NULL);                                              \
-        return K(ctx)->minmax[i](x, n, out);                                                   \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) | (n - 1 >= PAR_MIN_MEM - 1)))               \
+            return fn##_slow(ctx, x, n, out, NULL, "ridge_vec_" #fn);                          \
+        return K(ctx)->minmax[i](ctx, x, n, out);                                              \
     }                                                                                          \
     ridge_status ridge_vec_arg##fn(ridge_ctx *ctx, const T *x, size_t n, size_t *out)          \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | NUL(out) | (n == 0) | NUL(x)))                                 \
-            return bad_args("ridge_vec_arg" #fn, 1, ctx, n, out, x, x);                     \
-        if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1 && ctx->threads <= 64)               \
-            return mm_##fn(ctx, x, n, NULL, out);                                              \
-        return K(ctx)->argminmax[i](x, n, out);                                                \
+        if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) | (n - 1 >= PAR_MIN_MEM - 1)))               \
+            return fn##_slow(ctx, x, n, NULL, out, "ridge_vec_arg" #fn);                       \
+        return K(ctx)->argminmax[i](ctx, x, n, out);                                           \
     }
 RIDGE_VEC_MINMAX(MM_API)
 
@@ -344,13 +379,13 @@ static void ew_range(void *arg, size_t i, size_t e, int ith)
     float *o = j->out + i;
     const float *a = j->a + i, *b = j->b ? j->b + i : NULL, *c = j->c ? j->c + i : NULL;
     switch (j->op) {
-    case EW_ADD: j->k->add_f32(o, a, b, n); break;
-    case EW_SUB: j->k->sub_f32(o, a, b, n); break;
-    case EW_MUL: j->k->mul_f32(o, a, b, n); break;
-    case EW_SCALE: j->k->scale_f32(o, a, j->s, n); break;
-    case EW_AXPY: j->k->axpy_f32(o, j->s, a, n); break;
-    case EW_FMA: j->k->fma_f32(o, a, b, c, n); break;
-    case EW_CLAMP: j->k->clamp_f32(o, a, j->s, j->t, n); break;
+    case EW_ADD: j->k->add_f32(NULL, o, a, b, n); break;
+    case EW_SUB: j->k->sub_f32(NULL, o, a, b, n); break;
+    case EW_MUL: j->k->mul_f32(NULL, o, a, b, n); break;
+    case EW_SCALE: j->k->scale_f32(NULL, o, a, j->s, n); break;
+    case EW_AXPY: j->k->axpy_f32(NULL, o, j->s, a, n); break;
+    case EW_FMA: j->k->fma_f32(NULL, o, a, b, c, n); break;
+    case EW_CLAMP: j->k->clamp_f32(NULL, o, a, j->s, j->t, n); break;
     case EW_ACT: j->k->act[j->act](o, a, n, j->s); break;
     case EW_ACT_BWD: j->k->act_bwd[j->act](o, a, b, n, j->s); break;
     }
@@ -363,50 +398,56 @@ static ridge_status ew_par(ridge_ctx *ctx, ew_job *j, size_t n)
     return RIDGE_OK;
 }
 
-/* Elementwise entry point and its threaded path (out of line, with the same parameters, so
- * that the entry point reaches it by a tail call too). */
-#define EW_API(name, PARAMS, ARGS, o, a, b, c, CALL, JOB, PRE)                                \
-    static __attribute__((noinline)) ridge_status name##_par PARAMS                            \
+/* Elementwise entry point: valid pointers, 1 <= n < the threading threshold and PRE (a
+ * condition on the other arguments) pass one branch and tail-call the kernel; the rest goes to
+ * name_slow (same parameters, so a tail call too): the errors, then n = 0 or one thread
+ * (kernel) or the threaded path. */
+#define EW_API(name, PARAMS, ARGS, o, a, b, c, CALL, JOB, PRE, PRE_ERR)                       \
+    static __attribute__((noinline)) ridge_status name##_slow PARAMS                           \
     {                                                                                          \
-        ew_job j = JOB;                                                                        \
-        return ew_par(ctx, &j, n);                                                             \
+        if (NUL(ctx) | ((n != 0) & (NUL(o) | NUL(a) | NUL(b) | NUL(c))))                       \
+            return bad_args(#name, 0, ctx, n, o, a, b);                                        \
+        if (!(PRE)) return PRE_ERR;                                                            \
+        if (n >= PAR_MIN_MEM && ctx->threads > 1) {                                            \
+            ew_job j = JOB;                                                                    \
+            return ew_par(ctx, &j, n);                                                         \
+        }                                                                                      \
+        return K(ctx)->CALL;                                                                   \
     }                                                                                          \
     ridge_status name PARAMS                                                                   \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | ((n != 0) & (NUL(o) | NUL(a) | NUL(b) | NUL(c)))))             \
-            return bad_args(#name, 0, ctx, n, o, a, b);                                     \
-        PRE;                                                                                   \
-        if (UNLIKELY(n >= PAR_MIN_MEM) && ctx->threads > 1) return name##_par ARGS;            \
+        if (UNLIKELY(NUL(ctx) | NUL(o) | NUL(a) | NUL(b) | NUL(c) |                            \
+                     (n - 1 >= PAR_MIN_MEM - 1) | !(PRE)))                                     \
+            return name##_slow ARGS;                                                           \
         return K(ctx)->CALL;                                                                   \
     }
 
 #define P3 (ridge_ctx * ctx, float *z, const float *x, const float *y, size_t n)
 #define A3 (ctx, z, x, y, n)
-EW_API(ridge_vec_add_f32, P3, A3, z, x, y, x, add_f32(z, x, y, n),
-       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), )
-EW_API(ridge_vec_sub_f32, P3, A3, z, x, y, x, sub_f32(z, x, y, n),
-       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), )
-EW_API(ridge_vec_mul_f32, P3, A3, z, x, y, x, mul_f32(z, x, y, n),
-       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), )
+EW_API(ridge_vec_add_f32, P3, A3, z, x, y, x, add_f32(ctx, z, x, y, n),
+       ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), 1, RIDGE_OK)
+EW_API(ridge_vec_sub_f32, P3, A3, z, x, y, x, sub_f32(ctx, z, x, y, n),
+       ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), 1, RIDGE_OK)
+EW_API(ridge_vec_mul_f32, P3, A3, z, x, y, x, mul_f32(ctx, z, x, y, n),
+       ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), 1, RIDGE_OK)
 EW_API(ridge_vec_scale_f32, (ridge_ctx * ctx, float *y, const float *x, float a, size_t n),
-       (ctx, y, x, a, n), y, x, x, x, scale_f32(y, x, a, n),
-       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), )
+       (ctx, y, x, a, n), y, x, x, x, scale_f32(ctx, y, x, a, n),
+       ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), 1, RIDGE_OK)
 EW_API(ridge_vec_axpy_f32, (ridge_ctx * ctx, float *y, float a, const float *x, size_t n),
-       (ctx, y, a, x, n), y, x, x, x, axpy_f32(y, a, x, n),
-       ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), )
+       (ctx, y, a, x, n), y, x, x, x, axpy_f32(ctx, y, a, x, n),
+       ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), 1, RIDGE_OK)
 EW_API(ridge_vec_fma_f32,
        (ridge_ctx * ctx, float *w, const float *x, const float *y, const float *z, size_t n),
-       (ctx, w, x, y, z, n), w, x, y, z, fma_f32(w, x, y, z, n),
-       ((ew_job){.op = EW_FMA, .out = w, .a = x, .b = y, .c = z}), )
+       (ctx, w, x, y, z, n), w, x, y, z, fma_f32(ctx, w, x, y, z, n),
+       ((ew_job){.op = EW_FMA, .out = w, .a = x, .b = y, .c = z}), 1, RIDGE_OK)
 
-#define CLAMP_PRE                                                                             \
-    if (!(lo <= hi))                                                                           \
-    return ridge_error(RIDGE_EINVAL, "ridge_vec_clamp_f32: lo (%g) > hi (%g) or NaN", (double)lo, \
-                       (double)hi)
+#define CLAMP_ERR                                                                             \
+    ridge_error(RIDGE_EINVAL, "ridge_vec_clamp_f32: lo (%g) > hi (%g) or NaN", (double)lo,     \
+                (double)hi)
 EW_API(ridge_vec_clamp_f32,
        (ridge_ctx * ctx, float *y, const float *x, float lo, float hi, size_t n),
-       (ctx, y, x, lo, hi, n), y, x, x, x, clamp_f32(y, x, lo, hi, n),
-       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}), CLAMP_PRE)
+       (ctx, y, x, lo, hi, n), y, x, x, x, clamp_f32(ctx, y, x, lo, hi, n),
+       ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}), lo <= hi, CLAMP_ERR)
 
 /* ---- activations -------------------------------------------------------------------------- */
 
