@@ -21,6 +21,13 @@ ridge_status ridge_error(ridge_status s, const char *fmt, ...)
 #define RIDGE_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define RIDGE_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define RIDGE_ALIGN 64
+/* A function the optimizer must not clone or specialize (gcc's noipa; clang has no such
+ * attribute, and noinline is the nearest). */
+#if defined(__clang__)
+#define RIDGE_NOIPA __attribute__((noinline))
+#else
+#define RIDGE_NOIPA __attribute__((noipa))
+#endif
 
 /* file.c: atomic file writes. The data goes to PATH.tmp.PID; commit flushes and fsyncs it,
  * renames it over PATH and fsyncs the directory (best effort: ignored where unsupported). Any

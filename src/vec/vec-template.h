@@ -27,6 +27,8 @@
 
 #include <string.h>
 
+#include "core/internal.h"
+
 #define NACC_F32 (RIDGE_VEC_LANES_F32 / RV_W)
 #define NACC_F64 (RIDGE_VEC_LANES_F64 / RD_W)
 _Static_assert(NACC_F32 == 8 || NACC_F32 == 4, "LANE_SUM handles 4 or 8 accumulators");
@@ -122,7 +124,7 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
         LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce);                           \
     }                                                                                              \
     /* noipa: no clone without the unused ctx, whose call would then move every argument */     \
-    static __attribute__((noipa)) ridge_status name##_long(RIDGE_VEC_CTX, const T *x Y, size_t n,  \
+    static RIDGE_NOIPA ridge_status name##_long(RIDGE_VEC_CTX, const T *x Y, size_t n,  \
                                                            T *out, int mean)                       \
     {                                                                                              \
         T s = name##_loop(x YA, n);                                                                \
