@@ -159,6 +159,43 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
 
 /* ---- weight packing -------------------------------------------------------------------------- */
 
+void conv_wino_transform(const ridge_conv2d_plan *p, const float *w, int rot, int64_t b0,
+                         int64_t b1, float *U)
+{
+    /* U[xi][g][cob][ci][nr] = (G g G^T)[xi], in double, a block of nr output channels at a
+     * time so each of U's rows is written whole (zeros past the group's channels) */
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t nr = p->k->nr, cig = p->cig, cog = p->cog, G = d->groups;
+    const conv_wino_mats *W = conv_wino_mats_get(wino_m(p->algo));
+    const int al = W->alpha;
+    for (int64_t blk = b0; blk < b1; blk++) {
+        const int64_t g = blk / p->ncob, cob = blk % p->ncob;
+        const int64_t nco = RIDGE_MIN(nr, cog - cob * nr);
+        for (int64_t ci = 0; ci < cig; ci++) {
+            double k[9][64], t[8][3][64];
+            for (int64_t j = 0; j < nr; j++) {
+                const int64_t cl = cob * nr + j;
+                for (int q = 0; q < 9; q++)
+                    k[q][j] = j >= nco ? 0.0
+                              : rot    ? w[((g * cig + ci) * cog + cl) * 9 + 8 - q]
+                                       : w[((g * cog + cl) * cig + ci) * 9 + q];
+            }
+            for (int i = 0; i < al; i++)
+                for (int c = 0; c < 3; c++)
+                    for (int64_t j = 0; j < nr; j++)
+                        t[i][c][j] = W->g[i * 3] * k[c][j] + W->g[i * 3 + 1] * k[3 + c][j] +
+                                     W->g[i * 3 + 2] * k[6 + c][j];
+            for (int i = 0; i < al; i++)
+                for (int jj = 0; jj < al; jj++) {
+                    float *u = U + ((((int64_t)(i * al + jj) * G + g) * p->ncob + cob) * cig + ci) * nr;
+                    for (int64_t j = 0; j < nr; j++)
+                        u[j] = (float)(t[i][0][j] * W->g[jj * 3] + t[i][1][j] * W->g[jj * 3 + 1] +
+                                       t[i][2][j] * W->g[jj * 3 + 2]);
+                }
+        }
+    }
+}
+
 ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
 {
     const ridge_conv2d_desc *d = &p->d;
@@ -187,29 +224,7 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
         return RIDGE_OK;
     }
     if (p->algo == RIDGE_CONV_WINOGRAD_2X3 || p->algo == RIDGE_CONV_WINOGRAD_4X3) {
-        /* U[xi][g][cob][ci][nr] = (G g G^T)[xi], computed in double */
-        const conv_wino_mats *W = conv_wino_mats_get(wino_m(p->algo));
-        const int al = W->alpha;
-        for (int64_t co = 0; co < d->c_out; co++) {
-            int64_t g = co / cog, cl = co % cog, cob = cl / nr, j = cl % nr;
-            for (int64_t ci = 0; ci < cig; ci++) {
-                const float *k = w + (co * cig + ci) * 9;
-                double t[8][3];
-                for (int i = 0; i < al; i++)
-                    for (int c = 0; c < 3; c++) {
-                        double s = 0;
-                        for (int q = 0; q < 3; q++) s += (double)W->g[i * 3 + q] * k[q * 3 + c];
-                        t[i][c] = s;
-                    }
-                for (int i = 0; i < al; i++)
-                    for (int jj = 0; jj < al; jj++) {
-                        double s = 0;
-                        for (int c = 0; c < 3; c++) s += t[i][c] * W->g[jj * 3 + c];
-                        int64_t xi = i * al + jj;
-                        wp[(((xi * G + g) * p->ncob + cob) * cig + ci) * nr + j] = (float)s;
-                    }
-            }
-        }
+        conv_wino_transform(p, w, 0, 0, G * p->ncob, wp);
         return RIDGE_OK;
     }
     /* direct, im2col, pointwise: [g][cob][r][s][ci][nr] (= [g][cob][K][nr] for im2col) */
@@ -228,6 +243,7 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
 
 typedef struct fwd {
     const ridge_conv2d_plan *p;
+    const float *wp;   /* Winograd: the transformed weights (p->wp, or the caller's U) */
     const float *x;
     float *y;
     const float *bias; /* padded: [g][ncob * nr] (depthwise: [c_out + 2 nr]) */
@@ -729,7 +745,7 @@ static void wino_gemm(const wino_blk *b, int64_t xi, int64_t cob)
     a.roff = p->iota, a.soff = p->iota, a.coff = p->iota;
     a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
     a.kc = cig;
-    a.w = p->wp + ((xi * p->d.groups + b->g) * p->ncob + cob) * cig * nr;
+    a.w = b->f->wp + ((xi * p->d.groups + b->g) * p->ncob + cob) * cig * nr;
     a.y = b->M + xi * TB * cogp;
     a.yo = cob * nr;
     a.yps = cogp;
@@ -877,11 +893,11 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
     for (int64_t n = 0; n < dw->d.n; n++)
         for (int64_t oh0 = 0; oh0 < dw->oh; oh0 += rows) {
             int64_t nr = RIDGE_MIN(rows, dw->oh - oh0), np = nr * dw->ow;
-            fwd f = {dw, x, strip, dw_bias, NULL, dw_act, NULL,
+            fwd f = {dw, NULL, x, strip, dw_bias, NULL, dw_act, NULL,
                      (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0};
             ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
             /* the strip is one image of np pixels; y's rows start at (n, oh0) */
-            fwd g = {pw, strip, y, pw_bias, res, pw_act, NULL, 0,
+            fwd g = {pw, NULL, strip, y, pw_bias, res, pw_act, NULL, 0,
                      -(n * pw->yv.sn + oh0 * pw->yv.sh), np};
             ridge_parallel_for_2d(ctx, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK),
                                   (size_t)pw->ncob, 1, 1, pointwise_range, &g);
@@ -890,12 +906,12 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
-ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
-                               float *y, const float *bias, const float *ubias, int act,
-                               const float *res, char *ws)
+ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
+                               const float *x, float *y, const float *bias, const float *ubias,
+                               int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, x, y, bias, res, act, ws, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {

@@ -173,6 +173,7 @@ void ridge_conv2d_bwd_plan_destroy(ridge_conv2d_bwd_plan *p)
     ridge_free(p->runs);
     ridge_free(p->dw_roff);
     ridge_free(p->dw_soff);
+    ridge_conv2d_plan_destroy(p->wino);
     ridge_free(p);
 }
 
@@ -249,6 +250,23 @@ static int64_t build_runs(const ridge_conv2d_bwd_plan *p, bwd_run *runs)
         }
     }
     return n;
+}
+
+/* dx by Winograd: the forward plan of the transposed convolution (dy -> dx, c_out -> c_in,
+ * padding 2 - pad), built on zero weights (each call brings its own). */
+static ridge_status dx_winograd_plan(ridge_ctx *ctx, ridge_conv2d_bwd_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    ridge_conv2d_desc t = *d;
+    t.c_in = d->c_out, t.c_out = d->c_in, t.h = p->oh, t.w = p->ow;
+    t.pad_top = 2 - d->pad_top, t.pad_bottom = 2 - d->pad_bottom;
+    t.pad_left = 2 - d->pad_left, t.pad_right = 2 - d->pad_right;
+    float *zw = ridge_calloc((size_t)(d->c_in * p->cog * 9), sizeof(float));
+    if (!zw) return ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory");
+    ridge_conv2d_plan_options o = {p->data_algo, 0, 0};
+    ridge_status st = ridge_conv2d_plan_create(ctx, &t, zw, &o, &p->wino);
+    ridge_free(zw);
+    return st;
 }
 
 ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d,
@@ -344,6 +362,12 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
         size_t blocks = (size_t)(d->groups * p->ncob);
         p->ws_weights = round_bytes(blocks * (size_t)(d->n * oh * ow * nr)) +
                         round_bytes(blocks * (size_t)(R * S * p->cig * nr));
+    }
+    p->threads = ridge_ctx_threads(ctx);
+    if (da == RIDGE_CONV_WINOGRAD_2X3 || da == RIDGE_CONV_WINOGRAD_4X3) {
+        if ((st = dx_winograd_plan(ctx, p))) goto err_free_plan;
+        p->ws_data = round_bytes(p->wino->wp_elems) +
+                     ridge_conv2d_workspace_size(p->wino, p->threads);
     }
     *out = p;
     return RIDGE_OK;
@@ -579,35 +603,31 @@ static ridge_status dx_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, fl
 }
 
 /* dx by Winograd (3x3, stride 1): the full convolution of dy with the kernel rotated by 180
- * degrees and its channel axes swapped, i.e. a forward convolution with padding 2 - pad,
- * planned with the forward's Winograd algorithm. Its input gather zero-fills tiles at the
- * borders, so dy is not copied; the rotation happens while the plan transforms the weights
- * (through a temporary OIHW copy the size of w). */
-static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
-                                const float *dy, const float *w)
+ * degrees and its channel axes swapped, i.e. a forward convolution with padding 2 - pad, on
+ * the forward's Winograd plan (made once, with the plan). Its input gather zero-fills tiles at
+ * the borders, so dy is not copied. Per call only the weights are transformed, rotated on the
+ * fly, into the workspace: U, then the forward's own workspace. */
+typedef struct wino_tf {
+    const ridge_conv2d_plan *fp;
+    const float *w;
+    float *U;
+} wino_tf;
+
+static void wino_transform_range(void *arg, size_t b, size_t e, int ith)
 {
-    const ridge_conv2d_desc *d = &p->d;
-    const int64_t cig = p->cig, cog = p->cog, wn = d->c_out * cig * 9;
-    ridge_conv2d_desc t = *d;
-    t.c_in = d->c_out, t.c_out = d->c_in, t.h = p->oh, t.w = p->ow;
-    t.pad_top = 2 - d->pad_top, t.pad_bottom = 2 - d->pad_bottom;
-    t.pad_left = 2 - d->pad_left, t.pad_right = 2 - d->pad_right;
-    float *wt = ridge_malloc((size_t)wn * sizeof(float));
-    if (!wt) return ridge_error(RIDGE_ENOMEM, "conv2d_backward_data: out of memory");
-    for (int64_t g = 0; g < d->groups; g++) /* wt[g*cig + ci][co][r][s] = w[g*cog + co][ci][2-r][2-s] */
-        for (int64_t ci = 0; ci < cig; ci++)
-            for (int64_t co = 0; co < cog; co++)
-                for (int64_t k = 0; k < 9; k++)
-                    wt[(((g * cig + ci) * cog + co) * 9) + k] =
-                        w[(((g * cog + co) * cig + ci) * 9) + 8 - k];
-    ridge_conv2d_plan_options o = {p->data_algo, 0, 0};
-    ridge_conv2d_plan *fp;
-    ridge_status st = ridge_conv2d_plan_create(ctx, &t, wt, &o, &fp);
-    ridge_free(wt);
-    if (st) return st;
-    st = ridge_conv2d_forward(ctx, fp, dy, dx, NULL, NULL, NULL);
-    ridge_conv2d_plan_destroy(fp);
-    return st;
+    const wino_tf *t = arg;
+    (void)ith;
+    conv_wino_transform(t->fp, t->w, 1, (int64_t)b, (int64_t)e, t->U);
+}
+
+static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
+                                const float *dy, const float *w, void *ws)
+{
+    const ridge_conv2d_plan *fp = p->wino;
+    float *U = ws;
+    wino_tf t = {fp, w, U};
+    ridge_parallel_for(ctx, (size_t)(fp->d.groups * fp->ncob), 1, wino_transform_range, &t);
+    return conv_forward_with(ctx, fp, U, dy, dx, (char *)ws + round_bytes(fp->wp_elems));
 }
 
 ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
@@ -617,8 +637,19 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
         return ridge_error(RIDGE_EINVAL, "conv2d_backward_data: ctx, plan, dx, dy or w is NULL");
     const ridge_conv2d_desc *d = &p->d;
     if (p->data_algo == RIDGE_CONV_REF) return conv_backward_data_ref(d, p->oh, p->ow, dx, dy, w);
-    if (p->data_algo == RIDGE_CONV_WINOGRAD_2X3 || p->data_algo == RIDGE_CONV_WINOGRAD_4X3)
-        return dx_winograd(ctx, p, dx, dy, w);
+    if (p->data_algo == RIDGE_CONV_WINOGRAD_2X3 || p->data_algo == RIDGE_CONV_WINOGRAD_4X3) {
+        const int threads = ridge_ctx_threads(ctx);
+        if (ws && threads > p->threads)
+            return ridge_error(RIDGE_EINVAL, "conv2d_backward_data: the workspace is sized for "
+                               "the plan's %d threads, the ctx has %d", p->threads, threads);
+        if (!ws) {
+            size_t bytes = round_bytes(p->wino->wp_elems) +
+                           ridge_conv2d_workspace_size(p->wino, threads);
+            ridge_status st = ridge_ctx_scratch(ctx, bytes, &ws);
+            if (st) return st;
+        }
+        return dx_winograd(ctx, p, dx, dy, w, ws);
+    }
     if (p->data_algo == RIDGE_CONV_IM2COL) {
         /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
         void *own = NULL;

@@ -199,9 +199,21 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w);
 size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a);
 /* ws: the per-thread areas; ridge_sgemm-route plans call ridge_sgemm from the calling thread
  * (it runs on ctx's pool and scratch arena itself), so ws must not come from that arena. */
-ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
-                               float *y, const float *bias, const float *ubias, int act,
-                               const float *res, char *ws);
+/* wp: Winograd's transformed weights to use instead of p->wp (the backward's dx transforms
+ * them per call), or NULL. */
+ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
+                               const float *x, float *y, const float *bias, const float *ubias,
+                               int act, const float *res, char *ws);
+/* Winograd: transforms the kernels of output-channel blocks [b0, b1) of (g * ncob + cob) into
+ * U (p->wp's layout, p->wp_elems floats, zeros for the padded channels). rot = 0: w is p's
+ * OIHW weights; rot = 1: w is the OIHW weights of the convolution p is the transpose of
+ * (c_out = p's c_in), rotated by 180 degrees on the fly. */
+void conv_wino_transform(const ridge_conv2d_plan *p, const float *w, int rot, int64_t b0,
+                         int64_t b1, float *U);
+/* conv.c: a forward pass without bias or epilogue through transformed weights wp (as
+ * conv_algo_forward), ws: ridge_conv2d_workspace_size(p, ctx's threads) bytes. */
+ridge_status conv_forward_with(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
+                               const float *x, float *y, void *ws);
 ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w);
 /* The fused depthwise-separable block (NHWC): rows of depthwise output per strip, and the pass. */
 int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw);
