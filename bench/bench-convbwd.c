@@ -356,6 +356,9 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     for (int r = 0; r < reps; r++)
         for (int m = 0; m < nm; m++) {
             if (!avail[m]) continue;
+            /* let the previous method's spinning workers (oneDNN's OpenMP team, ridge's pool)
+             * fall asleep, so they do not steal the other core from this one (as bench conv) */
+            if (threads > 1) bench_quiesce(3000);
             uint64_t t0 = ridge_time_ns();
             run(&k, m);
             smp[m * reps + r] = (double)(ridge_time_ns() - t0) * 1e-9;

@@ -26,7 +26,11 @@
  *                         pixels.
  *                         dw: per (output channel block, tap), the micro-kernel with input
  *                         channels as its rows and the valid output pixels as its reduction
- *                         (dy packed once per block), x read in place.
+ *                         (dy packed once per block), x read in place. On NHWC a dedicated
+ *                         tile (input channels x output channels, the pixels as reduction)
+ *                         reads x and dy in place (dy packed only when a group's output
+ *                         channels do not fill whole blocks), over chunks of output rows
+ *                         that stay in L2.
  *   RIDGE_CONV_IM2COL     NHWC only, dy read in place as a (pixels x c_out) matrix. dx: SGEMM
  *                         dcol = dy W per chunk of images, then a col2im gather per dx row
  *                         (a fixed summation order). dw: the lowered input per chunk of
@@ -34,14 +38,16 @@
  *                         K is shorter than c_out), chunks added in order.
  *   RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_WINOGRAD_4X3   dx only, 3x3 stride 1 dilation 1,
  *                         padding <= 2: the forward's Winograd on dy with the kernel rotated
- *                         and its channel axes swapped (folded into the weight transform);
- *                         tiles at the borders are zero-filled by the gather, no padded copy.
+ *                         and its channel axes swapped (folded into the weight transform,
+ *                         redone per call into the workspace; the forward plan is made once
+ *                         with this plan); tiles at the borders are zero-filled by the
+ *                         gather, no padded copy.
  *                         Error as the forward's Winograd (test-conv.c's tolerances).
  *   RIDGE_CONV_DEPTHWISE  groups = c_in = c_out: vectorized across channels (NHWC, NCHW16c).
  *   RIDGE_CONV_REF        plain loops with fp64 accumulation.
  * AUTO (what `ridge bench convbwd` measured faster here): depthwise where it applies; else dx
  * by Winograd 4x3 where it applies with at least 8 channels per group each side, else
- * direct; dw by im2col on NHWC, else direct. */
+ * direct; dw direct. */
 #ifndef RIDGE_CONV_BACKWARD_H
 #define RIDGE_CONV_BACKWARD_H
 

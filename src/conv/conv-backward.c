@@ -94,6 +94,33 @@ void ridge_conv2d_bwd_options_init(ridge_conv2d_bwd_options *o)
     o->weights_algo = RIDGE_CONV_AUTO;
 }
 
+/* dw by Winograd F(4x4, 3x3) (see dw_winograd): NHWC, 3x3, stride 1, dilation 1, groups 1 */
+static int wdw_applies(const ridge_conv2d_desc *d)
+{
+    return d->layout == RIDGE_NHWC && d->r == 3 && d->s == 3 && d->stride_h == 1 &&
+           d->stride_w == 1 && d->dil_h == 1 && d->dil_w == 1 && d->groups == 1;
+}
+
+/* dw Winograd: tiles per chunk, so V and Q (36 x tiles x channels each) stay near 4 MiB, the
+ * chunks of equal size */
+static int64_t wdw_tiles_per_chunk(const ridge_conv2d_bwd_plan *p)
+{
+    const int64_t T = p->d.n * ((p->oh + 3) / 4) * ((p->ow + 3) / 4);
+    const int64_t cogp = p->ncob * p->k->nr;
+    const int64_t most = RIDGE_MAX(16, (1 << 20) / (36 * (p->cig + cogp)));
+    const int64_t chunks = (T + most - 1) / most;
+    return (T + chunks - 1) / chunks;
+}
+
+/* dw Winograd workspace for `threads`: V, Q, M, then a 36 x cig gather buffer per thread */
+static size_t wdw_ws(const ridge_conv2d_bwd_plan *p, int threads)
+{
+    const int64_t TB = wdw_tiles_per_chunk(p), nr = p->k->nr, cogp = p->ncob * nr;
+    return round_bytes((size_t)(36 * TB * p->cig)) + round_bytes((size_t)(36 * TB * cogp)) +
+           round_bytes((size_t)(36 * p->ncob * p->cig * nr)) +
+           (size_t)threads * round_bytes((size_t)(36 * p->cig));
+}
+
 static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a,
                                    ridge_conv_algo *out, const char *which)
 {
@@ -101,16 +128,16 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
     int dw_layout = d->layout != RIDGE_NCHW;
     const int weights = !strcmp(which, "weights");
     if (a == RIDGE_CONV_AUTO) {
-        /* what `ridge bench convbwd` measured faster: Winograd F(4x4, 3x3) for dx where it
-         * applies and the channels fill its GEMMs, im2col for dw on NHWC, else direct */
+        /* what `ridge bench convbwd` measured faster: Winograd F(4x4, 3x3) where it applies
+         * and the channels fill its GEMMs (dw: NHWC, groups 1), else direct (on NHWC, dw
+         * direct's in-place tile beat im2col + SGEMM on every benchmark shape) */
         const int wino = d->r == 3 && d->s == 3 && d->stride_h == 1 && d->stride_w == 1 &&
                          d->dil_h == 1 && d->dil_w == 1 && d->pad_top <= 2 &&
                          d->pad_bottom <= 2 && d->pad_left <= 2 && d->pad_right <= 2 &&
                          d->c_in / d->groups >= 8 && d->c_out / d->groups >= 8;
-        *out = dw && dw_layout                      ? RIDGE_CONV_DEPTHWISE
-               : weights && d->layout == RIDGE_NHWC ? RIDGE_CONV_IM2COL
-               : !weights && wino                   ? RIDGE_CONV_WINOGRAD_4X3
-                                                    : RIDGE_CONV_DIRECT;
+        *out = dw && dw_layout                       ? RIDGE_CONV_DEPTHWISE
+               : wino && (!weights || wdw_applies(d)) ? RIDGE_CONV_WINOGRAD_4X3
+                                                     : RIDGE_CONV_DIRECT;
         return RIDGE_OK;
     }
     if (a == RIDGE_CONV_IM2COL) {
@@ -121,6 +148,13 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
         return RIDGE_OK;
     }
     if (a == RIDGE_CONV_REF || a == RIDGE_CONV_DIRECT) {
+        *out = a;
+        return RIDGE_OK;
+    }
+    if (a == RIDGE_CONV_WINOGRAD_4X3 && weights) {
+        if (!wdw_applies(d))
+            return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward weights: winograd-4x3 needs "
+                               "a 3x3 kernel, stride 1, dilation 1, groups 1 and layout nhwc");
         *out = a;
         return RIDGE_OK;
     }
@@ -149,7 +183,8 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
     if (a > RIDGE_CONV_AUTO && a < RIDGE_CONV_ALGO_COUNT)
         return ridge_error(RIDGE_EUNSUPPORTED,
                            "conv2d backward %s: algorithm %s has no backward "
-                           "pass (use direct, im2col, depthwise or ref; winograd for data)",
+                           "pass (use direct, im2col, depthwise or ref; winograd-2x3/4x3 for "
+                           "data, winograd-4x3 for weights)",
                            which, ridge_conv_algo_name(a));
     return ridge_error(RIDGE_EINVAL, "conv2d backward %s: algo = %d is not a ridge_conv_algo",
                        which, (int)a);
@@ -360,10 +395,13 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
                         round_bytes((size_t)(d->c_out * p->cig * R * S));
     if (wa == RIDGE_CONV_DIRECT) {
         size_t blocks = (size_t)(d->groups * p->ncob);
-        p->ws_weights = round_bytes(blocks * (size_t)(d->n * oh * ow * nr)) +
+        p->dw_nhwc = d->layout == RIDGE_NHWC;
+        p->dw_inplace = p->dw_nhwc && p->cog % nr == 0;
+        p->ws_weights = (p->dw_inplace ? 0 : round_bytes(blocks * (size_t)(d->n * oh * ow * nr))) +
                         round_bytes(blocks * (size_t)(R * S * p->cig * nr));
     }
     p->threads = ridge_ctx_threads(ctx);
+    if (wa == RIDGE_CONV_WINOGRAD_4X3) p->ws_weights = wdw_ws(p, p->threads);
     if (da == RIDGE_CONV_WINOGRAD_2X3 || da == RIDGE_CONV_WINOGRAD_4X3) {
         if ((st = dx_winograd_plan(ctx, p))) goto err_free_plan;
         p->ws_data = round_bytes(p->wino->wp_elems) +
@@ -778,6 +816,58 @@ static void dw_direct_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
+/* dw direct on NHWC: output rows per chunk, so that a chunk's dy and the x rows its taps read
+ * stay in L2 (512 KiB) while every item of the thread runs over them: a whole image when its x
+ * and dy fit in 448 KiB (the longest reduction per tile), else 64 KiB of dy. */
+static int64_t dw_chunk_rows(const ridge_conv2d_bwd_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    if (d->h * d->w * d->c_in + p->oh * p->ow * d->c_out <= 114688) return p->oh;
+    return RIDGE_MAX(1, RIDGE_MIN(p->oh, 16384 / (p->ow * d->c_out)));
+}
+
+/* Items [b0, e0) of (g * ncob + cob) * RS + tap: the blocked dw [item][ci][NR], each the dwt
+ * tile over the tap's valid output pixels, chunk by chunk (images, then row chunks, in order:
+ * the sums do not depend on the thread count). */
+static void dw_nhwc_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int nr = p->k->nr, mr = p->k->mr;
+    const int64_t RS = d->r * d->s, rows = dw_chunk_rows(p), cig = p->cig;
+    (void)ith;
+    memset(f->out + b0 * (size_t)(cig * nr), 0, (e0 - b0) * (size_t)(cig * nr) * sizeof(float));
+    conv_dwt_args a;
+    a.xrs = d->stride_h * p->xv.sh, a.xps = d->stride_w * p->xv.sw;
+    a.yrs = p->dw_inplace ? p->yv.sh : p->ow * nr, a.yps = p->dw_inplace ? p->yv.sw : nr;
+    for (int64_t n = 0; n < d->n; n++)
+        for (int64_t c0 = 0; c0 < p->oh; c0 += rows)
+            for (size_t it = b0; it < e0; it++) {
+                const int64_t blk = (int64_t)it / RS, t = (int64_t)it % RS, r = t / d->s,
+                              s = t % d->s, g = blk / p->ncob, cob = blk % p->ncob;
+                int oh0, oh1, ow0, ow1; /* output pixels whose tap (r, s) is inside x */
+                tap_range(r * d->dil_h - d->pad_top, d->h, d->stride_h, p->oh, &oh0, &oh1);
+                tap_range(s * d->dil_w - d->pad_left, d->w, d->stride_w, p->ow, &ow0, &ow1);
+                const int64_t q0 = RIDGE_MAX(oh0, c0), q1 = RIDGE_MIN(oh1, c0 + rows);
+                if (q0 >= q1 || ow0 >= ow1) continue;
+                a.nrow = q1 - q0, a.ncol = ow1 - ow0;
+                a.dy = p->dw_inplace ? f->dy + n * p->yv.sn + q0 * p->yv.sh + ow0 * p->yv.sw +
+                                           g * p->cog + cob * nr
+                                     : f->pack + ((blk * d->n + n) * p->oh * p->ow +
+                                                  q0 * p->ow + ow0) * nr;
+                const float *x = f->x + n * p->xv.sn +
+                                 (q0 * d->stride_h - d->pad_top + r * d->dil_h) * p->xv.sh +
+                                 (ow0 * d->stride_w - d->pad_left + s * d->dil_w) * p->xv.sw +
+                                 g * cig;
+                float *out = f->out + it * (size_t)(cig * nr);
+                for (int64_t ci = 0; ci < cig; ci += mr) {
+                    a.x = x + ci, a.mr = (int)RIDGE_MIN(mr, cig - ci), a.out = out + ci * nr;
+                    p->k->dwt(&a);
+                }
+            }
+}
+
 /* Depthwise dw (NHWC, NCHW16c): items of (tap, 16-channel block), channels contiguous in a
  * block, the sum over images and the tap's valid output pixels. */
 static void dw_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
@@ -821,6 +911,25 @@ static void db_depthwise(const bwd *f)
                 for (int64_t j = 0; j < p->ow; j++)
                     s += f->dy[n * p->yv.sn + i * p->yv.sh + j * p->yv.sw + p->yco[c]];
         f->db[c] = (float)s;
+    }
+}
+
+/* db on NHWC: float sums over 64 pixels, added in double. */
+static void db_nhwc(const ridge_conv2d_bwd_plan *p, const float *dy, float *db)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t rows = d->n * p->oh * p->ow;
+    double acc[256];
+    for (int64_t c0 = 0; c0 < d->c_out; c0 += 256) {
+        const int64_t cn = RIDGE_MIN(256, d->c_out - c0);
+        for (int64_t j = 0; j < cn; j++) acc[j] = 0;
+        for (int64_t q0 = 0; q0 < rows; q0 += 64) {
+            float f[256] = {0};
+            for (int64_t q = q0; q < RIDGE_MIN(q0 + 64, rows); q++)
+                for (int64_t j = 0; j < cn; j++) f[j] += dy[q * d->c_out + c0 + j];
+            for (int64_t j = 0; j < cn; j++) acc[j] += f[j];
+        }
+        for (int64_t j = 0; j < cn; j++) db[c0 + j] = (float)acc[j];
     }
 }
 
@@ -904,21 +1013,164 @@ static ridge_status dw_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, fl
                 dw[(co * p->cig + ci) * RS + t] =
                     tr ? bg[(t * p->cig + ci) * p->cog + cl] : bg[cl * K + t * p->cig + ci];
     }
-    if (db) { /* float sums over 64 pixels, added in double */
-        double acc[256];
-        for (int64_t c0 = 0; c0 < d->c_out; c0 += 256) {
-            const int64_t cn = RIDGE_MIN(256, d->c_out - c0), rows = d->n * hw;
-            for (int64_t j = 0; j < cn; j++) acc[j] = 0;
-            for (int64_t q0 = 0; q0 < rows; q0 += 64) {
-                float f[256] = {0};
-                for (int64_t q = q0; q < RIDGE_MIN(q0 + 64, rows); q++)
-                    for (int64_t j = 0; j < cn; j++) f[j] += dy[q * d->c_out + c0 + j];
-                for (int64_t j = 0; j < cn; j++) acc[j] += f[j];
+    if (db) db_nhwc(p, dy, db);
+    return RIDGE_OK;
+}
+
+/* dw by Winograd F(4x4, 3x3) (NHWC, groups 1). The forward's F(4,3) is
+ *   y = A^T [(G g G^T) . (B^T d B)] A   per 4x4 output tile (d: its 6x6 input patch),
+ * so the gradient of the kernel g given the tile's dy is
+ *   dg = G^T [(A dy A^T) . (B^T d B)] G,
+ * and summed over tiles and channels: per transform point xi (36 of them) a GEMM
+ *   M[xi] (c_in x c_out) += V[xi]^T (c_in x tiles) Q[xi] (tiles x c_out),
+ * V = B^T d B (the forward's input transform, zero-filled patches at the borders), Q = A dy A^T
+ * (dy zero past the image), then dW = G^T M G per channel pair. 4x fewer multiplies than the
+ * direct sum; error as the forward's F(4,3). Per chunk of tiles: the transforms (threads split
+ * the tiles), then the GEMMs on the dwt tile (threads split (xi, output-channel block), each
+ * owning its part of M: the sums do not depend on the thread count). */
+typedef struct wdw {
+    const ridge_conv2d_bwd_plan *p;
+    const float *x, *dy;
+    float *V, *Q, *M, *tbuf, *dw;
+    int64_t t0, nt, TB;
+} wdw;
+
+static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wdw *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, cog = p->cog, nr = p->k->nr, cogp = p->ncob * nr;
+    const int64_t tw = (p->ow + 3) / 4, tpi = (p->oh + 3) / 4 * tw;
+    float *dbuf = f->tbuf + (size_t)ith * (round_bytes((size_t)(36 * cig)) / sizeof(float));
+    for (size_t t = b; t < e; t++) {
+        const int64_t tt = f->t0 + (int64_t)t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
+        /* V[xi][t][ci]: the 6x6 patch of x (zeros outside), the forward's input transform */
+        const int64_t ih0 = ty * 4 - d->pad_top, iw0 = tx * 4 - d->pad_left;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) {
+                float *dp = dbuf + (i * 6 + j) * cig;
+                const int64_t ih = ih0 + i, iw = iw0 + j;
+                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w)
+                    memset(dp, 0, (size_t)cig * sizeof(float));
+                else
+                    memcpy(dp, f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw,
+                           (size_t)cig * sizeof(float));
             }
-            for (int64_t j = 0; j < cn; j++) db[c0 + j] = (float)acc[j];
+        p->k->wino_in(4, dbuf, cig, f->V + (int64_t)t * cig, f->TB * cig);
+        /* Q[xi][t][co] = (A dy A^T)[xi], A = at4^T: rows then columns, 16 channels at a time */
+        const int mh = (int)RIDGE_MIN(4, p->oh - ty * 4), mw = (int)RIDGE_MIN(4, p->ow - tx * 4);
+        const float *y0 = f->dy + n * p->yv.sn + ty * 4 * p->yv.sh + tx * 4 * p->yv.sw;
+        for (int64_t c0 = 0; c0 < cogp; c0 += 16) {
+            const int64_t cn = RIDGE_MIN(16, cog - c0);
+            float u[4][6][16]; /* u[k][j] = (dy row k) A^T, column j */
+            for (int k = 0; k < 4; k++) {
+                float v[4][16];
+                for (int l = 0; l < 4; l++)
+                    for (int c = 0; c < 16; c++)
+                        v[l][c] = k < mh && l < mw && c < cn
+                                      ? y0[k * p->yv.sh + l * p->yv.sw + c0 + c] : 0.0f;
+                for (int c = 0; c < 16; c++) {
+                    const float a0 = v[0][c], a1 = v[1][c], a2 = v[2][c], a3 = v[3][c];
+                    u[k][0][c] = a0;
+                    u[k][1][c] = a0 + a1 + a2 + a3;
+                    u[k][2][c] = a0 - a1 + a2 - a3;
+                    u[k][3][c] = a0 + 2 * a1 + 4 * a2 + 8 * a3;
+                    u[k][4][c] = a0 - 2 * a1 + 4 * a2 - 8 * a3;
+                    u[k][5][c] = a3;
+                }
+            }
+            for (int j = 0; j < 6; j++) {
+                float *q = f->Q + (int64_t)t * cogp + c0;
+                const ptrdiff_t xs = f->TB * cogp; /* between transform points */
+                for (int c = 0; c < 16 && c0 + c < cogp; c++) {
+                    const float a0 = u[0][j][c], a1 = u[1][j][c], a2 = u[2][j][c],
+                                a3 = u[3][j][c];
+                    q[(0 * 6 + j) * xs + c] = a0;
+                    q[(1 * 6 + j) * xs + c] = a0 + a1 + a2 + a3;
+                    q[(2 * 6 + j) * xs + c] = a0 - a1 + a2 - a3;
+                    q[(3 * 6 + j) * xs + c] = a0 + 2 * a1 + 4 * a2 + 8 * a3;
+                    q[(4 * 6 + j) * xs + c] = a0 - 2 * a1 + 4 * a2 - 8 * a3;
+                    q[(5 * 6 + j) * xs + c] = a3;
+                }
+            }
         }
     }
-    return RIDGE_OK;
+}
+
+/* M[xi][cob][ci][nr] += V[xi]^T Q[xi] for items of (xi * ncob + cob) */
+static void wdw_gemm_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wdw *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const int nr = p->k->nr, mr = p->k->mr;
+    const int64_t cig = p->cig, cogp = p->ncob * nr;
+    (void)ith;
+    conv_dwt_args a;
+    a.xrs = 0, a.xps = cig, a.yrs = 0, a.yps = cogp;
+    a.nrow = 1, a.ncol = f->nt;
+    for (size_t it = b; it < e; it++) {
+        const int64_t xi = (int64_t)it / p->ncob, cob = (int64_t)it % p->ncob;
+        a.dy = f->Q + xi * f->TB * cogp + cob * nr;
+        float *out = f->M + (xi * p->ncob + cob) * cig * nr;
+        for (int64_t ci = 0; ci < cig; ci += mr) {
+            a.x = f->V + xi * f->TB * cig + ci;
+            a.mr = (int)RIDGE_MIN(mr, cig - ci), a.out = out + ci * nr;
+            p->k->dwt(&a);
+        }
+    }
+}
+
+/* dW[co][ci] = G^T M G for items of (cob * cig + ci), in double */
+static void wdw_out_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wdw *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const int64_t nr = p->k->nr, cig = p->cig, cog = p->cog;
+    const float *g = conv_wino_mats_get(4)->g; /* G: 6 x 3 */
+    (void)ith;
+    for (size_t it = b; it < e; it++) {
+        const int64_t cob = (int64_t)it / cig, ci = (int64_t)it % cig;
+        const int64_t nco = RIDGE_MIN(nr, cog - cob * nr);
+        for (int64_t j = 0; j < nco; j++) {
+            double t[6][3];
+            for (int i = 0; i < 6; i++)
+                for (int s = 0; s < 3; s++) {
+                    double acc = 0;
+                    for (int jj = 0; jj < 6; jj++)
+                        acc += (double)f->M[(((i * 6 + jj) * p->ncob + cob) * cig + ci) * nr + j] *
+                               g[jj * 3 + s];
+                    t[i][s] = acc;
+                }
+            float *o = f->dw + ((cob * nr + j) * cig + ci) * 9;
+            for (int r = 0; r < 3; r++)
+                for (int s = 0; s < 3; s++) {
+                    double acc = 0;
+                    for (int i = 0; i < 6; i++) acc += g[i * 3 + r] * t[i][s];
+                    o[r * 3 + s] = (float)acc;
+                }
+        }
+    }
+}
+
+static void dw_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dw, float *db,
+                        const float *x, const float *dy, void *ws)
+{
+    const int64_t TB = wdw_tiles_per_chunk(p), nr = p->k->nr, cogp = p->ncob * nr;
+    const int64_t T = p->d.n * ((p->oh + 3) / 4) * ((p->ow + 3) / 4);
+    wdw f = {p, x, dy, NULL, NULL, NULL, NULL, dw, 0, 0, TB};
+    f.V = ws;
+    f.Q = (float *)((char *)f.V + round_bytes((size_t)(36 * TB * p->cig)));
+    f.M = (float *)((char *)f.Q + round_bytes((size_t)(36 * TB * cogp)));
+    f.tbuf = (float *)((char *)f.M + round_bytes((size_t)(36 * p->ncob * p->cig * nr)));
+    memset(f.M, 0, (size_t)(36 * p->ncob * p->cig * nr) * sizeof(float));
+    for (f.t0 = 0; f.t0 < T; f.t0 += TB) {
+        f.nt = RIDGE_MIN(TB, T - f.t0);
+        ridge_parallel_for(ctx, (size_t)f.nt, 1, wdw_transform_range, &f);
+        ridge_parallel_for(ctx, (size_t)(36 * p->ncob), 1, wdw_gemm_range, &f);
+    }
+    ridge_parallel_for(ctx, (size_t)(p->ncob * p->cig), 1, wdw_out_range, &f);
+    if (db) db_nhwc(p, dy, db);
 }
 
 ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
@@ -937,6 +1189,18 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
         if (db) db_depthwise(&f);
         return RIDGE_OK;
     }
+    if (p->weights_algo == RIDGE_CONV_WINOGRAD_4X3) {
+        const int threads = ridge_ctx_threads(ctx);
+        if (ws && threads > p->threads)
+            return ridge_error(RIDGE_EINVAL, "conv2d_backward_weights: the workspace is sized "
+                               "for the plan's %d threads, the ctx has %d", p->threads, threads);
+        if (!ws) {
+            ridge_status st = ridge_ctx_scratch(ctx, wdw_ws(p, threads), &ws);
+            if (st) return st;
+        }
+        dw_winograd(ctx, p, dw, db, x, dy, ws);
+        return RIDGE_OK;
+    }
     if (p->weights_algo == RIDGE_CONV_IM2COL) {
         /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
         void *own = NULL;
@@ -953,11 +1217,13 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
     }
     const int64_t nr = p->k->nr, nblk = d->groups * p->ncob;
     float *pack = ws;
-    float *blocked =
-        (float *)((char *)ws + round_bytes((size_t)(nblk * d->n * p->oh * p->ow * nr)));
+    float *blocked = (float *)((char *)ws + (p->dw_inplace ? 0 : round_bytes((size_t)(
+                                                 nblk * d->n * p->oh * p->ow * nr))));
     bwd f = {p, blocked, x, dy, NULL, pack, db};
-    ridge_parallel_for(ctx, (size_t)nblk, 1, pack_dy, &f);
-    ridge_parallel_for(ctx, (size_t)(nblk * RS), 1, dw_direct_range, &f);
+    if (!p->dw_inplace) ridge_parallel_for(ctx, (size_t)nblk, 1, pack_dy, &f);
+    else if (db) db_nhwc(p, dy, db);
+    ridge_parallel_for(ctx, (size_t)(nblk * RS), 1, p->dw_nhwc ? dw_nhwc_range : dw_direct_range,
+                       &f);
     /* blocked [g][cob][t][ci][NR] -> OIHW */
     for (int64_t co = 0; co < d->c_out; co++) {
         int64_t g = co / p->cog, cl = co % p->cog, cob = cl / nr, j = cl % nr;

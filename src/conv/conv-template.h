@@ -184,6 +184,62 @@ static void conv_row(const conv_row_args *a)
     if (p < a->npix) tile_part(a, p, (int)(a->npix - p));
 }
 
+/* ---- weight gradient tile ----------------------------------------------------------------- */
+
+/* mr input channels (broadcasts from x) x NR output channels (2 vectors of dy) per pixel, the
+ * pixels as the reduction; one function per mr, the accumulators named (not an array) so they
+ * stay in registers (the `mr > i` tests fold away). */
+#define DWT_FMA(i, c0, c1)                                                                        \
+    if (mr > i) {                                                                                 \
+        VF t = VBCAST(x + i);                                                                     \
+        c0 = VFMA(t, b0, c0), c1 = VFMA(t, b1, c1);                                               \
+    }
+#define DWT_STORE(i, c0, c1)                                                                      \
+    if (mr > i) {                                                                                 \
+        float *o = a->out + i * NR;                                                               \
+        VSTORE(o, VADD(VLOAD(o), c0));                                                            \
+        VSTORE(o + VL, VADD(VLOAD(o + VL), c1));                                                  \
+    }
+static inline __attribute__((always_inline)) void dwt_tile(const conv_dwt_args *a, const int mr)
+{
+    VF c00 = VZERO(), c01 = VZERO(), c10 = VZERO(), c11 = VZERO(), c20 = VZERO(), c21 = VZERO();
+    VF c30 = VZERO(), c31 = VZERO(), c40 = VZERO(), c41 = VZERO(), c50 = VZERO(), c51 = VZERO();
+    const ptrdiff_t xps = a->xps, yps = a->yps;
+    const int64_t ncol = a->ncol;
+    for (int64_t q = 0; q < a->nrow; q++) {
+        const float *x = a->x + q * a->xrs, *y = a->dy + q * a->yrs;
+        for (int64_t k = 0; k < ncol; k++, x += xps, y += yps) {
+            VF b0 = VLOAD(y), b1 = VLOAD(y + VL);
+            DWT_FMA(0, c00, c01)
+            DWT_FMA(1, c10, c11)
+            DWT_FMA(2, c20, c21)
+            DWT_FMA(3, c30, c31)
+            DWT_FMA(4, c40, c41)
+            DWT_FMA(5, c50, c51)
+        }
+    }
+    DWT_STORE(0, c00, c01)
+    DWT_STORE(1, c10, c11)
+    DWT_STORE(2, c20, c21)
+    DWT_STORE(3, c30, c31)
+    DWT_STORE(4, c40, c41)
+    DWT_STORE(5, c50, c51)
+}
+#undef DWT_FMA
+#undef DWT_STORE
+
+static void conv_dwt(const conv_dwt_args *a)
+{
+    switch (a->mr) {
+    case 6: dwt_tile(a, 6); break;
+    case 5: dwt_tile(a, 5); break;
+    case 4: dwt_tile(a, 4); break;
+    case 3: dwt_tile(a, 3); break;
+    case 2: dwt_tile(a, 2); break;
+    default: dwt_tile(a, 1); break;
+    }
+}
+
 /* ---- depthwise ---------------------------------------------------------------------------- */
 
 /* Any window: channel vectors from c_begin on, then the channels past the last full vector. */
@@ -568,6 +624,7 @@ const conv_kernels KNAME = {
     .row = conv_row,
     .dw_row = conv_dw_row,
     .dwp_row = conv_dwp_row,
+    .dwt = conv_dwt,
     .wino_in = conv_wino_in,
     .wino_out = conv_wino_out,
     .fft_fwd = conv_fft_fwd,

@@ -110,6 +110,19 @@ typedef struct conv_dwp_args {
     int64_t ow;
 } conv_dwp_args;
 
+/* Weight gradient tile (the backward's dw on NHWC): mr <= MR input channels i x NR output
+ * channels j, summed over nrow rows q of ncol pixels k:
+ *   out[i*NR + j] += sum_{q, k} x[q*xrs + k*xps + i] * dy[q*yrs + k*yps + j]
+ * out holds MR x NR floats (rows past mr untouched). x and dy are read in place: the
+ * forward's micro-kernel with the pixels as the reduction and the channels as the tile. */
+typedef struct conv_dwt_args {
+    const float *x, *dy;
+    ptrdiff_t xrs, xps, yrs, yps;
+    int64_t nrow, ncol;
+    int mr;
+    float *out;
+} conv_dwt_args;
+
 /* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
  *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
  *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
@@ -143,6 +156,7 @@ typedef struct conv_kernels {
     void (*row)(const conv_row_args *a);
     void (*dw_row)(const conv_dw_args *a);
     void (*dwp_row)(const conv_dwp_args *a);
+    void (*dwt)(const conv_dwt_args *a);
     conv_wino_in_fn wino_in;
     conv_wino_out_fn wino_out;
     conv_fft_fwd_fn fft_fwd;
