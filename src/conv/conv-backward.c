@@ -1058,43 +1058,14 @@ static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
                            (size_t)cig * sizeof(float));
             }
         p->k->wino_in(4, dbuf, cig, f->V + (int64_t)t * cig, f->TB * cig);
-        /* Q[xi][t][co] = (A dy A^T)[xi], A = at4^T: rows then columns, 16 channels at a time */
+        /* Q[xi][t][co] = (A dy A^T)[xi] (zeros past the image and past cog) */
         const int mh = (int)RIDGE_MIN(4, p->oh - ty * 4), mw = (int)RIDGE_MIN(4, p->ow - tx * 4);
-        const float *y0 = f->dy + n * p->yv.sn + ty * 4 * p->yv.sh + tx * 4 * p->yv.sw;
-        for (int64_t c0 = 0; c0 < cogp; c0 += 16) {
-            const int64_t cn = RIDGE_MIN(16, cog - c0);
-            float u[4][6][16]; /* u[k][j] = (dy row k) A^T, column j */
-            for (int k = 0; k < 4; k++) {
-                float v[4][16];
-                for (int l = 0; l < 4; l++)
-                    for (int c = 0; c < 16; c++)
-                        v[l][c] = k < mh && l < mw && c < cn
-                                      ? y0[k * p->yv.sh + l * p->yv.sw + c0 + c] : 0.0f;
-                for (int c = 0; c < 16; c++) {
-                    const float a0 = v[0][c], a1 = v[1][c], a2 = v[2][c], a3 = v[3][c];
-                    u[k][0][c] = a0;
-                    u[k][1][c] = a0 + a1 + a2 + a3;
-                    u[k][2][c] = a0 - a1 + a2 - a3;
-                    u[k][3][c] = a0 + 2 * a1 + 4 * a2 + 8 * a3;
-                    u[k][4][c] = a0 - 2 * a1 + 4 * a2 - 8 * a3;
-                    u[k][5][c] = a3;
-                }
-            }
-            for (int j = 0; j < 6; j++) {
-                float *q = f->Q + (int64_t)t * cogp + c0;
-                const ptrdiff_t xs = f->TB * cogp; /* between transform points */
-                for (int c = 0; c < 16 && c0 + c < cogp; c++) {
-                    const float a0 = u[0][j][c], a1 = u[1][j][c], a2 = u[2][j][c],
-                                a3 = u[3][j][c];
-                    q[(0 * 6 + j) * xs + c] = a0;
-                    q[(1 * 6 + j) * xs + c] = a0 + a1 + a2 + a3;
-                    q[(2 * 6 + j) * xs + c] = a0 - a1 + a2 - a3;
-                    q[(3 * 6 + j) * xs + c] = a0 + 2 * a1 + 4 * a2 + 8 * a3;
-                    q[(4 * 6 + j) * xs + c] = a0 - 2 * a1 + 4 * a2 - 8 * a3;
-                    q[(5 * 6 + j) * xs + c] = a3;
-                }
-            }
-        }
+        float *q = f->Q + (int64_t)t * cogp;
+        p->k->wino_dy(f->dy + n * p->yv.sn + ty * 4 * p->yv.sh + tx * 4 * p->yv.sw, p->yv.sh,
+                      p->yv.sw, mh, mw, cog, q, f->TB * cogp);
+        if (cogp > cog)
+            for (int xi = 0; xi < 36; xi++)
+                memset(q + xi * f->TB * cogp + cog, 0, (size_t)(cogp - cog) * sizeof(float));
     }
 }
 
@@ -1121,35 +1092,38 @@ static void wdw_gemm_range(void *arg, size_t b, size_t e, int ith)
     }
 }
 
-/* dW[co][ci] = G^T M G for items of (cob * cig + ci), in double */
+/* dW[co][ci] = G^T M G for items of (cob * cig + ci), the block's nr output channels as the
+ * vectorized inner loop */
 static void wdw_out_range(void *arg, size_t b, size_t e, int ith)
 {
     const wdw *f = arg;
     const ridge_conv2d_bwd_plan *p = f->p;
     const int64_t nr = p->k->nr, cig = p->cig, cog = p->cog;
+    const ptrdiff_t xs = p->ncob * cig * nr; /* between transform points in M */
     const float *g = conv_wino_mats_get(4)->g; /* G: 6 x 3 */
     (void)ith;
     for (size_t it = b; it < e; it++) {
         const int64_t cob = (int64_t)it / cig, ci = (int64_t)it % cig;
         const int64_t nco = RIDGE_MIN(nr, cog - cob * nr);
-        for (int64_t j = 0; j < nco; j++) {
-            double t[6][3];
-            for (int i = 0; i < 6; i++)
-                for (int s = 0; s < 3; s++) {
-                    double acc = 0;
-                    for (int jj = 0; jj < 6; jj++)
-                        acc += (double)f->M[(((i * 6 + jj) * p->ncob + cob) * cig + ci) * nr + j] *
-                               g[jj * 3 + s];
-                    t[i][s] = acc;
-                }
-            float *o = f->dw + ((cob * nr + j) * cig + ci) * 9;
-            for (int r = 0; r < 3; r++)
-                for (int s = 0; s < 3; s++) {
-                    double acc = 0;
-                    for (int i = 0; i < 6; i++) acc += g[i * 3 + r] * t[i][s];
-                    o[r * 3 + s] = (float)acc;
-                }
-        }
+        const float *m = f->M + (cob * cig + ci) * nr;
+        float t[6][3][64], o[9][64];
+        for (int i = 0; i < 6; i++) /* t = M G */
+            for (int s = 0; s < 3; s++) {
+                const float g0 = g[s], g1 = g[3 + s], g2 = g[6 + s], g3 = g[9 + s],
+                            g4 = g[12 + s], g5 = g[15 + s];
+                const float *mi = m + i * 6 * xs;
+                for (int64_t j = 0; j < nr; j++)
+                    t[i][s][j] = g0 * mi[j] + g1 * mi[xs + j] + g2 * mi[2 * xs + j] +
+                                 g3 * mi[3 * xs + j] + g4 * mi[4 * xs + j] + g5 * mi[5 * xs + j];
+            }
+        for (int r = 0; r < 3; r++) /* o = G^T t */
+            for (int s = 0; s < 3; s++)
+                for (int64_t j = 0; j < nr; j++)
+                    o[r * 3 + s][j] = g[r] * t[0][s][j] + g[3 + r] * t[1][s][j] +
+                                      g[6 + r] * t[2][s][j] + g[9 + r] * t[3][s][j] +
+                                      g[12 + r] * t[4][s][j] + g[15 + r] * t[5][s][j];
+        for (int64_t j = 0; j < nco; j++)
+            for (int k = 0; k < 9; k++) f->dw[((cob * nr + j) * cig + ci) * 9 + k] = o[k][j];
     }
 }
 

@@ -562,6 +562,51 @@ static void conv_wino_in(int m, const float *d, int64_t n, float *v, ptrdiff_t v
     for (; c < n; c++) wino_in_scalar(conv_wino_mats_get(m), d, n, c, v, vs);
 }
 
+/* The weight gradient's dy transform of F(4,3): A = at4^T (6 x 4) applied to 4 values. */
+static inline void a4_1d(const VF d[4], VF r[6])
+{
+    const VF c2 = VSET1(2.0f), c4 = VSET1(4.0f);
+    VF s02 = VADD(d[0], d[2]), s13 = VADD(d[1], d[3]);
+    VF e = VFMA(c4, d[2], d[0]), o = VMUL(c2, VFMA(c4, d[3], d[1])); /* a0 + 4a2, 2a1 + 8a3 */
+    r[0] = d[0];
+    r[1] = VADD(s02, s13);
+    r[2] = VSUB(s02, s13);
+    r[3] = VADD(e, o);
+    r[4] = VSUB(e, o);
+    r[5] = d[3];
+}
+
+/* v[i][j] = (A dy A^T)[i][j] per channel for the mh x mw (<= 4 x 4) tile of dy at
+ * y[i*ysh + j*ysw + c], zeros past it; n channels, v's 36 rows vs apart. */
+static void conv_wino_dy(const float *y, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw, int64_t n,
+                         float *v, ptrdiff_t vs)
+{
+    const float *at = conv_wino_mats_get(4)->at; /* A^T: 4 x 6 */
+    int64_t c = 0;
+    for (; c + VL <= n; c += VL) {
+        VF t[4][6], d[4], r[6];
+        for (int i = 0; i < 4; i++) { /* rows: t[i][.] = A dy[i][.] */
+            for (int j = 0; j < 4; j++)
+                d[j] = i < mh && j < mw ? VLOAD(y + i * ysh + j * ysw + c) : VZERO();
+            a4_1d(d, t[i]);
+        }
+        for (int j = 0; j < 6; j++) { /* columns: v[.][j] = A t[.][j] */
+            for (int i = 0; i < 4; i++) d[i] = t[i][j];
+            a4_1d(d, r);
+            for (int i = 0; i < 6; i++) VSTORE(v + (i * 6 + j) * vs + c, r[i]);
+        }
+    }
+    for (; c < n; c++) /* the channels past the last full vector: the matrices as loops */
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) {
+                float s = 0;
+                for (int k = 0; k < mh; k++)
+                    for (int l = 0; l < mw; l++)
+                        s += at[k * 6 + i] * y[k * ysh + l * ysw + c] * at[l * 6 + j];
+                v[(i * 6 + j) * vs + c] = s;
+            }
+}
+
 static float wino_out_scalar(const conv_wino_mats *W, const float *mm, ptrdiff_t ms, int64_t c,
                              int i, int j)
 {
@@ -626,6 +671,7 @@ const conv_kernels KNAME = {
     .dwp_row = conv_dwp_row,
     .dwt = conv_dwt,
     .wino_in = conv_wino_in,
+    .wino_dy = conv_wino_dy,
     .wino_out = conv_wino_out,
     .fft_fwd = conv_fft_fwd,
     .fft_inv = conv_fft_inv,

@@ -129,6 +129,10 @@ typedef struct conv_dwt_args {
  *        y[yo + i*ysh + j*ysw + c] = act((A^T mm A)[i][j] + bias[c] + res[same]), channels
  *        contiguous in y. */
 typedef void (*conv_wino_in_fn)(int m, const float *d, int64_t n, float *v, ptrdiff_t vs);
+/* dy transform of the weight gradient (F(4,3) only): v[xi*vs + c] = (A dy A^T)[xi], A = at4^T,
+ * for the mh x mw (<= 4 x 4) tile at y[i*ysh + j*ysw + c], zeros past it, c < n. */
+typedef void (*conv_wino_dy_fn)(const float *y, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
+                                int64_t n, float *v, ptrdiff_t vs);
 typedef void (*conv_wino_out_fn)(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
                                  ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
                                  const float *bias, const float *res, int act);
@@ -158,6 +162,7 @@ typedef struct conv_kernels {
     void (*dwp_row)(const conv_dwp_args *a);
     void (*dwt)(const conv_dwt_args *a);
     conv_wino_in_fn wino_in;
+    conv_wino_dy_fn wino_dy;
     conv_wino_out_fn wino_out;
     conv_fft_fwd_fn fft_fwd;
     conv_fft_inv_fn fft_inv;
