@@ -48,6 +48,8 @@ static const shape shapes[] = {
     {"3x3-co32-s2",     2, 13, 9,  8,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
     {"3x3-g2-co64",     1, 10, 7,  6,  64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
     {"5x5-dil2-co16",   1, 7,  11, 10, 16, 5, 5, 1, 1, 2, 2, 3, 2, 4, 3, 1},
+    /* Winograd dw over two chunks of tiles (100 tiles; at most 82 per chunk for NR 16) */
+    {"3x3-wino-chunks", 4, 40, 17, 18, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
 static float frand(unsigned *s)
