@@ -233,13 +233,30 @@ static void test_fd(const shape *s, ridge_ctx *ctx)
     fd(&d, oh, ow, x64, w64, b64, g64, x64, xn, fx);
     fd(&d, oh, ow, x64, w64, b64, g64, w64, wn, fw);
     fd(&d, oh, ow, x64, w64, b64, g64, b64, bn, fw + wn);
-    /* the reference and the fast path, each against the finite differences */
-    for (int fast = 0; fast < 2; fast++) {
+    /* the reference and the fast paths, each against the finite differences: AUTO on NCHW,
+     * AUTO on NHWC (Winograd dw where it applies), direct dw on NHWC (the in-place tile) */
+    float *xh = malloc(xn * 4), *gh = malloc(yn * 4), *dxh = malloc(xn * 4);
+    CHECK_OK(ridge_layout_reorder(ctx, xh, RIDGE_NHWC, x, RIDGE_NCHW, d.n, d.c_in, d.h, d.w));
+    CHECK_OK(ridge_layout_reorder(ctx, gh, RIDGE_NHWC, g, RIDGE_NCHW, d.n, d.c_out, oh, ow));
+    for (int fast = 0; fast < 4; fast++) {
+        double tx = 1e-5, tw = 1e-5; /* Winograd: float rounding grown by its transforms */
         if (fast) {
+            ridge_conv2d_desc dl = d;
+            ridge_conv2d_bwd_options o;
+            ridge_conv2d_bwd_options_init(&o);
+            if (fast > 1) dl.layout = RIDGE_NHWC;
+            if (fast == 3) o.weights_algo = RIDGE_CONV_DIRECT;
             ridge_conv2d_bwd_plan *p = NULL;
-            CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
-            CHECK_OK(ridge_conv2d_backward_data(ctx, p, dx, g, w, NULL));
-            CHECK_OK(ridge_conv2d_backward_weights(ctx, p, dw, dw + wn, x, g, NULL));
+            CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &dl, &o, &p));
+            if (!p) continue;
+            if (ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_WINOGRAD_4X3) tx = 1e-4;
+            if (ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_WINOGRAD_4X3) tw = 1e-4;
+            const float *xi = fast > 1 ? xh : x, *gi = fast > 1 ? gh : g;
+            CHECK_OK(ridge_conv2d_backward_data(ctx, p, fast > 1 ? dxh : dx, gi, w, NULL));
+            CHECK_OK(ridge_conv2d_backward_weights(ctx, p, dw, dw + wn, xi, gi, NULL));
+            if (fast > 1)
+                CHECK_OK(ridge_layout_reorder(ctx, dx, RIDGE_NCHW, dxh, RIDGE_NHWC, d.n, d.c_in,
+                                              d.h, d.w));
             ridge_conv2d_bwd_plan_destroy(p);
         } else {
             CHECK_OK(ridge_conv2d_backward_data_ref(&d, dx, g, w));
@@ -249,9 +266,11 @@ static void test_fd(const shape *s, ridge_ctx *ctx)
         for (size_t i = 0; i < xn; i++) ex = fmax(ex, fabs(dx[i] - fx[i]) / (1 + fabs(fx[i])));
         for (size_t i = 0; i < wn + bn; i++)
             ew = fmax(ew, fabs(dw[i] - fw[i]) / (1 + fabs(fw[i])));
-        CHECKF(ex < 1e-5 && ew < 1e-5, "%s finite differences (%s): dx %.2e, dw %.2e", s->name,
-               fast ? "fast" : "ref", ex, ew);
+        CHECKF(ex < tx && ew < tw, "%s finite differences (%s): dx %.2e, dw %.2e", s->name,
+               fast == 0 ? "ref" : fast == 1 ? "nchw auto" : fast == 2 ? "nhwc auto"
+                                                            : "nhwc direct dw", ex, ew);
     }
+    free(xh), free(gh), free(dxh);
     free(x), free(w), free(g), free(dx), free(dw), free(x64), free(w64), free(b64), free(g64);
     free(fx), free(fw);
 }
@@ -354,6 +373,7 @@ int main(int argc, char **argv)
         {"fd-s2-dil2", 1, 4, 7, 6, 3, 3, 3, 2, 2, 2, 2, 1, 2, 2, 0, 1},
         {"fd-groups2", 1, 4, 4, 5, 6, 3, 2, 1, 2, 1, 1, 1, 1, 0, 1, 2},
         {"fd-5x5", 1, 2, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
+        {"fd-3x3-c8", 1, 8, 5, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* AUTO: Winograd dx, dw */
     };
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) test_fd(&fds[i], ctxs[nctx * 2 - 2]);
     if (verbose)
