@@ -802,19 +802,20 @@ static void wino_areas(const fwd *f, int ith, float **dbuf, float **V, float **M
     *O = *M + A2 * TB * cogp;
 }
 
-/* Many blocks: each thread runs whole blocks in its own areas. */
+/* Many blocks: each thread runs blocks of TB tiles over its own contiguous range of tiles
+ * [b0, e0) (an equal share, so no thread waits on a larger share of whole blocks), in its own
+ * areas. A tile's result does not depend on the block it is computed in. */
 static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
 {
     const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
     const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
     const int64_t TB = wino_tiles(p, m);
-    const int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
     float *dbuf, *V, *M, *O;
     wino_areas(f, ith, &dbuf, &V, &M, &O);
-    for (size_t blk = b0; blk < e0; blk++) {
+    for (int64_t t0 = (int64_t)b0; t0 < (int64_t)e0; t0 += TB) {
         for (int64_t g = 0; g < p->d.groups; g++) {
-            wino_blk b = {f, (int64_t)blk * TB, RIDGE_MIN(TB, T - (int64_t)blk * TB), g, V, M};
+            wino_blk b = {f, t0, RIDGE_MIN(TB, (int64_t)e0 - t0), g, V, M};
             for (int64_t t = 0; t < b.nt; t++) wino_gather(&b, t, dbuf);
             for (int64_t xi = 0; xi < A2; xi++)
                 for (int64_t cob = 0; cob < p->ncob; cob++) wino_gemm(&b, xi, cob);
@@ -857,7 +858,7 @@ static void winograd_forward(ridge_ctx *ctx, const fwd *f)
     const int64_t TB = wino_tiles(p, m), nblk = (T + TB - 1) / TB;
     const int threads = ridge_ctx_threads(ctx);
     if (nblk >= 2 * threads || threads == 1) {
-        ridge_parallel_for(ctx, (size_t)nblk, 1, winograd_range, (void *)f);
+        ridge_parallel_for(ctx, (size_t)T, 1, winograd_range, (void *)f);
         return;
     }
     float *dbuf, *V, *M, *O;
