@@ -187,7 +187,8 @@ void conv_wino_transform(const ridge_conv2d_plan *p, const float *w, int rot, in
                                      W->g[i * 3 + 2] * k[6 + c][j];
             for (int i = 0; i < al; i++)
                 for (int jj = 0; jj < al; jj++) {
-                    float *u = U + ((((int64_t)(i * al + jj) * G + g) * p->ncob + cob) * cig + ci) * nr;
+                    const int64_t xi = i * al + jj;
+                    float *u = U + (((xi * G + g) * p->ncob + cob) * cig + ci) * nr;
                     for (int64_t j = 0; j < nr; j++)
                         u[j] = (float)(t[i][0][j] * W->g[jj * 3] + t[i][1][j] * W->g[jj * 3 + 1] +
                                        t[i][2][j] * W->g[jj * 3 + 2]);

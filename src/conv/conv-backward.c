@@ -16,6 +16,8 @@
  *   dx, depthwise  the same phases and segments on the depthwise row kernel (NHWC, NCHW16c).
  *   dx, winograd   3x3 stride 1: the forward's Winograd plan on dy with the kernel rotated and
  *                transposed (the rotation folded into its weight transform), padding 2 - pad.
+ *                The plan is made once with the backward plan; each call only transforms the
+ *                weights (they change every step) into the workspace.
  *   dx, im2col   NHWC: SGEMM dcol = dy W per chunk of images, then a col2im gather per dx row.
  *   dw, direct   per (group, co block of NR, tap (r, s)) work item, the micro-kernel with the
  *                group's input channels as its "pixels" (x read in place, a uniform-stride run
@@ -26,6 +28,15 @@
  *                L1 and the x rows in L2 across the channel tiles. Items are disjoint outputs:
  *                no reduction across threads at all, so the bits do not depend on the thread
  *                count.
+ *   dw, direct on NHWC  per (co block, tap) item, the dwt tile: MR input channels (x
+ *                broadcasts) x NR output channels (dy vectors), the tap's valid output pixels
+ *                as the reduction, both read in place (dy packed only when the group's
+ *                channels do not fill whole blocks: the tile loads whole vectors). Images and
+ *                chunks of output rows outermost, so a chunk's dy and x rows stay in L2 while
+ *                all of a thread's items pass over them.
+ *   dw, winograd   3x3 stride 1, NHWC, groups 1: F(4x4, 3x3) transposed (see dw_winograd):
+ *                per chunk of tiles the input and dy transforms, then per transform point a
+ *                c_in x c_out GEMM over the tiles on the dwt tile, then dW = G^T M G.
  *   dw, im2col   NHWC: lowering of ~4 MiB chunks of images, dW = dy^T col by SGEMM (dy read
  *                in place), chunks added in order.
  *   dw, depthwise  per (tap, 16-channel block): a vector sum over the batch and the tap's
@@ -436,6 +447,19 @@ size_t ridge_conv2d_bwd_weights_workspace_size(const ridge_conv2d_bwd_plan *p)
     return p ? p->ws_weights : 0;
 }
 
+/* The Winograd passes' workspaces hold per-thread areas sized for the plan's thread count: a
+ * caller's workspace is refused on a ctx with more threads; NULL takes `bytes` (sized for the
+ * ctx's threads) from the ctx's arena. */
+static ridge_status wino_ws(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, const char *fn,
+                            size_t bytes, void **ws)
+{
+    const int threads = ridge_ctx_threads(ctx);
+    if (*ws && threads > p->threads)
+        return ridge_error(RIDGE_EINVAL, "%s: the workspace is sized for the plan's %d threads, "
+                           "the ctx has %d", fn, p->threads, threads);
+    return *ws ? RIDGE_OK : ridge_ctx_scratch(ctx, bytes, ws);
+}
+
 /* ---- dx -------------------------------------------------------------------------------------- */
 
 typedef struct bwd {
@@ -677,17 +701,11 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
     const ridge_conv2d_desc *d = &p->d;
     if (p->data_algo == RIDGE_CONV_REF) return conv_backward_data_ref(d, p->oh, p->ow, dx, dy, w);
     if (p->data_algo == RIDGE_CONV_WINOGRAD_2X3 || p->data_algo == RIDGE_CONV_WINOGRAD_4X3) {
-        const int threads = ridge_ctx_threads(ctx);
-        if (ws && threads > p->threads)
-            return ridge_error(RIDGE_EINVAL, "conv2d_backward_data: the workspace is sized for "
-                               "the plan's %d threads, the ctx has %d", p->threads, threads);
-        if (!ws) {
-            size_t bytes = round_bytes(p->wino->wp_elems) +
-                           ridge_conv2d_workspace_size(p->wino, threads);
-            ridge_status st = ridge_ctx_scratch(ctx, bytes, &ws);
-            if (st) return st;
-        }
-        return dx_winograd(ctx, p, dx, dy, w, ws);
+        ridge_status st = wino_ws(ctx, p, "conv2d_backward_data",
+                                  round_bytes(p->wino->wp_elems) +
+                                      ridge_conv2d_workspace_size(p->wino, ridge_ctx_threads(ctx)),
+                                  &ws);
+        return st ? st : dx_winograd(ctx, p, dx, dy, w, ws);
     }
     if (p->data_algo == RIDGE_CONV_IM2COL) {
         /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
@@ -1165,16 +1183,10 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
         return RIDGE_OK;
     }
     if (p->weights_algo == RIDGE_CONV_WINOGRAD_4X3) {
-        const int threads = ridge_ctx_threads(ctx);
-        if (ws && threads > p->threads)
-            return ridge_error(RIDGE_EINVAL, "conv2d_backward_weights: the workspace is sized "
-                               "for the plan's %d threads, the ctx has %d", p->threads, threads);
-        if (!ws) {
-            ridge_status st = ridge_ctx_scratch(ctx, wdw_ws(p, threads), &ws);
-            if (st) return st;
-        }
-        dw_winograd(ctx, p, dw, db, x, dy, ws);
-        return RIDGE_OK;
+        ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights",
+                                  wdw_ws(p, ridge_ctx_threads(ctx)), &ws);
+        if (!st) dw_winograd(ctx, p, dw, db, x, dy, ws);
+        return st;
     }
     if (p->weights_algo == RIDGE_CONV_IM2COL) {
         /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
