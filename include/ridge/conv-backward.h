@@ -36,18 +36,22 @@
  *                         (a fixed summation order). dw: the lowered input per chunk of
  *                         images, dW = dy^T col by SGEMM (or its transpose when the lowered
  *                         K is shorter than c_out), chunks added in order.
- *   RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_WINOGRAD_4X3   dx only, 3x3 stride 1 dilation 1,
+ *   RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_WINOGRAD_4X3   dx: 3x3 stride 1 dilation 1,
  *                         padding <= 2: the forward's Winograd on dy with the kernel rotated
  *                         and its channel axes swapped (folded into the weight transform,
  *                         redone per call into the workspace; the forward plan is made once
  *                         with this plan); tiles at the borders are zero-filled by the
  *                         gather, no padded copy.
+ *                         dw (4X3 only; NHWC, 3x3 stride 1 dilation 1, groups 1): F(4x4,
+ *                         3x3) transposed, dW = G^T [(A dy A^T) . (B^T x B)] G summed over
+ *                         4x4 output tiles: per chunk of tiles the two transforms, then 36
+ *                         c_in x c_out GEMMs over the tiles, then G^T . G per channel pair.
  *                         Error as the forward's Winograd (test-conv.c's tolerances).
  *   RIDGE_CONV_DEPTHWISE  groups = c_in = c_out: vectorized across channels (NHWC, NCHW16c).
  *   RIDGE_CONV_REF        plain loops with fp64 accumulation.
- * AUTO (what `ridge bench convbwd` measured faster here): depthwise where it applies; else dx
- * by Winograd 4x3 where it applies with at least 8 channels per group each side, else
- * direct; dw direct. */
+ * AUTO (what `ridge bench convbwd` measured faster here): depthwise where it applies; else
+ * Winograd 4x3 where it applies (dw: NHWC, groups 1) with at least 8 channels per group each
+ * side and at least 32 4x4 output tiles (batch included), else direct. */
 #ifndef RIDGE_CONV_BACKWARD_H
 #define RIDGE_CONV_BACKWARD_H
 
