@@ -84,7 +84,7 @@ ridge_conv_algo ridge_conv2d_bwd_plan_data_algo(const ridge_conv2d_bwd_plan *pla
 ridge_conv_algo ridge_conv2d_bwd_plan_weights_algo(const ridge_conv2d_bwd_plan *plan);
 
 /* Bytes of workspace backward_data / backward_weights need (query-then-provide). The same
- * for every thread count, except Winograd dx's, which is sized for the thread count of the ctx
+ * for every thread count, except Winograd's (dx and dw), sized for the thread count of the ctx
  * the plan was made with: a caller's workspace is refused (RIDGE_EINVAL) on a ctx with more
  * threads (a NULL workspace always works). */
 size_t ridge_conv2d_bwd_data_workspace_size(const ridge_conv2d_bwd_plan *plan);
