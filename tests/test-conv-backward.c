@@ -297,9 +297,24 @@ static void test_wino_reuse(ridge_ctx *c1, ridge_ctx *c2)
     float *ref = malloc(xn * 4), *mag = malloc(xn * 4);
     fill(dy, yn, 21), fill(w, 2 * wn, 22);
     float *dya = fabs_copy(dy, yn), *wa = fabs_copy(w, 2 * wn);
-    ridge_conv2d_bwd_options o = {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_DIRECT};
+    ridge_conv2d_bwd_options o = {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_WINOGRAD_4X3};
     ridge_conv2d_bwd_plan *p = NULL;
     CHECK_OK(ridge_conv2d_bwd_plan_create(c1, &d, &o, &p));
+    { /* dw through a caller's workspace too */
+        float *x = malloc(xn * 4), *dwg = malloc((wn + 20) * 4), *dwr = malloc((wn + 20) * 4);
+        float *dwm = malloc((wn + 20) * 4);
+        fill(x, xn, 23);
+        float *xa = fabs_copy(x, xn);
+        size_t wb = ridge_conv2d_bwd_weights_workspace_size(p);
+        void *wws = aligned_alloc(64, (wb + 63) / 64 * 64);
+        CHECK_OK(ridge_conv2d_backward_weights(c1, p, dwg, dwg + wn, x, dy, wws));
+        CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwr, dwr + wn, x, dy));
+        CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwm, dwm + wn, xa, dya));
+        double e = err_eps(dwg, dwr, dwm, wn + 20);
+        CHECKF(e <= 128.0 * (2 * 9 * 10 + 4), "winograd dw, caller's workspace: error %.1f eps", e);
+        if (c2) CHECK(ridge_conv2d_backward_weights(c2, p, dwg, NULL, x, dy, wws) == RIDGE_EINVAL);
+        free(wws), free(x), free(xa), free(dwg), free(dwr), free(dwm);
+    }
     size_t bytes = ridge_conv2d_bwd_data_workspace_size(p);
     CHECK(bytes > 0);
     void *ws = aligned_alloc(64, (bytes + 63) / 64 * 64);
