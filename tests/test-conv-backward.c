@@ -44,7 +44,7 @@ static const shape shapes[] = {
     {"dw-5x5-batch3",   3, 20, 7,  8,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-mult2",        1, 6,  6,  6,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    /* whole output-channel blocks per group: NHWC dw direct reads dy in place */
+    /* whole output-channel blocks per group, strides, groups with 5 channels (dwt tiles) */
     {"3x3-co32-s2",     2, 13, 9,  8,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
     {"3x3-g2-co64",     1, 10, 7,  6,  64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
     {"5x5-dil2-co16",   1, 7,  11, 10, 16, 5, 5, 1, 1, 2, 2, 3, 2, 4, 3, 1},

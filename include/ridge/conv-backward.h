@@ -28,9 +28,7 @@
  *                         channels as its rows and the valid output pixels as its reduction
  *                         (dy packed once per block), x read in place. On NHWC a dedicated
  *                         tile (input channels x output channels, the pixels as reduction)
- *                         reads x and dy in place (dy packed only when a group's output
- *                         channels do not fill whole blocks), over chunks of output rows
- *                         that stay in L2.
+ *                         on the same packed dy, over chunks of output rows that stay in L2.
  *   RIDGE_CONV_IM2COL     NHWC only, dy read in place as a (pixels x c_out) matrix. dx: SGEMM
  *                         dcol = dy W per chunk of images, then a col2im gather per dx row
  *                         (a fixed summation order). dw: the lowered input per chunk of

@@ -29,11 +29,13 @@
  *                no reduction across threads at all, so the bits do not depend on the thread
  *                count.
  *   dw, direct on NHWC  per (co block, tap) item, the dwt tile: MR input channels (x
- *                broadcasts) x NR output channels (dy vectors), the tap's valid output pixels
- *                as the reduction, both read in place (dy packed only when the group's
- *                channels do not fill whole blocks: the tile loads whole vectors). Images and
- *                chunks of output rows outermost, so a chunk's dy and x rows stay in L2 while
- *                all of a thread's items pass over them.
+ *                broadcasts, in place) x NR output channels (dy vectors, from the same packed
+ *                dy: a block's pixels 64 bytes apart stream through L1 better than dy rows of
+ *                c_out floats: 3x3 at 64/128/256 channels 2.9/3.4/3.6 ms in place, 2.6/2.7/2.9
+ *                packed), the tap's valid output pixels as the reduction. Images and chunks of
+ *                output rows outermost, so a chunk's dy and x rows stay in L2 while all of a
+ *                thread's items pass over them. (x packed per channel tile measured no
+ *                faster.)
  *   dw, winograd   3x3 stride 1, NHWC, groups 1: F(4x4, 3x3) transposed (see dw_winograd):
  *                per chunk of tiles the input and dy transforms, then per transform point a
  *                c_in x c_out GEMM over the tiles on the dwt tile, then dW = G^T M G.
@@ -413,8 +415,7 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
     if (wa == RIDGE_CONV_DIRECT) {
         size_t blocks = (size_t)(d->groups * p->ncob);
         p->dw_nhwc = d->layout == RIDGE_NHWC;
-        p->dw_inplace = p->dw_nhwc && p->cog % nr == 0;
-        p->ws_weights = (p->dw_inplace ? 0 : round_bytes(blocks * (size_t)(d->n * oh * ow * nr))) +
+        p->ws_weights = round_bytes(blocks * (size_t)(d->n * oh * ow * nr)) +
                         round_bytes(blocks * (size_t)(R * S * p->cig * nr));
     }
     p->threads = ridge_ctx_threads(ctx);
@@ -864,22 +865,19 @@ static void dw_nhwc_range(void *arg, size_t b0, size_t e0, int ith)
     memset(f->out + b0 * (size_t)(cig * nr), 0, (e0 - b0) * (size_t)(cig * nr) * sizeof(float));
     conv_dwt_args a;
     a.xrs = d->stride_h * p->xv.sh, a.xps = d->stride_w * p->xv.sw;
-    a.yrs = p->dw_inplace ? p->yv.sh : p->ow * nr, a.yps = p->dw_inplace ? p->yv.sw : nr;
+    a.yrs = p->ow * nr, a.yps = nr;
     for (int64_t n = 0; n < d->n; n++)
         for (int64_t c0 = 0; c0 < p->oh; c0 += rows)
             for (size_t it = b0; it < e0; it++) {
                 const int64_t blk = (int64_t)it / RS, t = (int64_t)it % RS, r = t / d->s,
-                              s = t % d->s, g = blk / p->ncob, cob = blk % p->ncob;
+                              s = t % d->s, g = blk / p->ncob;
                 int oh0, oh1, ow0, ow1; /* output pixels whose tap (r, s) is inside x */
                 tap_range(r * d->dil_h - d->pad_top, d->h, d->stride_h, p->oh, &oh0, &oh1);
                 tap_range(s * d->dil_w - d->pad_left, d->w, d->stride_w, p->ow, &ow0, &ow1);
                 const int64_t q0 = RIDGE_MAX(oh0, c0), q1 = RIDGE_MIN(oh1, c0 + rows);
                 if (q0 >= q1 || ow0 >= ow1) continue;
                 a.nrow = q1 - q0, a.ncol = ow1 - ow0;
-                a.dy = p->dw_inplace ? f->dy + n * p->yv.sn + q0 * p->yv.sh + ow0 * p->yv.sw +
-                                           g * p->cog + cob * nr
-                                     : f->pack + ((blk * d->n + n) * p->oh * p->ow +
-                                                  q0 * p->ow + ow0) * nr;
+                a.dy = f->pack + ((blk * d->n + n) * p->oh * p->ow + q0 * p->ow + ow0) * nr;
                 const float *x = f->x + n * p->xv.sn +
                                  (q0 * d->stride_h - d->pad_top + r * d->dil_h) * p->xv.sh +
                                  (ow0 * d->stride_w - d->pad_left + s * d->dil_w) * p->xv.sw +
@@ -1209,11 +1207,10 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
     }
     const int64_t nr = p->k->nr, nblk = d->groups * p->ncob;
     float *pack = ws;
-    float *blocked = (float *)((char *)ws + (p->dw_inplace ? 0 : round_bytes((size_t)(
-                                                 nblk * d->n * p->oh * p->ow * nr))));
+    float *blocked =
+        (float *)((char *)ws + round_bytes((size_t)(nblk * d->n * p->oh * p->ow * nr)));
     bwd f = {p, blocked, x, dy, NULL, pack, db};
-    if (!p->dw_inplace) ridge_parallel_for(ctx, (size_t)nblk, 1, pack_dy, &f);
-    else if (db) db_nhwc(p, dy, db);
+    ridge_parallel_for(ctx, (size_t)nblk, 1, pack_dy, &f);
     ridge_parallel_for(ctx, (size_t)(nblk * RS), 1, p->dw_nhwc ? dw_nhwc_range : dw_direct_range,
                        &f);
     /* blocked [g][cob][t][ci][NR] -> OIHW */

@@ -47,9 +47,7 @@ struct ridge_conv2d_bwd_plan {
      * thread count the workspace was sized for */
     ridge_conv2d_plan *wino;
     int threads;
-    /* dw direct on NHWC: the dwt tile over chunks of output rows (dw_nhwc), dy read in place
-     * when every output-channel block is whole (dw_inplace), else packed first */
-    int dw_nhwc, dw_inplace;
+    int dw_nhwc; /* dw direct on NHWC: the dwt tile over chunks of output rows */
 };
 
 /* conv-backward-ref.c */
