@@ -307,7 +307,7 @@ static int64_t build_runs(const ridge_conv2d_bwd_plan *p, bwd_run *runs)
 }
 
 /* dx by Winograd: the forward plan of the transposed convolution (dy -> dx, c_out -> c_in,
- * padding 2 - pad), built on zero weights (each call brings its own). */
+ * padding 2 - pad), made on zero weights and then without them (each call brings its own). */
 static ridge_status dx_winograd_plan(ridge_ctx *ctx, ridge_conv2d_bwd_plan *p)
 {
     const ridge_conv2d_desc *d = &p->d;
@@ -320,7 +320,10 @@ static ridge_status dx_winograd_plan(ridge_ctx *ctx, ridge_conv2d_bwd_plan *p)
     ridge_conv2d_plan_options o = {p->data_algo, 0, 0};
     ridge_status st = ridge_conv2d_plan_create(ctx, &t, zw, &o, &p->wino);
     ridge_free(zw);
-    return st;
+    if (st) return st;
+    ridge_free(p->wino->wp); /* unused: every call passes its own U (wp_elems still sizes it) */
+    p->wino->wp = NULL;
+    return RIDGE_OK;
 }
 
 ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d,
