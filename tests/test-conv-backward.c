@@ -374,7 +374,11 @@ static void test_errors(ridge_ctx *ctx)
     d.c_in = 2; /* AUTO dw on NHWC with 2 input channels: im2col */
     CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
     CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_IM2COL);
-    d.c_in = 16;
+    ridge_conv2d_bwd_plan_destroy(p);
+    d.c_in = 16, d.r = d.s = 1, d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 0;
+    CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p)); /* 1x1: im2col */
+    CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_IM2COL);
+    d.r = d.s = 3, d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     float v = 0;
     CHECK(ridge_conv2d_backward_data(ctx, p, NULL, &v, &v, NULL) == RIDGE_EINVAL);
     CHECK(ridge_conv2d_backward_weights(ctx, p, &v, NULL, NULL, &v, NULL) == RIDGE_EINVAL);

@@ -50,7 +50,7 @@
  * AUTO (what `ridge bench convbwd` measured faster here): depthwise where it applies; else
  * Winograd 4x3 where it applies (dw: NHWC, groups 1) with at least 8 channels per group each
  * side and at least 32 4x4 output tiles (batch included), else direct (dw on NHWC with 1 or 2
- * input channels per group: im2col). */
+ * input channels per group or a 1x1 kernel: im2col). */
 #ifndef RIDGE_CONV_BACKWARD_H
 #define RIDGE_CONV_BACKWARD_H
 

@@ -147,17 +147,20 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
          * transforms of weights or of dW's accumulator cost 36 c_in c_out each, paid back
          * per tile: on 3x3 256->256 14x14, 16 tiles, it took 1.5-1.8x direct's time), dw
          * only on NHWC with groups 1; else direct (on NHWC, dw direct's tile beat or matched
-         * im2col + SGEMM on every benchmark shape) */
+         * im2col + SGEMM on the other benchmark shapes but 3x3 stride 2, 64 -> 128, within
+         * 5-9%) */
         const int64_t tiles = d->n * ((d->h + d->pad_top + d->pad_bottom - 2 + 3) / 4) *
                               ((d->w + d->pad_left + d->pad_right - 2 + 3) / 4);
         const int wino = d->r == 3 && d->s == 3 && d->stride_h == 1 && d->stride_w == 1 &&
                          d->dil_h == 1 && d->dil_w == 1 && d->pad_top <= 2 &&
                          d->pad_bottom <= 2 && d->pad_left <= 2 && d->pad_right <= 2 &&
                          d->c_in / d->groups >= 8 && d->c_out / d->groups >= 8 && tiles >= 32;
-        /* dw on NHWC with 1 or 2 input channels per group: the dwt tile would fill 1-2 of its
-         * 6 rows; im2col + SGEMM measured faster (the CNN's first layer, 1 -> 32 channels
-         * 28x28 batch 64: 2.4 against 2.9 ms) */
-        const int thin = weights && d->layout == RIDGE_NHWC && d->c_in / d->groups <= 2;
+        /* dw on NHWC with 1 or 2 input channels per group (the dwt tile would fill 1-2 of its
+         * 6 rows; the CNN's first layer, 1 -> 32 channels 28x28 batch 64: im2col 2.4 against
+         * direct 2.9 ms) or a 1x1 kernel (9x fewer FLOPs per dy byte, so packing dy shows:
+         * 64 -> 64 56x56: im2col 0.42 against 0.55 ms): im2col + SGEMM */
+        const int thin = weights && d->layout == RIDGE_NHWC &&
+                         (d->c_in / d->groups <= 2 || d->r * d->s == 1);
         *out = dw && dw_layout                       ? RIDGE_CONV_DEPTHWISE
                : wino && (!weights || wdw_applies(d)) ? RIDGE_CONV_WINOGRAD_4X3
                : thin                                 ? RIDGE_CONV_IM2COL
