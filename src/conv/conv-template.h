@@ -25,7 +25,10 @@
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
  * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
  * tile; the last channels that do not fill a vector go through the generic matrix loops. The
- * output transform stores straight into y with the epilogue.
+ * output transform stores straight into y with the epilogue. The backward's dw adds the dy
+ * transform of F(4,3) transposed (A dy A^T) and the dwt tile (MR input x NR output channels,
+ * the pixels as the reduction: the micro-kernel's loop with the roles of pixels and channels
+ * swapped).
  *
  * FFT (conv-fft-template.h): 2D real FFTs of tiles and the per-frequency complex channel
  * reduction, vectorized across channels. */

@@ -113,8 +113,9 @@ typedef struct conv_dwp_args {
 /* Weight gradient tile (the backward's dw on NHWC): mr <= MR input channels i x NR output
  * channels j, summed over nrow rows q of ncol pixels k:
  *   out[i*NR + j] += sum_{q, k} x[q*xrs + k*xps + i] * dy[q*yrs + k*yps + j]
- * out holds MR x NR floats (rows past mr untouched). x and dy are read in place: the
- * forward's micro-kernel with the pixels as the reduction and the channels as the tile. */
+ * out holds MR x NR floats (rows past mr untouched). x and dy are read through their strides
+ * (x in place, dy packed; Winograd dw: the transformed V and Q): the forward's micro-kernel
+ * with the pixels as the reduction and the channels as the tile. */
 typedef struct conv_dwt_args {
     const float *x, *dy;
     ptrdiff_t xrs, xps, yrs, yps;
