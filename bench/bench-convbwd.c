@@ -174,7 +174,8 @@ static int dnnl_bwd_result(dnnl_bwd *b, const ridge_conv2d_desc *d, int weights,
 #endif /* RIDGE_HAVE_DNNL */
 
 const char ridge_bench_convbwd_summary[] =
-    "convolution backward: padding-free dx vs a padded copy, Winograd dx and dw, dw direct vs im2col+SGEMM, oneDNN (--peers)";
+    "convolution backward: padding-free dx vs a padded copy, Winograd dx and dw, dw direct vs "
+    "im2col+SGEMM, oneDNN (--peers)";
 
 typedef struct bwd_case {
     const char *name;
