@@ -7,7 +7,10 @@
  *       weights change every training step). Same micro-kernel both ways, so the ratio is
  *       the cost of the buffer; its size is the memory the padding-free path saves.
  *   dx  also SGEMM (dcol = dy W) + a col2im gather, and (3x3 stride 1) Winograd F(4x4, 3x3).
- *   dw  direct (per output-channel block x tap on the micro-kernel) against im2col + SGEMM.
+ *   dw  direct (per output-channel block x tap: the in-place input x output channel tile on
+ *       NHWC) against im2col + SGEMM, and (3x3 stride 1) Winograd F(4x4, 3x3).
+ *   The Winograd rows include their per-call weight transform (dx) and all transforms (dw);
+ *   their plans, like every ridge plan here, are made once before timing.
  * With peers (a RIDGE_BENCH_PEERS build with oneDNN): oneDNN's backward-data and
  * backward-weights primitives on the same shapes, memory formats of its choice (tag any; the
  * reorders into them are not timed: the most favourable setting for oneDNN).
@@ -171,7 +174,8 @@ static int dnnl_bwd_result(dnnl_bwd *b, const ridge_conv2d_desc *d, int weights,
 #endif /* RIDGE_HAVE_DNNL */
 
 const char ridge_bench_convbwd_summary[] =
-    "convolution backward: padding-free dx vs a padded copy, dw direct vs im2col+SGEMM";
+    "convolution backward: padding-free dx vs a padded copy, Winograd dx and dw, dw direct vs "
+    "im2col+SGEMM, oneDNN (--peers)";
 
 typedef struct bwd_case {
     const char *name;
@@ -212,7 +216,7 @@ typedef struct work {
     ridge_ctx *ctx;
     ridge_conv2d_desc d, pd; /* the convolution; the padded-copy method's forward */
     int64_t oh, ow, hp, wp, offh, offw;
-    ridge_conv2d_bwd_plan *bp[3]; /* direct (dx and dw), im2col (dx and dw), winograd dx */
+    ridge_conv2d_bwd_plan *bp[3]; /* direct (dx and dw), im2col (dx and dw), winograd (dx and dw) */
 #ifdef RIDGE_HAVE_DNNL
     dnnl_bwd dn[2]; /* oneDNN dx, dw */
 #endif
@@ -257,20 +261,24 @@ static void run(work *k, int m)
     case 5:
         ridge_conv2d_backward_weights(k->ctx, k->bp[1], k->dw, k->db, k->x, k->dy, NULL);
         break;
+    case 6:
+        ridge_conv2d_backward_weights(k->ctx, k->bp[2], k->dw, k->db, k->x, k->dy, NULL);
+        break;
 #ifdef RIDGE_HAVE_DNNL
-    case 6: dnnl_bwd_run(&k->dn[0]); break;
-    case 7: dnnl_bwd_run(&k->dn[1]); break;
+    case 7: dnnl_bwd_run(&k->dn[0]); break;
+    case 8: dnnl_bwd_run(&k->dn[1]); break;
 #endif
     default: break;
     }
 }
 
-/* methods 0-5 always (3 where Winograd applies); 6 and 7 (oneDNN dx, dw) with peers */
-#define NM 8
+/* methods 0-6 always (3 and 6 where Winograd applies); 7 and 8 (oneDNN dx, dw) with peers */
+#define NM 9
 static const char *const names[NM] = {"dx direct (padding-free)", "dx padded copy",
                                       "dx sgemm+col2im", "dx winograd-4x3", "dw direct",
-                                      "dw im2col+sgemm", "onednn dx", "onednn dw"};
-#define IS_DX(m) ((m) < 4 || (m) == 6)
+                                      "dw im2col+sgemm", "dw winograd-4x3", "onednn dx",
+                                      "onednn dw"};
+#define IS_DX(m) ((m) < 4 || (m) == 7)
 
 static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case *c, ridge_ctx *ctx,
                       int threads)
@@ -308,10 +316,10 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     k.x = x, k.w = w, k.dy = dy;
     ridge_conv2d_bwd_options bo[3] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
                                       {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL},
-                                      {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_DIRECT}};
+                                      {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_WINOGRAD_4X3}};
     int fail = 0, avail[NM];
     for (int m = 0; m < NM; m++) avail[m] = 1;
-    avail[3] = ridge_conv2d_bwd_plan_create(ctx, d, &bo[2], &k.bp[2]) == RIDGE_OK;
+    avail[3] = avail[6] = ridge_conv2d_bwd_plan_create(ctx, d, &bo[2], &k.bp[2]) == RIDGE_OK;
     for (int i = 0; i < 2; i++)
         if (ridge_conv2d_bwd_plan_create(ctx, d, &bo[i], &k.bp[i])) {
             fprintf(stderr, "bench convbwd: %s: %s\n", c->name, ridge_last_error());
@@ -322,7 +330,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
         fail = 1;
         goto done;
     }
-    int nm = 6;
+    int nm = 7;
 #ifdef RIDGE_HAVE_DNNL
     if (o->peers) {
         if (dnnl_bwd_setup(&k.dn[0], d, k.oh, k.ow, 0, threads, x, w, dy) ||
@@ -339,7 +347,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
         if (!avail[m]) continue;
         run(&k, m);
 #ifdef RIDGE_HAVE_DNNL
-        if (m >= 6) dnnl_bwd_result(&k.dn[m - 6], d, m == 7, m == 6 ? k.dx : k.dw);
+        if (m >= 7) dnnl_bwd_result(&k.dn[m - 7], d, m == 8, m == 7 ? k.dx : k.dw);
 #endif
         err[m] = IS_DX(m) ? rel_err(k.dx, rx, xn) : rel_err(k.dw, rw, wn);
         if (!(err[m] < 1e-4)) {
@@ -356,6 +364,9 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     for (int r = 0; r < reps; r++)
         for (int m = 0; m < nm; m++) {
             if (!avail[m]) continue;
+            /* let the previous method's spinning workers (oneDNN's OpenMP team, ridge's pool)
+             * fall asleep, so they do not steal the other core from this one (as bench conv) */
+            if (threads > 1) bench_quiesce(3000);
             uint64_t t0 = ridge_time_ns();
             run(&k, m);
             smp[m * reps + r] = (double)(ridge_time_ns() - t0) * 1e-9;
@@ -372,7 +383,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             {c->name, 0},
             {NULL, threads},
 #ifdef RIDGE_HAVE_DNNL
-            {m >= 6 ? k.dn[m - 6].impl : names[m], 0},
+            {m >= 7 ? k.dn[m - 7].impl : names[m], 0},
 #else
             {names[m], 0},
 #endif
@@ -381,7 +392,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             {NULL, gf / st[m].median},
             {NULL, m == 1 ? (double)padn * 4 / 1024 : 0},
             {NULL, dxm ? st[1].median / st[m].median : st[5].median / st[m].median},
-            {NULL, nm > 6 ? st[dxm ? 6 : 7].median / st[m].median : NAN},
+            {NULL, nm > 7 ? st[dxm ? 7 : 8].median / st[m].median : NAN},
             {NULL, err[m]},
         };
         bench_table_row(t, v);

@@ -44,6 +44,12 @@ static const shape shapes[] = {
     {"dw-5x5-batch3",   3, 20, 7,  8,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-mult2",        1, 6,  6,  6,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    /* whole output-channel blocks per group, strides, groups with 5 channels (dwt tiles) */
+    {"3x3-co32-s2",     2, 13, 9,  8,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-g2-co64",     1, 10, 7,  6,  64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
+    {"5x5-dil2-co16",   1, 7,  11, 10, 16, 5, 5, 1, 1, 2, 2, 3, 2, 4, 3, 1},
+    /* Winograd dw over two chunks of tiles (100 tiles; at most 82 per chunk for NR 16) */
+    {"3x3-wino-chunks", 4, 40, 17, 18, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
 static float frand(unsigned *s)
@@ -86,7 +92,7 @@ static double err_eps(const float *got, const float *ref, const float *mag, size
     return worst;
 }
 
-static double worst_dx, worst_dw, worst_wino;
+static double worst_dx, worst_dw, worst_wino, worst_wdw;
 
 static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, int nctx)
 {
@@ -114,20 +120,23 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
                  kdw = (double)(d.n * oh * ow) + 4;
     const int dwise = d.groups == d.c_in && d.groups == d.c_out && l != RIDGE_NCHW;
     /* (data, weights) algorithm pairs */
-    const ridge_conv_algo algos[5][2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
+    const ridge_conv_algo algos[6][2] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
                                          {RIDGE_CONV_DEPTHWISE, RIDGE_CONV_DEPTHWISE},
                                          {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL},
                                          {RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_DIRECT},
-                                         {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_DIRECT}};
+                                         {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_DIRECT},
+                                         {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_WINOGRAD_4X3}};
     const int wino = d.r == 3 && d.s == 3 && d.stride_h == 1 && d.stride_w == 1 &&
                      d.dil_h == 1 && d.dil_w == 1;
 
-    for (int ai = 0; ai < 5; ai++) {
+    for (int ai = 0; ai < 6; ai++) {
         if (algos[ai][0] == RIDGE_CONV_DEPTHWISE && !dwise) continue;
         if (algos[ai][0] == RIDGE_CONV_IM2COL && l != RIDGE_NHWC) continue;
         if (ai >= 3 && !wino) continue;
+        if (ai == 5 && (l != RIDGE_NHWC || d.groups != 1)) continue; /* Winograd dw */
         /* Winograd's transforms grow the error (test-conv.c's tolerances) */
-        const double kx = kdx * (ai == 3 ? 16 : ai == 4 ? 128 : 1);
+        const double kx = kdx * (ai == 3 ? 16 : ai >= 4 ? 128 : 1);
+        const double kw = kdw * (ai == 5 ? 128 : 1);
         for (int ci = 0; ci < nctx; ci++) {
             for (int t = 0; t < 2; t++) {
                 ridge_ctx *ctx = ctxs[ci * 2 + t];
@@ -142,13 +151,14 @@ static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, i
                 double ex = err_eps(dx[t], dxr, dxm, xn), ew = err_eps(dw[t], dwr, dwm, wn + bn);
                 if (ai < 3 && ex > worst_dx) worst_dx = ex;
                 if (ai >= 3 && ex > worst_wino) worst_wino = ex;
-                if (ew > worst_dw) worst_dw = ew;
+                if (ai < 5 && ew > worst_dw) worst_dw = ew;
+                if (ai == 5 && ew > worst_wdw) worst_wdw = ew;
                 CHECKF(ex <= kx, "%s %s %s %s threads %d: dx error %.1f eps > %.0f", s->name,
                        ridge_layout_name(l), ridge_conv_algo_name(algos[ai][0]),
                        ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ex, kx);
-                CHECKF(ew <= kdw, "%s %s %s %s threads %d: dw error %.1f eps > %.0f", s->name,
+                CHECKF(ew <= kw, "%s %s %s %s threads %d: dw error %.1f eps > %.0f", s->name,
                        ridge_layout_name(l), ridge_conv_algo_name(algos[ai][1]),
-                       ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ew, kdw);
+                       ridge_isa_name(ridge_ctx_isa(ctx)), t + 1, ew, kw);
                 ridge_conv2d_bwd_plan_destroy(p);
             }
             CHECKF(!memcmp(dx[0], dx[1], xn * 4) && !memcmp(dw[0], dw[1], (wn + bn) * 4),
@@ -223,13 +233,34 @@ static void test_fd(const shape *s, ridge_ctx *ctx)
     fd(&d, oh, ow, x64, w64, b64, g64, x64, xn, fx);
     fd(&d, oh, ow, x64, w64, b64, g64, w64, wn, fw);
     fd(&d, oh, ow, x64, w64, b64, g64, b64, bn, fw + wn);
-    /* the reference and the fast path, each against the finite differences */
-    for (int fast = 0; fast < 2; fast++) {
+    /* the reference and the fast paths, each against the finite differences: AUTO on NCHW,
+     * AUTO on NHWC, direct dw on NHWC (the in-place tile), Winograd dx and dw on NHWC (where
+     * they apply) */
+    float *xh = malloc(xn * 4), *gh = malloc(yn * 4), *dxh = malloc(xn * 4);
+    CHECK_OK(ridge_layout_reorder(ctx, xh, RIDGE_NHWC, x, RIDGE_NCHW, d.n, d.c_in, d.h, d.w));
+    CHECK_OK(ridge_layout_reorder(ctx, gh, RIDGE_NHWC, g, RIDGE_NCHW, d.n, d.c_out, oh, ow));
+    for (int fast = 0; fast < 5; fast++) {
+        double tx = 1e-5, tw = 1e-5; /* Winograd: float rounding grown by its transforms */
         if (fast) {
+            ridge_conv2d_desc dl = d;
+            ridge_conv2d_bwd_options o;
+            ridge_conv2d_bwd_options_init(&o);
+            if (fast > 1) dl.layout = RIDGE_NHWC;
+            if (fast == 3) o.weights_algo = RIDGE_CONV_DIRECT;
+            if (fast == 4) o.data_algo = o.weights_algo = RIDGE_CONV_WINOGRAD_4X3;
             ridge_conv2d_bwd_plan *p = NULL;
-            CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
-            CHECK_OK(ridge_conv2d_backward_data(ctx, p, dx, g, w, NULL));
-            CHECK_OK(ridge_conv2d_backward_weights(ctx, p, dw, dw + wn, x, g, NULL));
+            ridge_status st = ridge_conv2d_bwd_plan_create(ctx, &dl, &o, &p);
+            if (fast == 4 && st == RIDGE_EUNSUPPORTED) continue;
+            CHECK_OK(st);
+            if (!p) continue;
+            if (ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_WINOGRAD_4X3) tx = 1e-4;
+            if (ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_WINOGRAD_4X3) tw = 1e-4;
+            const float *xi = fast > 1 ? xh : x, *gi = fast > 1 ? gh : g;
+            CHECK_OK(ridge_conv2d_backward_data(ctx, p, fast > 1 ? dxh : dx, gi, w, NULL));
+            CHECK_OK(ridge_conv2d_backward_weights(ctx, p, dw, dw + wn, xi, gi, NULL));
+            if (fast > 1)
+                CHECK_OK(ridge_layout_reorder(ctx, dx, RIDGE_NCHW, dxh, RIDGE_NHWC, d.n, d.c_in,
+                                              d.h, d.w));
             ridge_conv2d_bwd_plan_destroy(p);
         } else {
             CHECK_OK(ridge_conv2d_backward_data_ref(&d, dx, g, w));
@@ -239,11 +270,72 @@ static void test_fd(const shape *s, ridge_ctx *ctx)
         for (size_t i = 0; i < xn; i++) ex = fmax(ex, fabs(dx[i] - fx[i]) / (1 + fabs(fx[i])));
         for (size_t i = 0; i < wn + bn; i++)
             ew = fmax(ew, fabs(dw[i] - fw[i]) / (1 + fabs(fw[i])));
-        CHECKF(ex < 1e-5 && ew < 1e-5, "%s finite differences (%s): dx %.2e, dw %.2e", s->name,
-               fast ? "fast" : "ref", ex, ew);
+        CHECKF(ex < tx && ew < tw, "%s finite differences (%s): dx %.2e, dw %.2e", s->name,
+               fast == 0   ? "ref"
+               : fast == 1 ? "nchw auto"
+               : fast == 2 ? "nhwc auto"
+               : fast == 3 ? "nhwc direct dw"
+                           : "nhwc winograd", ex, ew);
     }
+    free(xh), free(gh), free(dxh);
     free(x), free(w), free(g), free(dx), free(dw), free(x64), free(w64), free(b64), free(g64);
     free(fx), free(fw);
+}
+
+/* Winograd dx: one plan, a caller's workspace (query-then-provide), called with two different
+ * weight tensors (each call transforms its own), then refused on a ctx with more threads than
+ * the workspace was sized for unless the workspace is the ctx's. */
+static void test_wino_reuse(ridge_ctx *c1, ridge_ctx *c2)
+{
+    const shape sh = {"wino-reuse", 2, 24, 9, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    ridge_conv2d_desc d = desc_of(&sh, RIDGE_NHWC);
+    int64_t oh, ow;
+    CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+    const size_t xn = (size_t)(d.n * d.c_in * d.h * d.w), yn = (size_t)(d.n * d.c_out * oh * ow);
+    const size_t wn = (size_t)(d.c_out * d.c_in * 9);
+    float *dy = malloc(yn * 4), *w = malloc(2 * wn * 4), *dx = malloc(xn * 4);
+    float *ref = malloc(xn * 4), *mag = malloc(xn * 4);
+    fill(dy, yn, 21), fill(w, 2 * wn, 22);
+    float *dya = fabs_copy(dy, yn), *wa = fabs_copy(w, 2 * wn);
+    ridge_conv2d_bwd_options o = {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_WINOGRAD_4X3};
+    ridge_conv2d_bwd_plan *p = NULL;
+    CHECK_OK(ridge_conv2d_bwd_plan_create(c1, &d, &o, &p));
+    { /* dw through a caller's workspace too */
+        float *x = malloc(xn * 4), *dwg = malloc((wn + 20) * 4), *dwr = malloc((wn + 20) * 4);
+        float *dwm = malloc((wn + 20) * 4);
+        fill(x, xn, 23);
+        float *xa = fabs_copy(x, xn);
+        size_t wb = ridge_conv2d_bwd_weights_workspace_size(p);
+        void *wws = aligned_alloc(64, (wb + 63) / 64 * 64);
+        CHECK_OK(ridge_conv2d_backward_weights(c1, p, dwg, dwg + wn, x, dy, wws));
+        CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwr, dwr + wn, x, dy));
+        CHECK_OK(ridge_conv2d_backward_weights_ref(&d, dwm, dwm + wn, xa, dya));
+        double e = err_eps(dwg, dwr, dwm, wn + 20);
+        CHECKF(e <= 128.0 * (2 * 9 * 10 + 4), "winograd dw, caller's workspace: error %.1f eps", e);
+        if (c2) CHECK(ridge_conv2d_backward_weights(c2, p, dwg, NULL, x, dy, wws) == RIDGE_EINVAL);
+        free(wws), free(x), free(xa), free(dwg), free(dwr), free(dwm);
+    }
+    size_t bytes = ridge_conv2d_bwd_data_workspace_size(p);
+    CHECK(bytes > 0);
+    void *ws = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    for (int k = 0; k < 2; k++) {
+        CHECK_OK(ridge_conv2d_backward_data_ref(&d, ref, dy, w + k * wn));
+        CHECK_OK(ridge_conv2d_backward_data_ref(&d, mag, dya, wa + k * wn));
+        for (size_t i = 0; i < xn; i++) dx[i] = NAN;
+        CHECK_OK(ridge_conv2d_backward_data(c1, p, dx, dy, w + k * wn, ws));
+        double e = err_eps(dx, ref, mag, xn);
+        CHECKF(e <= 128.0 * (20 * 9 + 4), "winograd dx with weights %d: error %.1f eps", k, e);
+    }
+    if (c2) {
+        CHECK(ridge_conv2d_backward_data(c2, p, dx, dy, w, ws) == RIDGE_EINVAL);
+        CHECK(strstr(ridge_last_error(), "threads") != NULL);
+        CHECK_OK(ridge_conv2d_backward_data(c2, p, dx, dy, w, NULL));
+        CHECK_OK(ridge_conv2d_backward_data_ref(&d, ref, dy, w));
+        CHECK_OK(ridge_conv2d_backward_data_ref(&d, mag, dya, wa));
+        CHECK(err_eps(dx, ref, mag, xn) <= 128.0 * (20 * 9 + 4));
+    }
+    ridge_conv2d_bwd_plan_destroy(p);
+    free(ws), free(dy), free(w), free(dx), free(ref), free(mag), free(dya), free(wa);
 }
 
 static void test_errors(ridge_ctx *ctx)
@@ -270,9 +362,23 @@ static void test_errors(ridge_ctx *ctx)
     d.groups = 3;
     CHECK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p) == RIDGE_EINVAL);
     d.groups = 1;
+    CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p)); /* 9 Winograd tiles: direct */
+    CHECK(ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_DIRECT);
+    CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_DIRECT);
+    ridge_conv2d_bwd_plan_destroy(p);
+    d.n = 4; /* 36 tiles */
     CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
-    CHECK(ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_WINOGRAD_4X3); /* AUTO: 3x3 s1 */
-    CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_IM2COL);    /* AUTO: NHWC */
+    CHECK(ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_WINOGRAD_4X3);
+    CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_WINOGRAD_4X3);
+    ridge_conv2d_bwd_plan_destroy(p);
+    d.c_in = 2; /* AUTO dw on NHWC with 2 input channels: im2col */
+    CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
+    CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_IM2COL);
+    ridge_conv2d_bwd_plan_destroy(p);
+    d.c_in = 16, d.r = d.s = 1, d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 0;
+    CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p)); /* 1x1: im2col */
+    CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_IM2COL);
+    d.r = d.s = 3, d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     float v = 0;
     CHECK(ridge_conv2d_backward_data(ctx, p, NULL, &v, &v, NULL) == RIDGE_EINVAL);
     CHECK(ridge_conv2d_backward_weights(ctx, p, &v, NULL, NULL, &v, NULL) == RIDGE_EINVAL);
@@ -294,6 +400,7 @@ int main(int argc, char **argv)
         nctx++;
     }
     test_errors(ctxs[0]);
+    test_wino_reuse(ctxs[nctx * 2 - 2], ctxs[nctx * 2 - 1]);
     const ridge_layout layouts[] = {RIDGE_NCHW, RIDGE_NHWC, RIDGE_NCHW16C};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         for (int l = 0; l < 3; l++) test_shape(&shapes[i], layouts[l], ctxs, nctx);
@@ -302,11 +409,12 @@ int main(int argc, char **argv)
         {"fd-s2-dil2", 1, 4, 7, 6, 3, 3, 3, 2, 2, 2, 2, 1, 2, 2, 0, 1},
         {"fd-groups2", 1, 4, 4, 5, 6, 3, 2, 1, 2, 1, 1, 1, 1, 0, 1, 2},
         {"fd-5x5", 1, 2, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
+        {"fd-3x3-c8", 1, 8, 5, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) test_fd(&fds[i], ctxs[nctx * 2 - 2]);
     if (verbose)
-        printf("worst error: dx %.1f eps, dw %.1f eps, winograd dx %.1f eps\n", worst_dx, worst_dw,
-               worst_wino);
+        printf("worst error: dx %.1f eps, dw %.1f eps, winograd dx %.1f eps, winograd dw %.1f "
+               "eps\n", worst_dx, worst_dw, worst_wino, worst_wdw);
     for (int i = 0; i < nctx * 2; i++) ridge_ctx_destroy(ctxs[i]);
     return test_finish("test-conv-backward");
 }

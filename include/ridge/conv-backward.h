@@ -26,22 +26,31 @@
  *                         pixels.
  *                         dw: per (output channel block, tap), the micro-kernel with input
  *                         channels as its rows and the valid output pixels as its reduction
- *                         (dy packed once per block), x read in place.
+ *                         (dy packed once per block), x read in place. On NHWC a dedicated
+ *                         tile (input channels x output channels, the pixels as reduction)
+ *                         on the same packed dy, over chunks of output rows that stay in L2.
  *   RIDGE_CONV_IM2COL     NHWC only, dy read in place as a (pixels x c_out) matrix. dx: SGEMM
  *                         dcol = dy W per chunk of images, then a col2im gather per dx row
  *                         (a fixed summation order). dw: the lowered input per chunk of
  *                         images, dW = dy^T col by SGEMM (or its transpose when the lowered
  *                         K is shorter than c_out), chunks added in order.
- *   RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_WINOGRAD_4X3   dx only, 3x3 stride 1 dilation 1,
+ *   RIDGE_CONV_WINOGRAD_2X3, RIDGE_CONV_WINOGRAD_4X3   dx: 3x3 stride 1 dilation 1,
  *                         padding <= 2: the forward's Winograd on dy with the kernel rotated
- *                         and its channel axes swapped (folded into the weight transform);
- *                         tiles at the borders are zero-filled by the gather, no padded copy.
+ *                         and its channel axes swapped (folded into the weight transform,
+ *                         redone per call into the workspace; the forward plan is made once
+ *                         with this plan); tiles at the borders are zero-filled by the
+ *                         gather, no padded copy.
+ *                         dw (4X3 only; NHWC, 3x3 stride 1 dilation 1, groups 1): F(4x4,
+ *                         3x3) transposed, dW = G^T [(A dy A^T) . (B^T x B)] G summed over
+ *                         4x4 output tiles: per chunk of tiles the two transforms, then 36
+ *                         c_in x c_out GEMMs over the tiles, then G^T . G per channel pair.
  *                         Error as the forward's Winograd (test-conv.c's tolerances).
  *   RIDGE_CONV_DEPTHWISE  groups = c_in = c_out: vectorized across channels (NHWC, NCHW16c).
  *   RIDGE_CONV_REF        plain loops with fp64 accumulation.
- * AUTO (what `ridge bench convbwd` measured faster here): depthwise where it applies; else dx
- * by Winograd 4x3 where it applies with at least 8 channels per group each side, else
- * direct; dw by im2col on NHWC, else direct. */
+ * AUTO (what `ridge bench convbwd` measured faster here): depthwise where it applies; else
+ * Winograd 4x3 where it applies (dw: NHWC, groups 1) with at least 8 channels per group each
+ * side and at least 32 4x4 output tiles (batch included), else direct (dw on NHWC with 1 or 2
+ * input channels per group or a 1x1 kernel: im2col). */
 #ifndef RIDGE_CONV_BACKWARD_H
 #define RIDGE_CONV_BACKWARD_H
 
@@ -73,8 +82,10 @@ void ridge_conv2d_bwd_plan_destroy(ridge_conv2d_bwd_plan *plan); /* NULL is a no
 ridge_conv_algo ridge_conv2d_bwd_plan_data_algo(const ridge_conv2d_bwd_plan *plan);
 ridge_conv_algo ridge_conv2d_bwd_plan_weights_algo(const ridge_conv2d_bwd_plan *plan);
 
-/* Bytes of workspace backward_data / backward_weights need (query-then-provide); the same for
- * every thread count. */
+/* Bytes of workspace backward_data / backward_weights need (query-then-provide). The same
+ * for every thread count, except Winograd's (dx and dw), sized for the thread count of the ctx
+ * the plan was made with: a caller's workspace is refused (RIDGE_EINVAL) on a ctx with more
+ * threads (a NULL workspace always works). */
 size_t ridge_conv2d_bwd_data_workspace_size(const ridge_conv2d_bwd_plan *plan);
 size_t ridge_conv2d_bwd_weights_workspace_size(const ridge_conv2d_bwd_plan *plan);
 

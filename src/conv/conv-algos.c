@@ -159,6 +159,44 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
 
 /* ---- weight packing -------------------------------------------------------------------------- */
 
+void conv_wino_transform(const ridge_conv2d_plan *p, const float *w, int rot, int64_t b0,
+                         int64_t b1, float *U)
+{
+    /* U[xi][g][cob][ci][nr] = (G g G^T)[xi], in double, a block of nr output channels at a
+     * time so each of U's rows is written whole (zeros past the group's channels) */
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t nr = p->k->nr, cig = p->cig, cog = p->cog, G = d->groups;
+    const conv_wino_mats *W = conv_wino_mats_get(wino_m(p->algo));
+    const int al = W->alpha;
+    for (int64_t blk = b0; blk < b1; blk++) {
+        const int64_t g = blk / p->ncob, cob = blk % p->ncob;
+        const int64_t nco = RIDGE_MIN(nr, cog - cob * nr);
+        for (int64_t ci = 0; ci < cig; ci++) {
+            double k[9][64], t[8][3][64];
+            for (int64_t j = 0; j < nr; j++) {
+                const int64_t cl = cob * nr + j;
+                for (int q = 0; q < 9; q++)
+                    k[q][j] = j >= nco ? 0.0
+                              : rot    ? w[((g * cig + ci) * cog + cl) * 9 + 8 - q]
+                                       : w[((g * cog + cl) * cig + ci) * 9 + q];
+            }
+            for (int i = 0; i < al; i++)
+                for (int c = 0; c < 3; c++)
+                    for (int64_t j = 0; j < nr; j++)
+                        t[i][c][j] = W->g[i * 3] * k[c][j] + W->g[i * 3 + 1] * k[3 + c][j] +
+                                     W->g[i * 3 + 2] * k[6 + c][j];
+            for (int i = 0; i < al; i++)
+                for (int jj = 0; jj < al; jj++) {
+                    const int64_t xi = i * al + jj;
+                    float *u = U + (((xi * G + g) * p->ncob + cob) * cig + ci) * nr;
+                    for (int64_t j = 0; j < nr; j++)
+                        u[j] = (float)(t[i][0][j] * W->g[jj * 3] + t[i][1][j] * W->g[jj * 3 + 1] +
+                                       t[i][2][j] * W->g[jj * 3 + 2]);
+                }
+        }
+    }
+}
+
 ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
 {
     const ridge_conv2d_desc *d = &p->d;
@@ -187,29 +225,7 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
         return RIDGE_OK;
     }
     if (p->algo == RIDGE_CONV_WINOGRAD_2X3 || p->algo == RIDGE_CONV_WINOGRAD_4X3) {
-        /* U[xi][g][cob][ci][nr] = (G g G^T)[xi], computed in double */
-        const conv_wino_mats *W = conv_wino_mats_get(wino_m(p->algo));
-        const int al = W->alpha;
-        for (int64_t co = 0; co < d->c_out; co++) {
-            int64_t g = co / cog, cl = co % cog, cob = cl / nr, j = cl % nr;
-            for (int64_t ci = 0; ci < cig; ci++) {
-                const float *k = w + (co * cig + ci) * 9;
-                double t[8][3];
-                for (int i = 0; i < al; i++)
-                    for (int c = 0; c < 3; c++) {
-                        double s = 0;
-                        for (int q = 0; q < 3; q++) s += (double)W->g[i * 3 + q] * k[q * 3 + c];
-                        t[i][c] = s;
-                    }
-                for (int i = 0; i < al; i++)
-                    for (int jj = 0; jj < al; jj++) {
-                        double s = 0;
-                        for (int c = 0; c < 3; c++) s += t[i][c] * W->g[jj * 3 + c];
-                        int64_t xi = i * al + jj;
-                        wp[(((xi * G + g) * p->ncob + cob) * cig + ci) * nr + j] = (float)s;
-                    }
-            }
-        }
+        conv_wino_transform(p, w, 0, 0, G * p->ncob, wp);
         return RIDGE_OK;
     }
     /* direct, im2col, pointwise: [g][cob][r][s][ci][nr] (= [g][cob][K][nr] for im2col) */
@@ -228,6 +244,7 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
 
 typedef struct fwd {
     const ridge_conv2d_plan *p;
+    const float *wp;   /* Winograd: the transformed weights (p->wp, or the caller's U) */
     const float *x;
     float *y;
     const float *bias; /* padded: [g][ncob * nr] (depthwise: [c_out + 2 nr]) */
@@ -729,7 +746,7 @@ static void wino_gemm(const wino_blk *b, int64_t xi, int64_t cob)
     a.roff = p->iota, a.soff = p->iota, a.coff = p->iota;
     a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
     a.kc = cig;
-    a.w = p->wp + ((xi * p->d.groups + b->g) * p->ncob + cob) * cig * nr;
+    a.w = b->f->wp + ((xi * p->d.groups + b->g) * p->ncob + cob) * cig * nr;
     a.y = b->M + xi * TB * cogp;
     a.yo = cob * nr;
     a.yps = cogp;
@@ -786,19 +803,20 @@ static void wino_areas(const fwd *f, int ith, float **dbuf, float **V, float **M
     *O = *M + A2 * TB * cogp;
 }
 
-/* Many blocks: each thread runs whole blocks in its own areas. */
+/* Many blocks: each thread runs blocks of TB tiles over its own contiguous range of tiles
+ * [b0, e0) (an equal share, so no thread waits on a larger share of whole blocks), in its own
+ * areas. A tile's result does not depend on the block it is computed in. */
 static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
 {
     const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
     const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
     const int64_t TB = wino_tiles(p, m);
-    const int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
     float *dbuf, *V, *M, *O;
     wino_areas(f, ith, &dbuf, &V, &M, &O);
-    for (size_t blk = b0; blk < e0; blk++) {
+    for (int64_t t0 = (int64_t)b0; t0 < (int64_t)e0; t0 += TB) {
         for (int64_t g = 0; g < p->d.groups; g++) {
-            wino_blk b = {f, (int64_t)blk * TB, RIDGE_MIN(TB, T - (int64_t)blk * TB), g, V, M};
+            wino_blk b = {f, t0, RIDGE_MIN(TB, (int64_t)e0 - t0), g, V, M};
             for (int64_t t = 0; t < b.nt; t++) wino_gather(&b, t, dbuf);
             for (int64_t xi = 0; xi < A2; xi++)
                 for (int64_t cob = 0; cob < p->ncob; cob++) wino_gemm(&b, xi, cob);
@@ -841,7 +859,7 @@ static void winograd_forward(ridge_ctx *ctx, const fwd *f)
     const int64_t TB = wino_tiles(p, m), nblk = (T + TB - 1) / TB;
     const int threads = ridge_ctx_threads(ctx);
     if (nblk >= 2 * threads || threads == 1) {
-        ridge_parallel_for(ctx, (size_t)nblk, 1, winograd_range, (void *)f);
+        ridge_parallel_for(ctx, (size_t)T, 1, winograd_range, (void *)f);
         return;
     }
     float *dbuf, *V, *M, *O;
@@ -877,11 +895,11 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
     for (int64_t n = 0; n < dw->d.n; n++)
         for (int64_t oh0 = 0; oh0 < dw->oh; oh0 += rows) {
             int64_t nr = RIDGE_MIN(rows, dw->oh - oh0), np = nr * dw->ow;
-            fwd f = {dw, x, strip, dw_bias, NULL, dw_act, NULL,
+            fwd f = {dw, NULL, x, strip, dw_bias, NULL, dw_act, NULL,
                      (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0};
             ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
             /* the strip is one image of np pixels; y's rows start at (n, oh0) */
-            fwd g = {pw, strip, y, pw_bias, res, pw_act, NULL, 0,
+            fwd g = {pw, NULL, strip, y, pw_bias, res, pw_act, NULL, 0,
                      -(n * pw->yv.sn + oh0 * pw->yv.sh), np};
             ridge_parallel_for_2d(ctx, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK),
                                   (size_t)pw->ncob, 1, 1, pointwise_range, &g);
@@ -890,12 +908,12 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
-ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
-                               float *y, const float *bias, const float *ubias, int act,
-                               const float *res, char *ws)
+ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
+                               const float *x, float *y, const float *bias, const float *ubias,
+                               int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, x, y, bias, res, act, ws, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {

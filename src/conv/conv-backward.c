@@ -16,6 +16,8 @@
  *   dx, depthwise  the same phases and segments on the depthwise row kernel (NHWC, NCHW16c).
  *   dx, winograd   3x3 stride 1: the forward's Winograd plan on dy with the kernel rotated and
  *                transposed (the rotation folded into its weight transform), padding 2 - pad.
+ *                The plan is made once with the backward plan; each call only transforms the
+ *                weights (they change every step) into the workspace.
  *   dx, im2col   NHWC: SGEMM dcol = dy W per chunk of images, then a col2im gather per dx row.
  *   dw, direct   per (group, co block of NR, tap (r, s)) work item, the micro-kernel with the
  *                group's input channels as its "pixels" (x read in place, a uniform-stride run
@@ -26,6 +28,17 @@
  *                L1 and the x rows in L2 across the channel tiles. Items are disjoint outputs:
  *                no reduction across threads at all, so the bits do not depend on the thread
  *                count.
+ *   dw, direct on NHWC  per (co block, tap) item, the dwt tile: MR input channels (x
+ *                broadcasts, in place) x NR output channels (dy vectors, from the same packed
+ *                dy: a block's pixels 64 bytes apart stream through L1 better than dy rows of
+ *                c_out floats: 3x3 at 64/128/256 channels 2.9/3.4/3.6 ms in place, 2.6/2.7/2.9
+ *                packed), the tap's valid output pixels as the reduction. Images and chunks of
+ *                output rows outermost, so a chunk's dy and x rows stay in L2 while all of a
+ *                thread's items pass over them. (x packed per channel tile measured no
+ *                faster.)
+ *   dw, winograd   3x3 stride 1, NHWC, groups 1: F(4x4, 3x3) transposed (see dw_winograd):
+ *                per chunk of tiles the input and dy transforms, then per transform point a
+ *                c_in x c_out GEMM over the tiles on the dwt tile, then dW = G^T M G.
  *   dw, im2col   NHWC: lowering of ~4 MiB chunks of images, dW = dy^T col by SGEMM (dy read
  *                in place), chunks added in order.
  *   dw, depthwise  per (tap, 16-channel block): a vector sum over the batch and the tap's
@@ -94,6 +107,34 @@ void ridge_conv2d_bwd_options_init(ridge_conv2d_bwd_options *o)
     o->weights_algo = RIDGE_CONV_AUTO;
 }
 
+/* dw by Winograd F(4x4, 3x3) (see dw_winograd): NHWC, 3x3, stride 1, dilation 1, groups 1 */
+static int wdw_applies(const ridge_conv2d_desc *d)
+{
+    return d->layout == RIDGE_NHWC && d->r == 3 && d->s == 3 && d->stride_h == 1 &&
+           d->stride_w == 1 && d->dil_h == 1 && d->dil_w == 1 && d->groups == 1;
+}
+
+/* dw Winograd: tiles per chunk, so V and Q (36 x tiles x channels each) stay near 1 MiB
+ * together (measured on 3x3 64->64 56x56: 1.1 ms at 1 MiB, 1.2 at 512 KiB, 1.6 at 4 MiB), the
+ * chunks of equal size */
+static int64_t wdw_tiles_per_chunk(const ridge_conv2d_bwd_plan *p)
+{
+    const int64_t T = p->d.n * ((p->oh + 3) / 4) * ((p->ow + 3) / 4);
+    const int64_t cogp = p->ncob * p->k->nr;
+    const int64_t most = RIDGE_MAX(16, (1 << 18) / (36 * (p->cig + cogp)));
+    const int64_t chunks = (T + most - 1) / most;
+    return (T + chunks - 1) / chunks;
+}
+
+/* dw Winograd workspace for `threads`: V, Q, M, then a 36 x cig gather buffer per thread */
+static size_t wdw_ws(const ridge_conv2d_bwd_plan *p, int threads)
+{
+    const int64_t TB = wdw_tiles_per_chunk(p), nr = p->k->nr, cogp = p->ncob * nr;
+    return round_bytes((size_t)(36 * TB * p->cig)) + round_bytes((size_t)(36 * TB * cogp)) +
+           round_bytes((size_t)(36 * p->ncob * p->cig * nr)) +
+           (size_t)threads * round_bytes((size_t)(36 * p->cig));
+}
+
 static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a,
                                    ridge_conv_algo *out, const char *which)
 {
@@ -101,16 +142,29 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
     int dw_layout = d->layout != RIDGE_NCHW;
     const int weights = !strcmp(which, "weights");
     if (a == RIDGE_CONV_AUTO) {
-        /* what `ridge bench convbwd` measured faster: Winograd F(4x4, 3x3) for dx where it
-         * applies and the channels fill its GEMMs, im2col for dw on NHWC, else direct */
+        /* what `ridge bench convbwd` measured faster: Winograd F(4x4, 3x3) where it applies,
+         * the channels fill its GEMMs and there are at least 32 output tiles (its per-call
+         * transforms of weights or of dW's accumulator cost 36 c_in c_out each, paid back
+         * per tile: on 3x3 256->256 14x14, 16 tiles, it took 1.5-1.8x direct's time), dw
+         * only on NHWC with groups 1; else direct (on NHWC, dw direct's tile beat or matched
+         * im2col + SGEMM on the other benchmark shapes but 3x3 stride 2, 64 -> 128, within
+         * 5-9%) */
+        const int64_t tiles = d->n * ((d->h + d->pad_top + d->pad_bottom - 2 + 3) / 4) *
+                              ((d->w + d->pad_left + d->pad_right - 2 + 3) / 4);
         const int wino = d->r == 3 && d->s == 3 && d->stride_h == 1 && d->stride_w == 1 &&
                          d->dil_h == 1 && d->dil_w == 1 && d->pad_top <= 2 &&
                          d->pad_bottom <= 2 && d->pad_left <= 2 && d->pad_right <= 2 &&
-                         d->c_in / d->groups >= 8 && d->c_out / d->groups >= 8;
-        *out = dw && dw_layout                      ? RIDGE_CONV_DEPTHWISE
-               : weights && d->layout == RIDGE_NHWC ? RIDGE_CONV_IM2COL
-               : !weights && wino                   ? RIDGE_CONV_WINOGRAD_4X3
-                                                    : RIDGE_CONV_DIRECT;
+                         d->c_in / d->groups >= 8 && d->c_out / d->groups >= 8 && tiles >= 32;
+        /* dw on NHWC with 1 or 2 input channels per group (the dwt tile would fill 1-2 of its
+         * 6 rows; the CNN's first layer, 1 -> 32 channels 28x28 batch 64: im2col 2.4 against
+         * direct 2.9 ms) or a 1x1 kernel (9x fewer FLOPs per dy byte, so packing dy shows:
+         * 64 -> 64 56x56: im2col 0.42 against 0.55 ms): im2col + SGEMM */
+        const int thin = weights && d->layout == RIDGE_NHWC &&
+                         (d->c_in / d->groups <= 2 || d->r * d->s == 1);
+        *out = dw && dw_layout                       ? RIDGE_CONV_DEPTHWISE
+               : wino && (!weights || wdw_applies(d)) ? RIDGE_CONV_WINOGRAD_4X3
+               : thin                                 ? RIDGE_CONV_IM2COL
+                                                     : RIDGE_CONV_DIRECT;
         return RIDGE_OK;
     }
     if (a == RIDGE_CONV_IM2COL) {
@@ -121,6 +175,13 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
         return RIDGE_OK;
     }
     if (a == RIDGE_CONV_REF || a == RIDGE_CONV_DIRECT) {
+        *out = a;
+        return RIDGE_OK;
+    }
+    if (a == RIDGE_CONV_WINOGRAD_4X3 && weights) {
+        if (!wdw_applies(d))
+            return ridge_error(RIDGE_EUNSUPPORTED, "conv2d backward weights: winograd-4x3 needs "
+                               "a 3x3 kernel, stride 1, dilation 1, groups 1 and layout nhwc");
         *out = a;
         return RIDGE_OK;
     }
@@ -149,7 +210,8 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
     if (a > RIDGE_CONV_AUTO && a < RIDGE_CONV_ALGO_COUNT)
         return ridge_error(RIDGE_EUNSUPPORTED,
                            "conv2d backward %s: algorithm %s has no backward "
-                           "pass (use direct, im2col, depthwise or ref; winograd for data)",
+                           "pass (use direct, im2col, depthwise or ref; winograd-2x3/4x3 for "
+                           "data, winograd-4x3 for weights)",
                            which, ridge_conv_algo_name(a));
     return ridge_error(RIDGE_EINVAL, "conv2d backward %s: algo = %d is not a ridge_conv_algo",
                        which, (int)a);
@@ -173,6 +235,7 @@ void ridge_conv2d_bwd_plan_destroy(ridge_conv2d_bwd_plan *p)
     ridge_free(p->runs);
     ridge_free(p->dw_roff);
     ridge_free(p->dw_soff);
+    ridge_conv2d_plan_destroy(p->wino);
     ridge_free(p);
 }
 
@@ -249,6 +312,26 @@ static int64_t build_runs(const ridge_conv2d_bwd_plan *p, bwd_run *runs)
         }
     }
     return n;
+}
+
+/* dx by Winograd: the forward plan of the transposed convolution (dy -> dx, c_out -> c_in,
+ * padding 2 - pad), made on zero weights and then without them (each call brings its own). */
+static ridge_status dx_winograd_plan(ridge_ctx *ctx, ridge_conv2d_bwd_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    ridge_conv2d_desc t = *d;
+    t.c_in = d->c_out, t.c_out = d->c_in, t.h = p->oh, t.w = p->ow;
+    t.pad_top = 2 - d->pad_top, t.pad_bottom = 2 - d->pad_bottom;
+    t.pad_left = 2 - d->pad_left, t.pad_right = 2 - d->pad_right;
+    float *zw = ridge_calloc((size_t)(d->c_in * p->cog * 9), sizeof(float));
+    if (!zw) return ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory");
+    ridge_conv2d_plan_options o = {p->data_algo, 0, 0};
+    ridge_status st = ridge_conv2d_plan_create(ctx, &t, zw, &o, &p->wino);
+    ridge_free(zw);
+    if (st) return st;
+    ridge_free(p->wino->wp); /* unused: every call passes its own U (wp_elems still sizes it) */
+    p->wino->wp = NULL;
+    return RIDGE_OK;
 }
 
 ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d,
@@ -342,8 +425,16 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
                         round_bytes((size_t)(d->c_out * p->cig * R * S));
     if (wa == RIDGE_CONV_DIRECT) {
         size_t blocks = (size_t)(d->groups * p->ncob);
+        p->dw_nhwc = d->layout == RIDGE_NHWC;
         p->ws_weights = round_bytes(blocks * (size_t)(d->n * oh * ow * nr)) +
                         round_bytes(blocks * (size_t)(R * S * p->cig * nr));
+    }
+    p->threads = ridge_ctx_threads(ctx);
+    if (wa == RIDGE_CONV_WINOGRAD_4X3) p->ws_weights = wdw_ws(p, p->threads);
+    if (da == RIDGE_CONV_WINOGRAD_2X3 || da == RIDGE_CONV_WINOGRAD_4X3) {
+        if ((st = dx_winograd_plan(ctx, p))) goto err_free_plan;
+        p->ws_data = round_bytes(p->wino->wp_elems) +
+                     ridge_conv2d_workspace_size(p->wino, p->threads);
     }
     *out = p;
     return RIDGE_OK;
@@ -371,6 +462,19 @@ size_t ridge_conv2d_bwd_data_workspace_size(const ridge_conv2d_bwd_plan *p)
 size_t ridge_conv2d_bwd_weights_workspace_size(const ridge_conv2d_bwd_plan *p)
 {
     return p ? p->ws_weights : 0;
+}
+
+/* The Winograd passes' workspaces hold per-thread areas sized for the plan's thread count: a
+ * caller's workspace is refused on a ctx with more threads; NULL takes `bytes` (sized for the
+ * ctx's threads) from the ctx's arena. */
+static ridge_status wino_ws(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, const char *fn,
+                            size_t bytes, void **ws)
+{
+    const int threads = ridge_ctx_threads(ctx);
+    if (*ws && threads > p->threads)
+        return ridge_error(RIDGE_EINVAL, "%s: the workspace is sized for the plan's %d threads, "
+                           "the ctx has %d", fn, p->threads, threads);
+    return *ws ? RIDGE_OK : ridge_ctx_scratch(ctx, bytes, ws);
 }
 
 /* ---- dx -------------------------------------------------------------------------------------- */
@@ -579,35 +683,31 @@ static ridge_status dx_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, fl
 }
 
 /* dx by Winograd (3x3, stride 1): the full convolution of dy with the kernel rotated by 180
- * degrees and its channel axes swapped, i.e. a forward convolution with padding 2 - pad,
- * planned with the forward's Winograd algorithm. Its input gather zero-fills tiles at the
- * borders, so dy is not copied; the rotation happens while the plan transforms the weights
- * (through a temporary OIHW copy the size of w). */
-static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
-                                const float *dy, const float *w)
+ * degrees and its channel axes swapped, i.e. a forward convolution with padding 2 - pad, on
+ * the forward's Winograd plan (made once, with the plan). Its input gather zero-fills tiles at
+ * the borders, so dy is not copied. Per call only the weights are transformed, rotated on the
+ * fly, into the workspace: U, then the forward's own workspace. */
+typedef struct wino_tf {
+    const ridge_conv2d_plan *fp;
+    const float *w;
+    float *U;
+} wino_tf;
+
+static void wino_transform_range(void *arg, size_t b, size_t e, int ith)
 {
-    const ridge_conv2d_desc *d = &p->d;
-    const int64_t cig = p->cig, cog = p->cog, wn = d->c_out * cig * 9;
-    ridge_conv2d_desc t = *d;
-    t.c_in = d->c_out, t.c_out = d->c_in, t.h = p->oh, t.w = p->ow;
-    t.pad_top = 2 - d->pad_top, t.pad_bottom = 2 - d->pad_bottom;
-    t.pad_left = 2 - d->pad_left, t.pad_right = 2 - d->pad_right;
-    float *wt = ridge_malloc((size_t)wn * sizeof(float));
-    if (!wt) return ridge_error(RIDGE_ENOMEM, "conv2d_backward_data: out of memory");
-    for (int64_t g = 0; g < d->groups; g++) /* wt[g*cig + ci][co][r][s] = w[g*cog + co][ci][2-r][2-s] */
-        for (int64_t ci = 0; ci < cig; ci++)
-            for (int64_t co = 0; co < cog; co++)
-                for (int64_t k = 0; k < 9; k++)
-                    wt[(((g * cig + ci) * cog + co) * 9) + k] =
-                        w[(((g * cog + co) * cig + ci) * 9) + 8 - k];
-    ridge_conv2d_plan_options o = {p->data_algo, 0, 0};
-    ridge_conv2d_plan *fp;
-    ridge_status st = ridge_conv2d_plan_create(ctx, &t, wt, &o, &fp);
-    ridge_free(wt);
-    if (st) return st;
-    st = ridge_conv2d_forward(ctx, fp, dy, dx, NULL, NULL, NULL);
-    ridge_conv2d_plan_destroy(fp);
-    return st;
+    const wino_tf *t = arg;
+    (void)ith;
+    conv_wino_transform(t->fp, t->w, 1, (int64_t)b, (int64_t)e, t->U);
+}
+
+static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
+                                const float *dy, const float *w, void *ws)
+{
+    const ridge_conv2d_plan *fp = p->wino;
+    float *U = ws;
+    wino_tf t = {fp, w, U};
+    ridge_parallel_for(ctx, (size_t)(fp->d.groups * fp->ncob), 1, wino_transform_range, &t);
+    return conv_forward_with(ctx, fp, U, dy, dx, (char *)ws + round_bytes(fp->wp_elems));
 }
 
 ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
@@ -617,8 +717,13 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
         return ridge_error(RIDGE_EINVAL, "conv2d_backward_data: ctx, plan, dx, dy or w is NULL");
     const ridge_conv2d_desc *d = &p->d;
     if (p->data_algo == RIDGE_CONV_REF) return conv_backward_data_ref(d, p->oh, p->ow, dx, dy, w);
-    if (p->data_algo == RIDGE_CONV_WINOGRAD_2X3 || p->data_algo == RIDGE_CONV_WINOGRAD_4X3)
-        return dx_winograd(ctx, p, dx, dy, w);
+    if (p->data_algo == RIDGE_CONV_WINOGRAD_2X3 || p->data_algo == RIDGE_CONV_WINOGRAD_4X3) {
+        ridge_status st = wino_ws(ctx, p, "conv2d_backward_data",
+                                  round_bytes(p->wino->wp_elems) +
+                                      ridge_conv2d_workspace_size(p->wino, ridge_ctx_threads(ctx)),
+                                  &ws);
+        return st ? st : dx_winograd(ctx, p, dx, dy, w, ws);
+    }
     if (p->data_algo == RIDGE_CONV_IM2COL) {
         /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
         void *own = NULL;
@@ -747,6 +852,55 @@ static void dw_direct_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
+/* dw direct on NHWC: output rows per chunk, so that a chunk's dy and the x rows its taps read
+ * stay in L2 (512 KiB) while every item of the thread runs over them: a whole image when its x
+ * and dy fit in 448 KiB (the longest reduction per tile), else 64 KiB of dy. */
+static int64_t dw_chunk_rows(const ridge_conv2d_bwd_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    if (d->h * d->w * d->c_in + p->oh * p->ow * d->c_out <= 114688) return p->oh;
+    return RIDGE_MAX(1, RIDGE_MIN(p->oh, 16384 / (p->ow * d->c_out)));
+}
+
+/* Items [b0, e0) of (g * ncob + cob) * RS + tap: the blocked dw [item][ci][NR], each the dwt
+ * tile over the tap's valid output pixels, chunk by chunk (images, then row chunks, in order:
+ * the sums do not depend on the thread count). */
+static void dw_nhwc_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int nr = p->k->nr, mr = p->k->mr;
+    const int64_t RS = d->r * d->s, rows = dw_chunk_rows(p), cig = p->cig;
+    (void)ith;
+    memset(f->out + b0 * (size_t)(cig * nr), 0, (e0 - b0) * (size_t)(cig * nr) * sizeof(float));
+    conv_dwt_args a;
+    a.xrs = d->stride_h * p->xv.sh, a.xps = d->stride_w * p->xv.sw;
+    a.yrs = p->ow * nr, a.yps = nr;
+    for (int64_t n = 0; n < d->n; n++)
+        for (int64_t c0 = 0; c0 < p->oh; c0 += rows)
+            for (size_t it = b0; it < e0; it++) {
+                const int64_t blk = (int64_t)it / RS, t = (int64_t)it % RS, r = t / d->s,
+                              s = t % d->s, g = blk / p->ncob;
+                int oh0, oh1, ow0, ow1; /* output pixels whose tap (r, s) is inside x */
+                tap_range(r * d->dil_h - d->pad_top, d->h, d->stride_h, p->oh, &oh0, &oh1);
+                tap_range(s * d->dil_w - d->pad_left, d->w, d->stride_w, p->ow, &ow0, &ow1);
+                const int64_t q0 = RIDGE_MAX(oh0, c0), q1 = RIDGE_MIN(oh1, c0 + rows);
+                if (q0 >= q1 || ow0 >= ow1) continue;
+                a.nrow = q1 - q0, a.ncol = ow1 - ow0;
+                a.dy = f->pack + ((blk * d->n + n) * p->oh * p->ow + q0 * p->ow + ow0) * nr;
+                const float *x = f->x + n * p->xv.sn +
+                                 (q0 * d->stride_h - d->pad_top + r * d->dil_h) * p->xv.sh +
+                                 (ow0 * d->stride_w - d->pad_left + s * d->dil_w) * p->xv.sw +
+                                 g * cig;
+                float *out = f->out + it * (size_t)(cig * nr);
+                for (int64_t ci = 0; ci < cig; ci += mr) {
+                    a.x = x + ci, a.mr = (int)RIDGE_MIN(mr, cig - ci), a.out = out + ci * nr;
+                    p->k->dwt(&a);
+                }
+            }
+}
+
 /* Depthwise dw (NHWC, NCHW16c): items of (tap, 16-channel block), channels contiguous in a
  * block, the sum over images and the tap's valid output pixels. */
 static void dw_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
@@ -790,6 +944,25 @@ static void db_depthwise(const bwd *f)
                 for (int64_t j = 0; j < p->ow; j++)
                     s += f->dy[n * p->yv.sn + i * p->yv.sh + j * p->yv.sw + p->yco[c]];
         f->db[c] = (float)s;
+    }
+}
+
+/* db on NHWC: float sums over 64 pixels, added in double. */
+static void db_nhwc(const ridge_conv2d_bwd_plan *p, const float *dy, float *db)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t rows = d->n * p->oh * p->ow;
+    double acc[256];
+    for (int64_t c0 = 0; c0 < d->c_out; c0 += 256) {
+        const int64_t cn = RIDGE_MIN(256, d->c_out - c0);
+        for (int64_t j = 0; j < cn; j++) acc[j] = 0;
+        for (int64_t q0 = 0; q0 < rows; q0 += 64) {
+            float f[256] = {0};
+            for (int64_t q = q0; q < RIDGE_MIN(q0 + 64, rows); q++)
+                for (int64_t j = 0; j < cn; j++) f[j] += dy[q * d->c_out + c0 + j];
+            for (int64_t j = 0; j < cn; j++) acc[j] += f[j];
+        }
+        for (int64_t j = 0; j < cn; j++) db[c0 + j] = (float)acc[j];
     }
 }
 
@@ -873,21 +1046,138 @@ static ridge_status dw_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, fl
                 dw[(co * p->cig + ci) * RS + t] =
                     tr ? bg[(t * p->cig + ci) * p->cog + cl] : bg[cl * K + t * p->cig + ci];
     }
-    if (db) { /* float sums over 64 pixels, added in double */
-        double acc[256];
-        for (int64_t c0 = 0; c0 < d->c_out; c0 += 256) {
-            const int64_t cn = RIDGE_MIN(256, d->c_out - c0), rows = d->n * hw;
-            for (int64_t j = 0; j < cn; j++) acc[j] = 0;
-            for (int64_t q0 = 0; q0 < rows; q0 += 64) {
-                float f[256] = {0};
-                for (int64_t q = q0; q < RIDGE_MIN(q0 + 64, rows); q++)
-                    for (int64_t j = 0; j < cn; j++) f[j] += dy[q * d->c_out + c0 + j];
-                for (int64_t j = 0; j < cn; j++) acc[j] += f[j];
+    if (db) db_nhwc(p, dy, db);
+    return RIDGE_OK;
+}
+
+/* dw by Winograd F(4x4, 3x3) (NHWC, groups 1). The forward's F(4,3) is
+ *   y = A^T [(G g G^T) . (B^T d B)] A   per 4x4 output tile (d: its 6x6 input patch),
+ * so the gradient of the kernel g given the tile's dy is
+ *   dg = G^T [(A dy A^T) . (B^T d B)] G,
+ * and summed over tiles and channels: per transform point xi (36 of them) a GEMM
+ *   M[xi] (c_in x c_out) += V[xi]^T (c_in x tiles) Q[xi] (tiles x c_out),
+ * V = B^T d B (the forward's input transform, zero-filled patches at the borders), Q = A dy A^T
+ * (dy zero past the image), then dW = G^T M G per channel pair. 4x fewer multiplies than the
+ * direct sum; error as the forward's F(4,3). Per chunk of tiles: the transforms (threads split
+ * the tiles), then the GEMMs on the dwt tile (threads split (xi, output-channel block), each
+ * owning its part of M: the sums do not depend on the thread count). */
+typedef struct wdw {
+    const ridge_conv2d_bwd_plan *p;
+    const float *x, *dy;
+    float *V, *Q, *M, *tbuf, *dw;
+    int64_t t0, nt, TB;
+} wdw;
+
+static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wdw *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t cig = p->cig, cog = p->cog, nr = p->k->nr, cogp = p->ncob * nr;
+    const int64_t tw = (p->ow + 3) / 4, tpi = (p->oh + 3) / 4 * tw;
+    float *dbuf = f->tbuf + (size_t)ith * (round_bytes((size_t)(36 * cig)) / sizeof(float));
+    for (size_t t = b; t < e; t++) {
+        const int64_t tt = f->t0 + (int64_t)t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
+        /* V[xi][t][ci]: the 6x6 patch of x (zeros outside), the forward's input transform */
+        const int64_t ih0 = ty * 4 - d->pad_top, iw0 = tx * 4 - d->pad_left;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) {
+                float *dp = dbuf + (i * 6 + j) * cig;
+                const int64_t ih = ih0 + i, iw = iw0 + j;
+                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w)
+                    memset(dp, 0, (size_t)cig * sizeof(float));
+                else
+                    memcpy(dp, f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw,
+                           (size_t)cig * sizeof(float));
             }
-            for (int64_t j = 0; j < cn; j++) db[c0 + j] = (float)acc[j];
+        p->k->wino_in(4, dbuf, cig, f->V + (int64_t)t * cig, f->TB * cig);
+        /* Q[xi][t][co] = (A dy A^T)[xi] (zeros past the image and past cog) */
+        const int mh = (int)RIDGE_MIN(4, p->oh - ty * 4), mw = (int)RIDGE_MIN(4, p->ow - tx * 4);
+        float *q = f->Q + (int64_t)t * cogp;
+        p->k->wino_dy(f->dy + n * p->yv.sn + ty * 4 * p->yv.sh + tx * 4 * p->yv.sw, p->yv.sh,
+                      p->yv.sw, mh, mw, cog, q, f->TB * cogp);
+        if (cogp > cog)
+            for (int xi = 0; xi < 36; xi++)
+                memset(q + xi * f->TB * cogp + cog, 0, (size_t)(cogp - cog) * sizeof(float));
+    }
+}
+
+/* M[xi][cob][ci][nr] += V[xi]^T Q[xi] for items of (xi * ncob + cob) */
+static void wdw_gemm_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wdw *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const int nr = p->k->nr, mr = p->k->mr;
+    const int64_t cig = p->cig, cogp = p->ncob * nr;
+    (void)ith;
+    conv_dwt_args a;
+    a.xrs = 0, a.xps = cig, a.yrs = 0, a.yps = cogp;
+    a.nrow = 1, a.ncol = f->nt;
+    for (size_t it = b; it < e; it++) {
+        const int64_t xi = (int64_t)it / p->ncob, cob = (int64_t)it % p->ncob;
+        a.dy = f->Q + xi * f->TB * cogp + cob * nr;
+        float *out = f->M + (xi * p->ncob + cob) * cig * nr;
+        for (int64_t ci = 0; ci < cig; ci += mr) {
+            a.x = f->V + xi * f->TB * cig + ci;
+            a.mr = (int)RIDGE_MIN(mr, cig - ci), a.out = out + ci * nr;
+            p->k->dwt(&a);
         }
     }
-    return RIDGE_OK;
+}
+
+/* dW[co][ci] = G^T M G for items of (cob * cig + ci), the block's nr output channels as the
+ * vectorized inner loop */
+static void wdw_out_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wdw *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const int64_t nr = p->k->nr, cig = p->cig, cog = p->cog;
+    const ptrdiff_t xs = p->ncob * cig * nr; /* between transform points in M */
+    const float *g = conv_wino_mats_get(4)->g; /* G: 6 x 3 */
+    (void)ith;
+    for (size_t it = b; it < e; it++) {
+        const int64_t cob = (int64_t)it / cig, ci = (int64_t)it % cig;
+        const int64_t nco = RIDGE_MIN(nr, cog - cob * nr);
+        const float *m = f->M + (cob * cig + ci) * nr;
+        float t[6][3][64], o[9][64];
+        for (int i = 0; i < 6; i++) /* t = M G */
+            for (int s = 0; s < 3; s++) {
+                const float g0 = g[s], g1 = g[3 + s], g2 = g[6 + s], g3 = g[9 + s],
+                            g4 = g[12 + s], g5 = g[15 + s];
+                const float *mi = m + i * 6 * xs;
+                for (int64_t j = 0; j < nr; j++)
+                    t[i][s][j] = g0 * mi[j] + g1 * mi[xs + j] + g2 * mi[2 * xs + j] +
+                                 g3 * mi[3 * xs + j] + g4 * mi[4 * xs + j] + g5 * mi[5 * xs + j];
+            }
+        for (int r = 0; r < 3; r++) /* o = G^T t */
+            for (int s = 0; s < 3; s++)
+                for (int64_t j = 0; j < nr; j++)
+                    o[r * 3 + s][j] = g[r] * t[0][s][j] + g[3 + r] * t[1][s][j] +
+                                      g[6 + r] * t[2][s][j] + g[9 + r] * t[3][s][j] +
+                                      g[12 + r] * t[4][s][j] + g[15 + r] * t[5][s][j];
+        for (int64_t j = 0; j < nco; j++)
+            for (int k = 0; k < 9; k++) f->dw[((cob * nr + j) * cig + ci) * 9 + k] = o[k][j];
+    }
+}
+
+static void dw_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dw, float *db,
+                        const float *x, const float *dy, void *ws)
+{
+    const int64_t TB = wdw_tiles_per_chunk(p), nr = p->k->nr, cogp = p->ncob * nr;
+    const int64_t T = p->d.n * ((p->oh + 3) / 4) * ((p->ow + 3) / 4);
+    wdw f = {p, x, dy, NULL, NULL, NULL, NULL, dw, 0, 0, TB};
+    f.V = ws;
+    f.Q = (float *)((char *)f.V + round_bytes((size_t)(36 * TB * p->cig)));
+    f.M = (float *)((char *)f.Q + round_bytes((size_t)(36 * TB * cogp)));
+    f.tbuf = (float *)((char *)f.M + round_bytes((size_t)(36 * p->ncob * p->cig * nr)));
+    memset(f.M, 0, (size_t)(36 * p->ncob * p->cig * nr) * sizeof(float));
+    for (f.t0 = 0; f.t0 < T; f.t0 += TB) {
+        f.nt = RIDGE_MIN(TB, T - f.t0);
+        ridge_parallel_for(ctx, (size_t)f.nt, 1, wdw_transform_range, &f);
+        ridge_parallel_for(ctx, (size_t)(36 * p->ncob), 1, wdw_gemm_range, &f);
+    }
+    ridge_parallel_for(ctx, (size_t)(p->ncob * p->cig), 1, wdw_out_range, &f);
+    if (db) db_nhwc(p, dy, db);
 }
 
 ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p,
@@ -905,6 +1195,12 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
         ridge_parallel_for(ctx, (size_t)(RS * ((d->c_out + 15) / 16)), 1, dw_depthwise_range, &f);
         if (db) db_depthwise(&f);
         return RIDGE_OK;
+    }
+    if (p->weights_algo == RIDGE_CONV_WINOGRAD_4X3) {
+        ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights",
+                                  wdw_ws(p, ridge_ctx_threads(ctx)), &ws);
+        if (!st) dw_winograd(ctx, p, dw, db, x, dy, ws);
+        return st;
     }
     if (p->weights_algo == RIDGE_CONV_IM2COL) {
         /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */
@@ -926,7 +1222,8 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
         (float *)((char *)ws + round_bytes((size_t)(nblk * d->n * p->oh * p->ow * nr)));
     bwd f = {p, blocked, x, dy, NULL, pack, db};
     ridge_parallel_for(ctx, (size_t)nblk, 1, pack_dy, &f);
-    ridge_parallel_for(ctx, (size_t)(nblk * RS), 1, dw_direct_range, &f);
+    ridge_parallel_for(ctx, (size_t)(nblk * RS), 1, p->dw_nhwc ? dw_nhwc_range : dw_direct_range,
+                       &f);
     /* blocked [g][cob][t][ci][NR] -> OIHW */
     for (int64_t co = 0; co < d->c_out; co++) {
         int64_t g = co / p->cog, cl = co % p->cog, cob = cl / nr, j = cl % nr;

@@ -42,6 +42,12 @@ struct ridge_conv2d_bwd_plan {
     int64_t nruns;
     ptrdiff_t *dw_roff, *dw_soff; /* dw: x offsets of output rows / columns */
     size_t ws_data, ws_weights;  /* bytes */
+    /* dx by Winograd: the forward plan of the transposed convolution (made once, without
+     * weights: each call transforms w into the workspace); the thread count the Winograd
+     * workspaces were sized for */
+    ridge_conv2d_plan *wino;
+    int threads;
+    int dw_nhwc; /* dw direct on NHWC: the dwt tile over chunks of output rows */
 };
 
 /* conv-backward-ref.c */

@@ -25,7 +25,10 @@
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
  * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
  * tile; the last channels that do not fill a vector go through the generic matrix loops. The
- * output transform stores straight into y with the epilogue.
+ * output transform stores straight into y with the epilogue. The backward's dw adds the dy
+ * transform of F(4,3) transposed (A dy A^T) and the dwt tile (MR input x NR output channels,
+ * the pixels as the reduction: the micro-kernel's loop with the roles of pixels and channels
+ * swapped).
  *
  * FFT (conv-fft-template.h): 2D real FFTs of tiles and the per-frequency complex channel
  * reduction, vectorized across channels. */
@@ -182,6 +185,62 @@ static void conv_row(const conv_row_args *a)
     int64_t p = 0;
     for (; p + MR <= a->npix; p += MR) tile_full(a, p);
     if (p < a->npix) tile_part(a, p, (int)(a->npix - p));
+}
+
+/* ---- weight gradient tile ----------------------------------------------------------------- */
+
+/* mr input channels (broadcasts from x) x NR output channels (2 vectors of dy) per pixel, the
+ * pixels as the reduction; one function per mr, the accumulators named (not an array) so they
+ * stay in registers (the `mr > i` tests fold away). */
+#define DWT_FMA(i, c0, c1)                                                                        \
+    if (mr > i) {                                                                                 \
+        VF t = VBCAST(x + i);                                                                     \
+        c0 = VFMA(t, b0, c0), c1 = VFMA(t, b1, c1);                                               \
+    }
+#define DWT_STORE(i, c0, c1)                                                                      \
+    if (mr > i) {                                                                                 \
+        float *o = a->out + i * NR;                                                               \
+        VSTORE(o, VADD(VLOAD(o), c0));                                                            \
+        VSTORE(o + VL, VADD(VLOAD(o + VL), c1));                                                  \
+    }
+static inline __attribute__((always_inline)) void dwt_tile(const conv_dwt_args *a, const int mr)
+{
+    VF c00 = VZERO(), c01 = VZERO(), c10 = VZERO(), c11 = VZERO(), c20 = VZERO(), c21 = VZERO();
+    VF c30 = VZERO(), c31 = VZERO(), c40 = VZERO(), c41 = VZERO(), c50 = VZERO(), c51 = VZERO();
+    const ptrdiff_t xps = a->xps, yps = a->yps;
+    const int64_t ncol = a->ncol;
+    for (int64_t q = 0; q < a->nrow; q++) {
+        const float *x = a->x + q * a->xrs, *y = a->dy + q * a->yrs;
+        for (int64_t k = 0; k < ncol; k++, x += xps, y += yps) {
+            VF b0 = VLOAD(y), b1 = VLOAD(y + VL);
+            DWT_FMA(0, c00, c01)
+            DWT_FMA(1, c10, c11)
+            DWT_FMA(2, c20, c21)
+            DWT_FMA(3, c30, c31)
+            DWT_FMA(4, c40, c41)
+            DWT_FMA(5, c50, c51)
+        }
+    }
+    DWT_STORE(0, c00, c01)
+    DWT_STORE(1, c10, c11)
+    DWT_STORE(2, c20, c21)
+    DWT_STORE(3, c30, c31)
+    DWT_STORE(4, c40, c41)
+    DWT_STORE(5, c50, c51)
+}
+#undef DWT_FMA
+#undef DWT_STORE
+
+static void conv_dwt(const conv_dwt_args *a)
+{
+    switch (a->mr) {
+    case 6: dwt_tile(a, 6); break;
+    case 5: dwt_tile(a, 5); break;
+    case 4: dwt_tile(a, 4); break;
+    case 3: dwt_tile(a, 3); break;
+    case 2: dwt_tile(a, 2); break;
+    default: dwt_tile(a, 1); break;
+    }
 }
 
 /* ---- depthwise ---------------------------------------------------------------------------- */
@@ -506,6 +565,51 @@ static void conv_wino_in(int m, const float *d, int64_t n, float *v, ptrdiff_t v
     for (; c < n; c++) wino_in_scalar(conv_wino_mats_get(m), d, n, c, v, vs);
 }
 
+/* The weight gradient's dy transform of F(4,3): A = at4^T (6 x 4) applied to 4 values. */
+static inline void a4_1d(const VF d[4], VF r[6])
+{
+    const VF c2 = VSET1(2.0f), c4 = VSET1(4.0f);
+    VF s02 = VADD(d[0], d[2]), s13 = VADD(d[1], d[3]);
+    VF e = VFMA(c4, d[2], d[0]), o = VMUL(c2, VFMA(c4, d[3], d[1])); /* a0 + 4a2, 2a1 + 8a3 */
+    r[0] = d[0];
+    r[1] = VADD(s02, s13);
+    r[2] = VSUB(s02, s13);
+    r[3] = VADD(e, o);
+    r[4] = VSUB(e, o);
+    r[5] = d[3];
+}
+
+/* v[i][j] = (A dy A^T)[i][j] per channel for the mh x mw (<= 4 x 4) tile of dy at
+ * y[i*ysh + j*ysw + c], zeros past it; n channels, v's 36 rows vs apart. */
+static void conv_wino_dy(const float *y, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw, int64_t n,
+                         float *v, ptrdiff_t vs)
+{
+    const float *at = conv_wino_mats_get(4)->at; /* A^T: 4 x 6 */
+    int64_t c = 0;
+    for (; c + VL <= n; c += VL) {
+        VF t[4][6], d[4], r[6];
+        for (int i = 0; i < 4; i++) { /* rows: t[i][.] = A dy[i][.] */
+            for (int j = 0; j < 4; j++)
+                d[j] = i < mh && j < mw ? VLOAD(y + i * ysh + j * ysw + c) : VZERO();
+            a4_1d(d, t[i]);
+        }
+        for (int j = 0; j < 6; j++) { /* columns: v[.][j] = A t[.][j] */
+            for (int i = 0; i < 4; i++) d[i] = t[i][j];
+            a4_1d(d, r);
+            for (int i = 0; i < 6; i++) VSTORE(v + (i * 6 + j) * vs + c, r[i]);
+        }
+    }
+    for (; c < n; c++) /* the channels past the last full vector: the matrices as loops */
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) {
+                float s = 0;
+                for (int k = 0; k < mh; k++)
+                    for (int l = 0; l < mw; l++)
+                        s += at[k * 6 + i] * y[k * ysh + l * ysw + c] * at[l * 6 + j];
+                v[(i * 6 + j) * vs + c] = s;
+            }
+}
+
 static float wino_out_scalar(const conv_wino_mats *W, const float *mm, ptrdiff_t ms, int64_t c,
                              int i, int j)
 {
@@ -568,7 +672,9 @@ const conv_kernels KNAME = {
     .row = conv_row,
     .dw_row = conv_dw_row,
     .dwp_row = conv_dwp_row,
+    .dwt = conv_dwt,
     .wino_in = conv_wino_in,
+    .wino_dy = conv_wino_dy,
     .wino_out = conv_wino_out,
     .fft_fwd = conv_fft_fwd,
     .fft_inv = conv_fft_inv,

@@ -814,13 +814,23 @@ ridge_status ridge_conv2d_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, co
     /* the bias, padded to whole NR blocks per group, then the per-thread areas */
     float *bp = workspace;
     pad_bias(p, bias, bp);
-    ridge_status st = conv_algo_forward(ctx, p, x, y, bp, bias, act, res,
+    ridge_status st = conv_algo_forward(ctx, p, NULL, x, y, bp, bias, act, res,
                                         (char *)workspace + ws_shared(p));
     ridge_free(own);
     if (st) return st;
     conv_zero_channel_padding(y, p->d.layout, p->d.n, p->d.c_out, p->oh, p->ow);
     prof_end(ctx, p, t0);
     return RIDGE_OK;
+}
+
+ridge_status conv_forward_with(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
+                               const float *x, float *y, void *ws)
+{
+    pad_bias(p, NULL, ws);
+    ridge_status st = conv_algo_forward(ctx, p, wp, x, y, ws, NULL, 0, NULL,
+                                        (char *)ws + ws_shared(p));
+    if (!st) conv_zero_channel_padding(y, p->d.layout, p->d.n, p->d.c_out, p->oh, p->ow);
+    return st;
 }
 
 ridge_status ridge_conv2d_forward_ref(const ridge_conv2d_desc *d, const float *x, const float *w,

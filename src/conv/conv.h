@@ -110,12 +110,30 @@ typedef struct conv_dwp_args {
     int64_t ow;
 } conv_dwp_args;
 
+/* Weight gradient tile (the backward's dw on NHWC): mr <= MR input channels i x NR output
+ * channels j, summed over nrow rows q of ncol pixels k:
+ *   out[i*NR + j] += sum_{q, k} x[q*xrs + k*xps + i] * dy[q*yrs + k*yps + j]
+ * out holds MR x NR floats (rows past mr untouched). x and dy are read through their strides
+ * (x in place, dy packed; Winograd dw: the transformed V and Q): the forward's micro-kernel
+ * with the pixels as the reduction and the channels as the tile. */
+typedef struct conv_dwt_args {
+    const float *x, *dy;
+    ptrdiff_t xrs, xps, yrs, yps;
+    int64_t nrow, ncol;
+    int mr;
+    float *out;
+} conv_dwt_args;
+
 /* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
  *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
  *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
  *        y[yo + i*ysh + j*ysw + c] = act((A^T mm A)[i][j] + bias[c] + res[same]), channels
  *        contiguous in y. */
 typedef void (*conv_wino_in_fn)(int m, const float *d, int64_t n, float *v, ptrdiff_t vs);
+/* dy transform of the weight gradient (F(4,3) only): v[xi*vs + c] = (A dy A^T)[xi], A = at4^T,
+ * for the mh x mw (<= 4 x 4) tile at y[i*ysh + j*ysw + c], zeros past it, c < n. */
+typedef void (*conv_wino_dy_fn)(const float *y, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
+                                int64_t n, float *v, ptrdiff_t vs);
 typedef void (*conv_wino_out_fn)(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
                                  ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
                                  const float *bias, const float *res, int act);
@@ -143,7 +161,9 @@ typedef struct conv_kernels {
     void (*row)(const conv_row_args *a);
     void (*dw_row)(const conv_dw_args *a);
     void (*dwp_row)(const conv_dwp_args *a);
+    void (*dwt)(const conv_dwt_args *a);
     conv_wino_in_fn wino_in;
+    conv_wino_dy_fn wino_dy;
     conv_wino_out_fn wino_out;
     conv_fft_fwd_fn fft_fwd;
     conv_fft_inv_fn fft_inv;
@@ -199,9 +219,21 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w);
 size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a);
 /* ws: the per-thread areas; ridge_sgemm-route plans call ridge_sgemm from the calling thread
  * (it runs on ctx's pool and scratch arena itself), so ws must not come from that arena. */
-ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x,
-                               float *y, const float *bias, const float *ubias, int act,
-                               const float *res, char *ws);
+/* wp: Winograd's transformed weights to use instead of p->wp (the backward's dx transforms
+ * them per call), or NULL. */
+ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
+                               const float *x, float *y, const float *bias, const float *ubias,
+                               int act, const float *res, char *ws);
+/* Winograd: transforms the kernels of output-channel blocks [b0, b1) of (g * ncob + cob) into
+ * U (p->wp's layout, p->wp_elems floats, zeros for the padded channels). rot = 0: w is p's
+ * OIHW weights; rot = 1: w is the OIHW weights of the convolution p is the transpose of
+ * (c_out = p's c_in), rotated by 180 degrees on the fly. */
+void conv_wino_transform(const ridge_conv2d_plan *p, const float *w, int rot, int64_t b0,
+                         int64_t b1, float *U);
+/* conv.c: a forward pass without bias or epilogue through transformed weights wp (as
+ * conv_algo_forward), ws: ridge_conv2d_workspace_size(p, ctx's threads) bytes. */
+ridge_status conv_forward_with(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
+                               const float *x, float *y, void *ws);
 ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w);
 /* The fused depthwise-separable block (NHWC): rows of depthwise output per strip, and the pass. */
 int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw);
