@@ -307,6 +307,15 @@ static inline __attribute__((always_inline)) void dw_row_3x3_ep(const conv_dw_ar
     int64_t p = 0;
     for (; p + DW_P <= a->npix; p += DW_P)
         for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, DW_P, st, act, has_res);
+    /* The last 1..DW_P-1 pixels as one more full block ending at the row's end, overlapping
+     * the previous one: the overlapped pixels are recomputed to the same values, which beats
+     * 4- and 1-pixel blocks (4 and 1 FMA chains). Not when the residual is y itself: the
+     * overlapped pixels would add it twice. */
+    if (p < a->npix && a->npix >= DW_P && !(has_res && a->res == a->y)) {
+        for (int64_t c = 0; c < cfull; c += VL)
+            dw_3x3_block(a, a->npix - DW_P, c, DW_P, st, act, has_res);
+        return;
+    }
     for (; p + 4 <= a->npix; p += 4)
         for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, 4, st, act, has_res);
     for (; p < a->npix; p++)
