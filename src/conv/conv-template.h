@@ -75,13 +75,8 @@ static void store_tile(const conv_row_args *a, int64_t p0, int mr, VF acc[MR][2]
     }
 }
 
-/* A full tile of MR pixels: the hot loop. With `contig` (the reduction's channels are one
- * contiguous run, coff[k] = coff[0] + k: NHWC with groups 1, the lowered and transformed
- * buffers) the input pointer steps by one float per k instead of reading the offset table,
- * one load and one add fewer per 12 FMAs; that matters when the reduction is short (a 1x1
- * layer's c_in = 64). */
-static inline __attribute__((always_inline)) void tile_full_impl(const conv_row_args *a,
-                                                                 int64_t p0, const int contig)
+/* A full tile of MR pixels: the hot loop. */
+static void tile_full(const conv_row_args *a, int64_t p0)
 {
     VF c00 = VZERO(), c01 = VZERO(), c10 = VZERO(), c11 = VZERO(), c20 = VZERO(), c21 = VZERO();
     VF c30 = VZERO(), c31 = VZERO(), c40 = VZERO(), c41 = VZERO(), c50 = VZERO(), c51 = VZERO();
@@ -92,9 +87,8 @@ static inline __attribute__((always_inline)) void tile_full_impl(const conv_row_
         for (int s = a->s0; s < a->s1; s++) {
             const float *x = a->xb + (a->xo + p0 * xps + a->roff[r] + a->soff[s]);
             const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
-            const float *xk = x + coff[0];
             for (int64_t k = 0; k < kc; k++, w += NR) {
-                if (!contig) xk = x + coff[k];
+                const float *xk = x + coff[k];
                 VF b0 = VLOAD(w), b1 = VLOAD(w + VL), t;
                 t = VBCAST(xk);
                 c00 = VFMA(t, b0, c00), c01 = VFMA(t, b1, c01);
@@ -108,22 +102,11 @@ static inline __attribute__((always_inline)) void tile_full_impl(const conv_row_
                 c40 = VFMA(t, b0, c40), c41 = VFMA(t, b1, c41);
                 t = VBCAST(xk + 5 * xps);
                 c50 = VFMA(t, b0, c50), c51 = VFMA(t, b1, c51);
-                if (contig) xk++;
             }
         }
     }
     VF acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
     store_tile(a, p0, MR, acc);
-}
-
-static void tile_full(const conv_row_args *a, int64_t p0)
-{
-    tile_full_impl(a, p0, 0);
-}
-
-static void tile_full_contig(const conv_row_args *a, int64_t p0)
-{
-    tile_full_impl(a, p0, 1);
 }
 
 /* mr < MR pixels (the row's last tile): one function per mr, so the accumulators stay in
@@ -197,10 +180,6 @@ static void tile_part(const conv_row_args *a, int64_t p0, int mr)
 static void conv_row(const conv_row_args *a)
 {
     int64_t p = 0;
-    int contig = 1;
-    for (int64_t k = 1; k < a->kc && contig; k++) contig = a->coff[k] == a->coff[0] + k;
-    if (contig)
-        for (; p + MR <= a->npix; p += MR) tile_full_contig(a, p);
     for (; p + MR <= a->npix; p += MR) tile_full(a, p);
     if (p < a->npix) tile_part(a, p, (int)(a->npix - p));
 }
