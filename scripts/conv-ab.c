@@ -56,7 +56,8 @@ static int load(build *b, const char *path, const ridge_conv2d_desc *d, const fl
         fprintf(stderr, "conv-ab: %s\n", dlerror());
         return -1;
     }
-    void (*opt_init)(ridge_ctx_options *) = (void (*)(ridge_ctx_options *))dlsym(h, "ridge_ctx_options_init");
+    void (*opt_init)(ridge_ctx_options *) =
+        (void (*)(ridge_ctx_options *))dlsym(h, "ridge_ctx_options_init");
     ridge_status (*ctx_create)(const ridge_ctx_options *, ridge_ctx **) =
         (ridge_status(*)(const ridge_ctx_options *, ridge_ctx **))dlsym(h, "ridge_ctx_create");
     ridge_status (*plan_create)(ridge_ctx *, const ridge_conv2d_desc *, const float *,
@@ -178,7 +179,8 @@ int main(int argc, char **argv)
     const int mid = rounds / 2;
     printf("%s C=%d %dx%d stride %d %s %d thread%s, max|A-B| %.2g; ms median/best: A %.3f/%.3f"
            "  B %.3f/%.3f  oneDNN (%s) %.3f/%.3f;  B/A %.2f  oneDNN/B %.2f\n",
-           pw ? "pointwise" : "depthwise", C, H, H, (int)d.stride_h, blocked ? "nchw16c" : "nhwc", T,
+           pw ? "pointwise" : "depthwise", C, H, H, (int)d.stride_h,
+           blocked ? "nchw16c" : "nhwc", T,
            T > 1 ? "s" : "", diff, s[0][mid] * 1e3, s[0][0] * 1e3, s[1][mid] * 1e3,
            s[1][0] * 1e3, impl, s[2][mid] * 1e3, s[2][0] * 1e3, s[0][mid] / s[1][mid],
            s[2][mid] / s[1][mid]);
