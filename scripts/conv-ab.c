@@ -6,11 +6,14 @@
  * weights in its own format, its own input and output buffers) are then called round-robin,
  * one call each per round, so slow phases of the machine hit all three alike; medians and
  * bests of the rounds are printed, with B/A (> 1: B faster) and oneDNN/B (> 1: B faster than
- * oneDNN). The builds' outputs are compared first (max |A - B|).
+ * oneDNN). The builds' outputs are compared first (max |A - B|). A fourth method in the same
+ * rounds, memcpy of an input-sized buffer into an output-sized one (its own pair), is the
+ * bandwidth roof of a kernel that reads x once and writes y once from the same cache state:
+ * `copy` is its time, and roof% = copy time / B's time.
  *
  * Shapes: depthwise 3x3, pad 1, stride s (MobileNet), or with --pointwise a 1x1 C -> C.
  *
- *   cc -O2 -Iinclude scripts/conv-ab.c -ldnnl -lgomp -ldl -o conv-ab
+ *   cc -O2 -Iinclude scripts/conv-ab.c -ldnnl -lgomp -ldl -lm -o conv-ab
  *   flock /tmp/ridge-bench.lock ./conv-ab old/libridge.so new/libridge.so 32 112 1 1 nhwc 41
  *
  * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] [--pointwise] */
@@ -97,12 +100,13 @@ int main(int argc, char **argv)
     float *x = aligned_alloc(64, xn * 4), *x2 = aligned_alloc(64, xn * 4);
     float *y = aligned_alloc(64, yn * 4), *y2 = aligned_alloc(64, yn * 4);
     float *ya = aligned_alloc(64, yn * 4), *yb = aligned_alloc(64, yn * 4);
+    float *xc = aligned_alloc(64, xn * 4), *yc = aligned_alloc(64, xn * 4);
     float *w = malloc(wn * 4), *bias = malloc((size_t)C * 4);
-    if (!x || !x2 || !y || !y2 || !ya || !yb || !w || !bias) return 1;
+    if (!x || !x2 || !y || !y2 || !ya || !yb || !xc || !yc || !w || !bias) return 1;
     for (size_t i = 0; i < xn; i++) x[i] = x2[i] = (float)(i % 17) * 0.1f - 0.5f;
     for (size_t i = 0; i < wn; i++) w[i] = 0.1f * (float)(i % 7) - 0.3f;
     for (int i = 0; i < C; i++) bias[i] = 0.5f;
-    memset(y, 0, yn * 4), memset(y2, 0, yn * 4);
+    memset(y, 0, yn * 4), memset(y2, 0, yn * 4), memcpy(xc, x, xn * 4), memset(yc, 0, xn * 4);
 
     ridge_conv2d_desc d;
     memset(&d, 0, sizeof d); /* ridge_conv2d_desc_init lives in the builds, not here */
@@ -162,27 +166,29 @@ int main(int argc, char **argv)
     double diff = 0;
     for (size_t i = 0; i < yn; i++) diff = fmax(diff, fabs((double)ya[i] - yb[i]));
 
-    double *s[3];
-    for (int m = 0; m < 3; m++) s[m] = calloc((size_t)rounds, sizeof(double));
+    double *s[4];
+    for (int m = 0; m < 4; m++) s[m] = calloc((size_t)rounds, sizeof(double));
     for (int r = -3; r < rounds; r++) /* 3 warm-up rounds */
-        for (int m = 0; m < 3; m++) {
+        for (int m = 0; m < 4; m++) {
             double t0 = now();
             if (m == 0) A.fwd(A.ctx, A.plan, x, y, bias, NULL, A.ws);
             else if (m == 1) B.fwd(B.ctx, B.plan, x, y, bias, NULL, B.ws);
-            else {
+            else if (m == 2) {
                 dnnl_primitive_execute(prim, str, 4, args);
                 dnnl_stream_wait(str);
-            }
+            } else memcpy(yc, xc, xn * 4);
             if (r >= 0) s[m][r] = now() - t0;
         }
-    for (int m = 0; m < 3; m++) qsort(s[m], (size_t)rounds, sizeof(double), cmpd);
+    for (int m = 0; m < 4; m++) qsort(s[m], (size_t)rounds, sizeof(double), cmpd);
     const int mid = rounds / 2;
     printf("%s C=%d %dx%d stride %d %s %d thread%s, max|A-B| %.2g; ms median/best: A %.3f/%.3f"
-           "  B %.3f/%.3f  oneDNN (%s) %.3f/%.3f;  B/A %.2f  oneDNN/B %.2f\n",
+           "  B %.3f/%.3f  oneDNN (%s) %.3f/%.3f  copy %.3f;  B/A %.2f  oneDNN/B %.2f"
+           "  roof%%: B %.0f oneDNN %.0f\n",
            pw ? "pointwise" : "depthwise", C, H, H, (int)d.stride_h,
            blocked ? "nchw16c" : "nhwc", T,
            T > 1 ? "s" : "", diff, s[0][mid] * 1e3, s[0][0] * 1e3, s[1][mid] * 1e3,
-           s[1][0] * 1e3, impl, s[2][mid] * 1e3, s[2][0] * 1e3, s[0][mid] / s[1][mid],
-           s[2][mid] / s[1][mid]);
+           s[1][0] * 1e3, impl, s[2][mid] * 1e3, s[2][0] * 1e3, s[3][mid] * 1e3,
+           s[0][mid] / s[1][mid], s[2][mid] / s[1][mid], 100 * s[3][mid] / s[1][mid],
+           100 * s[3][mid] / s[2][mid]);
     return 0;
 }
