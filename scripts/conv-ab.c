@@ -11,7 +11,7 @@
  * bandwidth roof of a kernel that reads x once and writes y once from the same cache state:
  * `copy` is its time, and roof% = copy time / B's time (stride 1 only: with stride 2 the
  * output is a quarter of the input). With nchw16c oneDNN's AVX2 build offers only its
- * reference loops (~0.1-0.2 s per call), which also leave the caches cold for the others. */
+ * reference loops (~0.1-0.2 s per call), which also leave the caches cold for the others.
  *
  * Shapes: depthwise 3x3, pad 1, stride s (MobileNet), or with --pointwise a 1x1 C -> C.
  *
