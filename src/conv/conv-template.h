@@ -44,24 +44,46 @@ static inline float act_scalar(float v, int act)
     return act && !(v > 0.0f) ? 0.0f : v; /* NaN -> 0, as VMAX(v, 0) does */
 }
 
-/* Stores rows [0, mr) of a tile with the epilogue. acc[p][0..NR) holds the raw sums. */
-static void store_tile(const conv_row_args *a, int64_t p0, int mr, VF acc[MR][2])
+/* The contiguous-channel store of rows [0, mr): bias, residual, activation as compile-time
+ * flags, so a full tile's 12 stores are straight-line code (with a short reduction, e.g. the
+ * c_in = 1 first layer's 9 taps, a store loop re-reading the arguments and branching per row
+ * took a large share of the tile). */
+static inline __attribute__((always_inline)) void store_rows(const conv_row_args *a, int64_t p0,
+                                                             const int mr, VF acc[MR][2],
+                                                             const int act, const int has_res)
 {
+    const VF b0 = VLOAD(a->bias), b1 = VLOAD(a->bias + VL);
+    const ptrdiff_t yps = a->yps, o0 = a->yo + p0 * yps + a->yco[0],
+                    o1 = a->yo + p0 * yps + a->yco[VL];
     float *y = a->y;
+    const float *res = a->res;
+#pragma GCC unroll 6
+    for (int p = 0; p < mr; p++) {
+        VF v0 = VADD(acc[p][0], b0), v1 = VADD(acc[p][1], b1);
+        if (has_res) {
+            v0 = VADD(v0, VLOAD(res + o0 + p * yps));
+            v1 = VADD(v1, VLOAD(res + o1 + p * yps));
+        }
+        VSTORE(y + o0 + p * yps, act_apply(v0, act));
+        VSTORE(y + o1 + p * yps, act_apply(v1, act));
+    }
+}
+
+/* Stores rows [0, mr) of a tile with the epilogue. acc[p][0..NR) holds the raw sums. */
+static inline __attribute__((always_inline)) void store_tile(const conv_row_args *a, int64_t p0,
+                                                             const int mr, VF acc[MR][2])
+{
     if (a->yfast) {
-        VF b0 = VLOAD(a->bias), b1 = VLOAD(a->bias + VL);
-        for (int p = 0; p < mr; p++) {
-            ptrdiff_t o = a->yo + (p0 + p) * a->yps;
-            VF v0 = VADD(acc[p][0], b0), v1 = VADD(acc[p][1], b1);
-            if (a->res) {
-                v0 = VADD(v0, VLOAD(a->res + o + a->yco[0]));
-                v1 = VADD(v1, VLOAD(a->res + o + a->yco[VL]));
-            }
-            VSTORE(y + o + a->yco[0], act_apply(v0, a->act));
-            VSTORE(y + o + a->yco[VL], act_apply(v1, a->act));
+        if (a->res) {
+            if (a->act) store_rows(a, p0, mr, acc, 1, 1);
+            else store_rows(a, p0, mr, acc, 0, 1);
+        } else {
+            if (a->act) store_rows(a, p0, mr, acc, 1, 0);
+            else store_rows(a, p0, mr, acc, 0, 0);
         }
         return;
     }
+    float *y = a->y;
     float t[2 * VL];
     for (int p = 0; p < mr; p++) {
         ptrdiff_t o = a->yo + (p0 + p) * a->yps;
