@@ -51,6 +51,9 @@ static const shape shapes[] = {
     {"dw-wide-c5",      1, 5,  6,  75, 5,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5},
     {"dw-wide-c17",     2, 17, 4,  37, 17, 3, 3, 1, 1, 1, 1, 0, 1, 1, 0, 17},
     {"dw-dil2-5x5",     1, 9,  9,  45, 9,  5, 5, 1, 1, 2, 2, 3, 4, 4, 1, 9},
+    /* the 3x3 blocks of 12, 4 and 1 pixels at stride 2, and border pixels with 1 or 2 taps */
+    {"dw-c24-s2-w35",   1, 24, 7,  35, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24},
+    {"dw-c40-w31-pr2",  2, 40, 6,  31, 40, 3, 3, 1, 1, 1, 1, 1, 0, 0, 2, 40},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
@@ -104,10 +107,11 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
     float *x0 = malloc(xn0 * 4), *x = malloc(xn * 4), *w = malloc(wn * 4),
           *bias = malloc(d.c_out * 4);
     float *res0 = malloc(yn0 * 4), *res = malloc(yn * 4), *y = malloc((yn + GUARD) * 4);
-    float *ref[2], *mag[2];
+    float *ref[4], *mag[2];
     float *xa = malloc(xn * 4), *wa = malloc(wn * 4), *ba = malloc(d.c_out * 4),
           *ra = malloc(yn * 4);
-    for (int e = 0; e < 2; e++) ref[e] = malloc(yn * 4), mag[e] = malloc(yn * 4);
+    for (int e = 0; e < 4; e++) ref[e] = malloc(yn * 4);
+    for (int e = 0; e < 2; e++) mag[e] = malloc(yn * 4);
     fill(x0, xn0, 1), fill(w, wn, 2), fill(bias, (size_t)d.c_out, 3), fill(res0, yn0, 4);
     ridge_ctx *c0 = ctxs[0];
     CHECK_OK(ridge_layout_reorder(c0, x, l, x0, RIDGE_NCHW, d.n, d.c_in, d.h, d.w));
@@ -116,10 +120,14 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
     for (size_t i = 0; i < wn; i++) wa[i] = fabsf(w[i]);
     for (int64_t i = 0; i < d.c_out; i++) ba[i] = fabsf(bias[i]);
     for (size_t i = 0; i < yn; i++) ra[i] = fabsf(res[i]);
-    /* epilogue 0: none; 1: bias + residual + ReLU */
+    /* epilogue 0: none; 1: bias + residual + ReLU; 2: bias + ReLU; 3: bias + residual (the
+     * error scale of 1-3 is mag[1], with every term's magnitude) */
     ridge_conv2d_epilogue ep1 = {RIDGE_CONV_ACT_RELU, res}, epa = {RIDGE_CONV_ACT_NONE, ra};
+    ridge_conv2d_epilogue ep2 = {RIDGE_CONV_ACT_RELU, NULL}, ep3 = {RIDGE_CONV_ACT_NONE, res};
     CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, ref[0], NULL, NULL));
     CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, ref[1], bias, &ep1));
+    CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, ref[2], bias, &ep2));
+    CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, ref[3], bias, &ep3));
     CHECK_OK(ridge_conv2d_forward_ref(&d, xa, wa, mag[0], NULL, NULL));
     CHECK_OK(ridge_conv2d_forward_ref(&d, xa, wa, mag[1], ba, &epa));
     const double K = (double)(d.c_in / d.groups * d.r * d.s);
@@ -143,18 +151,26 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
             CHECK(cand[a].applies && ridge_conv2d_plan_algo(p) == a);
             size_t wsb = ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx));
             void *ws = ridge_malloc(wsb);
-            for (int e = 0; e < 2; e++) {
+            /* run e3 -> epilogue e: 0 -> 0, 1 -> 1 (residual aliasing y for odd algorithms),
+             * 2 -> 1 with the residual aliasing y, for depthwise (whose 3x3 rows recompute
+             * overlapped pixels unless the residual is y), 3 -> 2, 4 -> 3 (the kernels
+             * specialize their stores on ReLU and residual) */
+            for (int e3 = 0; e3 < 5; e3++) {
+                if (e3 == 2 && a != RIDGE_CONV_DEPTHWISE) continue;
+                const int e = e3 == 0 ? 0 : e3 <= 2 ? 1 : e3 - 1;
+                const int alias = e3 == 2 || (e3 == 1 && a % 2);
                 for (size_t i = 0; i < yn + GUARD; i++)
-                    y[i] = NAN;                              /* unread outputs stay NaN-free */
-                if (e == 1 && a % 2) memcpy(y, res, yn * 4); /* residual aliasing y */
-                ridge_conv2d_epilogue ep = {RIDGE_CONV_ACT_RELU, (e == 1 && a % 2) ? y : res};
+                    y[i] = NAN;                         /* unread outputs stay NaN-free */
+                if (alias) memcpy(y, res, yn * 4);      /* residual aliasing y */
+                ridge_conv2d_epilogue ep = {e == 3 ? RIDGE_CONV_ACT_NONE : RIDGE_CONV_ACT_RELU,
+                                            e == 2 ? NULL : alias ? y : res};
                 CHECK_OK(ridge_conv2d_forward(ctx, p, x, y, e ? bias : NULL, e ? &ep : NULL,
-                                              (a + e) % 2 ? ws : NULL));
+                                              (a + e3) % 2 ? ws : NULL));
                 double maxerr = 0;
                 size_t bad = 0, at = 0;
                 for (size_t i = 0; i < yn; i++) {
                     double err = fabs((double)y[i] - ref[e][i]);
-                    double scale = (double)mag[e][i] * FLT_EPSILON;
+                    double scale = (double)mag[e ? 1 : 0][i] * FLT_EPSILON;
                     double u = scale > 0 ? err / scale : (err > 0 ? INFINITY : 0);
                     if (!(u <= maxerr)) maxerr = u, at = i;
                     if (!(u <= tol_eps((ridge_conv_algo)a, K))) bad++;
@@ -180,7 +196,8 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
     }
     free(x0), free(x), free(w), free(bias), free(res0), free(res), free(y);
     free(xa), free(wa), free(ba), free(ra);
-    for (int e = 0; e < 2; e++) free(ref[e]), free(mag[e]);
+    for (int e = 0; e < 4; e++) free(ref[e]);
+    for (int e = 0; e < 2; e++) free(mag[e]);
 }
 
 static void test_shape(const shape *s, ridge_layout l, ridge_ctx *const *ctxs, int nctx)

@@ -23,6 +23,7 @@
  *   fft        overlap-save FFT tiles with the channel reduction as per-bin complex GEMMs:
  *              conv-fft.c. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -668,6 +669,28 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
+/* Depthwise rows (NHWC, NCHW16c) handed out in chunks from a shared counter rather than one
+ * static block per thread: a thread that starts late (a futex wake-up in a VM takes tens of
+ * microseconds, a core shared with another process far longer) then takes fewer chunks
+ * instead of holding up the whole call, which lasts only ~0.1 ms here. Each row is computed
+ * whole by one thread, so the result does not depend on which thread took it. */
+typedef struct dw_job {
+    const fwd *f;
+    size_t n, chunk;
+    _Atomic size_t next;
+} dw_job;
+
+static void depthwise_task(void *arg, int ith, int nth)
+{
+    dw_job *j = arg;
+    (void)nth;
+    for (;;) {
+        size_t b = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
+        if (b >= j->n) break;
+        depthwise_range((void *)j->f, b, RIDGE_MIN(b + j->chunk, j->n), ith);
+    }
+}
+
 /* NCHW depthwise: one (image, channel, output row) per item, on the kernel's plane row
  * (vectors of output pixels, valid taps only at the borders: no padded copy here either). */
 static void depthwise_nchw_range(void *arg, size_t b0, size_t e0, int ith)
@@ -935,7 +958,13 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
         if (d->layout == RIDGE_NCHW)
             ridge_parallel_for(ctx, (size_t)(d->n * d->c_out * p->oh), 1, depthwise_nchw_range,
                                &f);
-        else ridge_parallel_for(ctx, (size_t)(d->n * p->oh), 1, depthwise_range, &f);
+        else {
+            const size_t rows = (size_t)(d->n * p->oh);
+            const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), rows);
+            dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1), 0};
+            if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
+            else depthwise_range(&f, 0, rows, 0);
+        }
         break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: winograd_forward(ctx, &f); break;

@@ -16,11 +16,11 @@
  * valid taps and the group's input channels, so the input is read in place (no im2col, no
  * padded copy). Per reduction step: 2 weight vectors, 6 broadcasts, 12 FMAs.
  *
- * Depthwise (dw_row, NHWC / NCHW16c): the full 3x3 window keeps its 9 weight vectors in
- * registers over a strip of 16 pixels and computes 4 pixels per iteration, each input column
- * of a row loaded once; other windows (borders, other sizes) loop over their valid taps, 4
- * pixels x 1 vector; channels past the last full vector go scalar. dwp_row (NCHW): one plane row, vectors of
- * output pixels, the column taps as shifted loads.
+ * Depthwise (dw_row, NHWC / NCHW16c): 3x3 windows (stride 1 or 2) in blocks of 14 pixels x
+ * 1 vector of channels, one window row's 3 weight vectors in registers at a time; border
+ * pixels loop over their valid taps; other windows loop over their valid taps, 4 pixels x 1
+ * vector; channels past the last full vector go scalar. dwp_row (NCHW): one plane row,
+ * vectors of output pixels, the column taps as shifted loads.
  *
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
  * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
@@ -47,24 +47,46 @@ static inline float act_scalar(float v, int act)
     return act && !(v > 0.0f) ? 0.0f : v; /* NaN -> 0, as VMAX(v, 0) does */
 }
 
-/* Stores rows [0, mr) of a tile with the epilogue. acc[p][0..NR) holds the raw sums. */
-static void store_tile(const conv_row_args *a, int64_t p0, int mr, VF acc[MR][2])
+/* The contiguous-channel store of rows [0, mr): bias, residual, activation as compile-time
+ * flags, so a full tile's 12 stores are straight-line code (with a short reduction, e.g. the
+ * c_in = 1 first layer's 9 taps, a store loop re-reading the arguments and branching per row
+ * took a large share of the tile). */
+static inline __attribute__((always_inline)) void store_rows(const conv_row_args *a, int64_t p0,
+                                                             const int mr, VF acc[MR][2],
+                                                             const int act, const int has_res)
 {
+    const VF b0 = VLOAD(a->bias), b1 = VLOAD(a->bias + VL);
+    const ptrdiff_t yps = a->yps, o0 = a->yo + p0 * yps + a->yco[0],
+                    o1 = a->yo + p0 * yps + a->yco[VL];
     float *y = a->y;
+    const float *res = a->res;
+#pragma GCC unroll 6
+    for (int p = 0; p < mr; p++) {
+        VF v0 = VADD(acc[p][0], b0), v1 = VADD(acc[p][1], b1);
+        if (has_res) {
+            v0 = VADD(v0, VLOAD(res + o0 + p * yps));
+            v1 = VADD(v1, VLOAD(res + o1 + p * yps));
+        }
+        VSTORE(y + o0 + p * yps, act_apply(v0, act));
+        VSTORE(y + o1 + p * yps, act_apply(v1, act));
+    }
+}
+
+/* Stores rows [0, mr) of a tile with the epilogue. acc[p][0..NR) holds the raw sums. */
+static inline __attribute__((always_inline)) void store_tile(const conv_row_args *a, int64_t p0,
+                                                             const int mr, VF acc[MR][2])
+{
     if (a->yfast) {
-        VF b0 = VLOAD(a->bias), b1 = VLOAD(a->bias + VL);
-        for (int p = 0; p < mr; p++) {
-            ptrdiff_t o = a->yo + (p0 + p) * a->yps;
-            VF v0 = VADD(acc[p][0], b0), v1 = VADD(acc[p][1], b1);
-            if (a->res) {
-                v0 = VADD(v0, VLOAD(a->res + o + a->yco[0]));
-                v1 = VADD(v1, VLOAD(a->res + o + a->yco[VL]));
-            }
-            VSTORE(y + o + a->yco[0], act_apply(v0, a->act));
-            VSTORE(y + o + a->yco[VL], act_apply(v1, a->act));
+        if (a->res) {
+            if (a->act) store_rows(a, p0, mr, acc, 1, 1);
+            else store_rows(a, p0, mr, acc, 0, 1);
+        } else {
+            if (a->act) store_rows(a, p0, mr, acc, 1, 0);
+            else store_rows(a, p0, mr, acc, 0, 0);
         }
         return;
     }
+    float *y = a->y;
     float t[2 * VL];
     for (int p = 0; p < mr; p++) {
         ptrdiff_t o = a->yo + (p0 + p) * a->yps;
@@ -285,51 +307,81 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
     }
 }
 
-/* The full 3x3 window (interior rows and pixels, the common MobileNet case), stride 1 or 2,
- * no dilation. Per strip of DW_STRIP pixels and vector of channels, the 9 weight vectors and
- * the bias are loaded once into registers; then 4 output pixels per iteration, each input
- * row read once: its 6 (stride 1) or 9 (stride 2) column vectors are loaded one by one and
- * each feeds every (pixel, tap) it belongs to, so 18 (27) loads for 36 FMAs as written (gcc
- * 12 folds them back into memory operands of the FMAs: 36 L1 loads, no spills). Registers: 9
- * weights + 4 accumulators + 1 input = 14 of AVX2's 16. The strip's input (3 rows x ~(16 st
- * + 2) pixels x c) stays in L1 while the channel vectors sweep it. */
-#define DW_STRIP 16
+/* The full-width 3x3 window (every column tap inside the input, the rows [r0, r1) that are),
+ * stride 1 or 2, no dilation: the common MobileNet case. Register blocking as in the GEMM
+ * micro-kernel: DW_P = 14 output pixels x one vector of channels in 14 accumulators, 14
+ * independent FMA chains (the previous 4-pixel block had 4 and ran latency-bound). The window
+ * rows are the outer loop, so only that row's 3 weight vectors are live besides the
+ * accumulators; per row, the (DW_P - 1) st + 3 input column vectors feed every (pixel, tap)
+ * they belong to, the column pointer advanced by one add per column (gcc turns most inputs
+ * into memory operands of the FMAs). 14 measured 4-9% faster than 12 (NHWC C=32 112x112)
+ * and 1.65x on NCHW16c, although AVX2 then spills a few registers; 16 was slower. The rows
+ * loop at run time, so the top and bottom border rows (r0 > 0, r1 < 3) take this path too.
+ * The epilogue (activation, residual) is a compile-time parameter, one instance each, so
+ * the stores are straight-line code (a run-time-branching store loop measured as costly as
+ * the FMAs). The channel vectors of a block sweep an input strip of 3 rows x (DW_P st + 2)
+ * pixels x c, which stays in L1. */
+#define DW_P 14
 
-/* One input row of the window (XR) for the 4 pixels, weights WA, WB, WC of its 3 taps. */
-#define DW_ROW_S1(XR, WA, WB, WC)                                                                \
-    do {                                                                                         \
-        const float *xr_ = (XR);                                                                 \
-        VF v = VLOAD(xr_);                                                                       \
-        c0 = VFMA(v, WA, c0);                                                                    \
-        v = VLOAD(xr_ + ds);                                                                     \
-        c0 = VFMA(v, WB, c0), c1 = VFMA(v, WA, c1);                                              \
-        v = VLOAD(xr_ + 2 * ds);                                                                 \
-        c0 = VFMA(v, WC, c0), c1 = VFMA(v, WB, c1), c2 = VFMA(v, WA, c2);                        \
-        v = VLOAD(xr_ + 3 * ds);                                                                 \
-        c1 = VFMA(v, WC, c1), c2 = VFMA(v, WB, c2), c3 = VFMA(v, WA, c3);                        \
-        v = VLOAD(xr_ + 4 * ds);                                                                 \
-        c2 = VFMA(v, WC, c2), c3 = VFMA(v, WB, c3);                                              \
-        v = VLOAD(xr_ + 5 * ds);                                                                 \
-        c3 = VFMA(v, WC, c3);                                                                    \
-    } while (0)
+static inline __attribute__((always_inline)) void dw_3x3_block(const conv_dw_args *a,
+                                                               int64_t p, int64_t c,
+                                                               const int P, const int st,
+                                                               const int act, const int has_res)
+{
+    const ptrdiff_t ds = a->soff[1] - a->soff[0], cp = a->cp, yps = a->yps;
+    const float *x = a->xb + (a->xo + p * a->xps + a->xco[c] + a->soff[0]);
+    VF acc[DW_P];
+    {
+        const VF b = VLOAD(a->bias + c);
+#pragma GCC unroll 16
+        for (int i = 0; i < P; i++) acc[i] = b;
+    }
+    for (int r = a->r0; r < a->r1; r++) {
+        const float *xj = x + a->roff[r], *w = a->w + (ptrdiff_t)r * 3 * cp + c;
+        const VF w0 = VLOAD(w), w1 = VLOAD(w + cp), w2 = VLOAD(w + 2 * cp);
+        /* input column j is tap s of pixel (j - s) / st */
+#pragma GCC unroll 32
+        for (int j = 0; j < (P - 1) * st + 3; j++, xj += ds) {
+            const VF v = VLOAD(xj);
+            if (j % st == 0 && j / st < P) acc[j / st] = VFMA(v, w0, acc[j / st]);
+            if (j >= 1 && (j - 1) % st == 0 && (j - 1) / st < P)
+                acc[(j - 1) / st] = VFMA(v, w1, acc[(j - 1) / st]);
+            if (j >= 2 && (j - 2) % st == 0 && (j - 2) / st < P)
+                acc[(j - 2) / st] = VFMA(v, w2, acc[(j - 2) / st]);
+        }
+    }
+    const ptrdiff_t yo = a->yo + p * yps + a->yco[c];
+    float *y = a->y + yo;
+    const float *res = has_res ? a->res + yo : NULL;
+#pragma GCC unroll 16
+    for (int i = 0; i < P; i++) {
+        VF v = acc[i];
+        if (has_res) v = VADD(v, VLOAD(res + i * yps));
+        VSTORE(y + i * yps, act_apply(v, act));
+    }
+}
 
-#define DW_ROW_S2(XR, WA, WB, WC)                                                                \
-    do {                                                                                         \
-        const float *xr_ = (XR);                                                                 \
-        VF v = VLOAD(xr_);                                                                       \
-        c0 = VFMA(v, WA, c0);                                                                    \
-        c0 = VFMA(VLOAD(xr_ + ds), WB, c0);                                                      \
-        v = VLOAD(xr_ + 2 * ds);                                                                 \
-        c0 = VFMA(v, WC, c0), c1 = VFMA(v, WA, c1);                                              \
-        c1 = VFMA(VLOAD(xr_ + 3 * ds), WB, c1);                                                  \
-        v = VLOAD(xr_ + 4 * ds);                                                                 \
-        c1 = VFMA(v, WC, c1), c2 = VFMA(v, WA, c2);                                              \
-        c2 = VFMA(VLOAD(xr_ + 5 * ds), WB, c2);                                                  \
-        v = VLOAD(xr_ + 6 * ds);                                                                 \
-        c2 = VFMA(v, WC, c2), c3 = VFMA(v, WA, c3);                                              \
-        c3 = VFMA(VLOAD(xr_ + 7 * ds), WB, c3);                                                  \
-        c3 = VFMA(VLOAD(xr_ + 8 * ds), WC, c3);                                                  \
-    } while (0)
+static inline __attribute__((always_inline)) void dw_row_3x3_ep(const conv_dw_args *a,
+                                                                int64_t cfull, const int st,
+                                                                const int act, const int has_res)
+{
+    int64_t p = 0;
+    for (; p + DW_P <= a->npix; p += DW_P)
+        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, DW_P, st, act, has_res);
+    /* The last 1..DW_P-1 pixels as one more full block ending at the row's end, overlapping
+     * the previous one: the overlapped pixels are recomputed to the same values, which beats
+     * 4- and 1-pixel blocks (4 and 1 FMA chains). Not when the residual is y itself: the
+     * overlapped pixels would add it twice. */
+    if (p < a->npix && a->npix >= DW_P && !(has_res && a->res == a->y)) {
+        for (int64_t c = 0; c < cfull; c += VL)
+            dw_3x3_block(a, a->npix - DW_P, c, DW_P, st, act, has_res);
+        return;
+    }
+    for (; p + 4 <= a->npix; p += 4)
+        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, 4, st, act, has_res);
+    for (; p < a->npix; p++)
+        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, 1, st, act, has_res);
+}
 
 static inline void dw_store(const conv_dw_args *a, ptrdiff_t o, VF v)
 {
@@ -337,56 +389,43 @@ static inline void dw_store(const conv_dw_args *a, ptrdiff_t o, VF v)
     VSTORE(a->y + o, act_apply(v, a->act));
 }
 
-/* Pixels [p0, pe) of the row, channels [c, c + VL), input column step ds, stride st. */
-static inline __attribute__((always_inline)) void dw_3x3_strip(const conv_dw_args *a,
-                                                               int64_t p0, int64_t pe,
-                                                               int64_t c, const int st)
+/* Border pixels of the 3x3 path: the column taps [s0, s1) only (the others fall outside the
+ * input), rows [r0, r1), each pixel's channel vectors independent. */
+static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull)
 {
-    const ptrdiff_t cp = a->cp, ds = a->soff[1] - a->soff[0], xps = a->xps, yps = a->yps;
-    const float *w = a->w + c;
-    const VF w0 = VLOAD(w), w1 = VLOAD(w + cp), w2 = VLOAD(w + 2 * cp);
-    const VF w3 = VLOAD(w + 3 * cp), w4 = VLOAD(w + 4 * cp), w5 = VLOAD(w + 5 * cp);
-    const VF w6 = VLOAD(w + 6 * cp), w7 = VLOAD(w + 7 * cp), w8 = VLOAD(w + 8 * cp);
-    const VF b = VLOAD(a->bias + c);
-    const float *x = a->xb + (a->xo + a->xco[c] + a->soff[0]);
-    const ptrdiff_t r0 = a->roff[0], r1 = a->roff[1], r2 = a->roff[2];
-    const ptrdiff_t yc = a->yo + a->yco[c];
-    int64_t p = p0;
-    for (; p + 4 <= pe; p += 4) {
-        const float *xp = x + p * xps;
-        VF c0 = b, c1 = b, c2 = b, c3 = b;
-        if (st == 1) {
-            DW_ROW_S1(xp + r0, w0, w1, w2);
-            DW_ROW_S1(xp + r1, w3, w4, w5);
-            DW_ROW_S1(xp + r2, w6, w7, w8);
-        } else {
-            DW_ROW_S2(xp + r0, w0, w1, w2);
-            DW_ROW_S2(xp + r1, w3, w4, w5);
-            DW_ROW_S2(xp + r2, w6, w7, w8);
+    const ptrdiff_t cp = a->cp;
+    for (int64_t p = 0; p < a->npix; p++) {
+        const float *x = a->xb + (a->xo + p * a->xps);
+        const ptrdiff_t yo = a->yo + p * a->yps;
+        for (int64_t c = 0; c < cfull; c += VL) {
+            const float *xc = x + a->xco[c];
+            VF acc = VLOAD(a->bias + c);
+            for (int r = a->r0; r < a->r1; r++)
+                for (int s = a->s0; s < a->s1; s++)
+                    acc = VFMA(VLOAD(xc + a->roff[r] + a->soff[s]),
+                               VLOAD(a->w + (r * 3 + s) * cp + c), acc);
+            dw_store(a, yo + a->yco[c], acc);
         }
-        const ptrdiff_t o = yc + p * yps;
-        dw_store(a, o, c0), dw_store(a, o + yps, c1);
-        dw_store(a, o + 2 * yps, c2), dw_store(a, o + 3 * yps, c3);
-    }
-    for (; p < pe; p++) { /* the strip's last 1-3 pixels */
-        const float *xp = x + p * xps;
-        VF c0 = b;
-        c0 = VFMA(VLOAD(xp + r0), w0, c0), c0 = VFMA(VLOAD(xp + r0 + ds), w1, c0);
-        c0 = VFMA(VLOAD(xp + r0 + 2 * ds), w2, c0), c0 = VFMA(VLOAD(xp + r1), w3, c0);
-        c0 = VFMA(VLOAD(xp + r1 + ds), w4, c0), c0 = VFMA(VLOAD(xp + r1 + 2 * ds), w5, c0);
-        c0 = VFMA(VLOAD(xp + r2), w6, c0), c0 = VFMA(VLOAD(xp + r2 + ds), w7, c0);
-        c0 = VFMA(VLOAD(xp + r2 + 2 * ds), w8, c0);
-        dw_store(a, yc + p * yps, c0);
     }
 }
 
+/* one instance per (stride, activation, residual): no epilogue branches in the blocks */
 static void dw_row_3x3(const conv_dw_args *a, int64_t cfull, int st)
 {
-    for (int64_t p0 = 0; p0 < a->npix; p0 += DW_STRIP) {
-        const int64_t pe = a->npix - p0 < DW_STRIP ? a->npix : p0 + DW_STRIP;
-        for (int64_t c = 0; c < cfull; c += VL) {
-            if (st == 1) dw_3x3_strip(a, p0, pe, c, 1);
-            else dw_3x3_strip(a, p0, pe, c, 2);
+    const int e = (a->act ? 1 : 0) + (a->res ? 2 : 0);
+    if (st == 1) {
+        switch (e) {
+        case 0: dw_row_3x3_ep(a, cfull, 1, 0, 0); break;
+        case 1: dw_row_3x3_ep(a, cfull, 1, 1, 0); break;
+        case 2: dw_row_3x3_ep(a, cfull, 1, 0, 1); break;
+        default: dw_row_3x3_ep(a, cfull, 1, 1, 1); break;
+        }
+    } else {
+        switch (e) {
+        case 0: dw_row_3x3_ep(a, cfull, 2, 0, 0); break;
+        case 1: dw_row_3x3_ep(a, cfull, 2, 1, 0); break;
+        case 2: dw_row_3x3_ep(a, cfull, 2, 0, 1); break;
+        default: dw_row_3x3_ep(a, cfull, 2, 1, 1); break;
         }
     }
 }
@@ -464,14 +503,14 @@ static void conv_dwp_row(const conv_dwp_args *a)
 
 static void conv_dw_row(const conv_dw_args *a)
 {
-    /* the fast path: the whole 3x3 window, no dilation (soff one column step apart), and a
-     * pixel step of 1 or 2 columns */
+    /* the fast path: a 3x3 window (any rows; all 3 column taps, or a border pixel's), no
+     * dilation (soff one column step apart), and a pixel step of 1 or 2 columns */
     const ptrdiff_t ds = a->S == 3 ? a->soff[1] - a->soff[0] : 0;
     const int st = ds > 0 && a->xps == ds ? 1 : ds > 0 && a->xps == 2 * ds ? 2 : 0;
-    if (st && a->r0 == 0 && a->r1 == 3 && a->s0 == 0 && a->s1 == 3 &&
-        a->soff[2] - a->soff[1] == ds) {
+    if (st && a->soff[2] - a->soff[1] == ds) {
         const int64_t cfull = a->c / VL * VL;
-        dw_row_3x3(a, cfull, st);
+        if (a->s0 == 0 && a->s1 == 3) dw_row_3x3(a, cfull, st);
+        else dw_3x3_edge(a, cfull);
         if (cfull < a->c) dw_row_generic(a, cfull);
         return;
     }

@@ -1,0 +1,197 @@
+/* In-process A/B timing of two libridge builds and oneDNN on one convolution, for kernel
+ * changes whose effect is smaller than this VM's run-to-run noise (docs/PERFORMANCE.md, conv).
+ *
+ * Both builds' shared libraries are loaded with dlopen(RTLD_LOCAL), so their symbols do not
+ * clash; each gets its own context and plan. The two builds and oneDNN (same shape and layout,
+ * weights in its own format, its own input and output buffers) are then called round-robin,
+ * one call each per round, so slow phases of the machine hit all three alike; medians and
+ * bests of the rounds are printed, with B/A (> 1: B faster) and oneDNN/B (> 1: B faster than
+ * oneDNN). The builds' outputs are compared first (max |A - B|). A fourth method in the same
+ * rounds, memcpy of an input-sized buffer into an output-sized one (its own pair), is the
+ * bandwidth roof of a kernel that reads x once and writes y once from the same cache state:
+ * `copy` is its time, and roof% = copy time / B's time (stride 1 only: with stride 2 the
+ * output is a quarter of the input). With nchw16c oneDNN's AVX2 build offers only its
+ * reference loops (~0.1-0.2 s per call), which also leave the caches cold for the others.
+ *
+ * Shapes: depthwise 3x3, pad 1, stride s (MobileNet), or with --pointwise a 1x1 C -> C.
+ *
+ *   cc -O2 -Iinclude scripts/conv-ab.c -ldnnl -lgomp -ldl -lm -o conv-ab
+ *   flock /tmp/ridge-bench.lock ./conv-ab old/libridge.so new/libridge.so 32 112 1 1 nhwc 41
+ *
+ * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] [--pointwise] */
+#include <dlfcn.h>
+#include <math.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ridge/ridge.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef ridge_status (*fwd_fn)(ridge_ctx *, const ridge_conv2d_plan *, const float *, float *,
+                               const float *, const ridge_conv2d_epilogue *, void *);
+
+typedef struct build {
+    ridge_ctx *ctx;
+    ridge_conv2d_plan *plan;
+    void *ws;
+    fwd_fn fwd;
+} build;
+
+static int load(build *b, const char *path, const ridge_conv2d_desc *d, const float *w,
+                ridge_conv_algo algo, int threads)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "conv-ab: %s\n", dlerror());
+        return -1;
+    }
+    void (*opt_init)(ridge_ctx_options *) =
+        (void (*)(ridge_ctx_options *))dlsym(h, "ridge_ctx_options_init");
+    ridge_status (*ctx_create)(const ridge_ctx_options *, ridge_ctx **) =
+        (ridge_status(*)(const ridge_ctx_options *, ridge_ctx **))dlsym(h, "ridge_ctx_create");
+    ridge_status (*plan_create)(ridge_ctx *, const ridge_conv2d_desc *, const float *,
+                                const ridge_conv2d_plan_options *, ridge_conv2d_plan **) =
+        (ridge_status(*)(ridge_ctx *, const ridge_conv2d_desc *, const float *,
+                         const ridge_conv2d_plan_options *, ridge_conv2d_plan **))
+            dlsym(h, "ridge_conv2d_plan_create");
+    size_t (*ws_size)(const ridge_conv2d_plan *, int) =
+        (size_t(*)(const ridge_conv2d_plan *, int))dlsym(h, "ridge_conv2d_workspace_size");
+    b->fwd = (fwd_fn)dlsym(h, "ridge_conv2d_forward");
+    if (!opt_init || !ctx_create || !plan_create || !ws_size || !b->fwd) return -1;
+    ridge_ctx_options co;
+    opt_init(&co);
+    co.threads = threads;
+    ridge_conv2d_plan_options po = {algo, 0, 0};
+    if (ctx_create(&co, &b->ctx) || plan_create(b->ctx, d, w, &po, &b->plan)) return -1;
+    b->ws = aligned_alloc(64, (ws_size(b->plan, threads) + 127) / 64 * 64);
+    return b->ws ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 7) {
+        fprintf(stderr, "usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] "
+                        "[--pointwise]\n");
+        return 2;
+    }
+    const int C = atoi(argv[3]), H = atoi(argv[4]), S = atoi(argv[5]), T = atoi(argv[6]);
+    const int blocked = argc > 7 && !strcmp(argv[7], "nchw16c");
+    const int rounds = argc > 8 ? atoi(argv[8]) : 31;
+    const int pw = argc > 9 && !strcmp(argv[9], "--pointwise");
+    if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1) return 2;
+    const int OH = pw ? H : (H + 2 - 3) / S + 1;
+    const size_t cpad = (size_t)(C + 15) / 16 * 16;
+    const size_t xn = cpad * (size_t)(H * H), yn = cpad * (size_t)(OH * OH);
+    const size_t wn = pw ? (size_t)(C * C) : (size_t)C * 9;
+    float *x = aligned_alloc(64, xn * 4), *x2 = aligned_alloc(64, xn * 4);
+    float *y = aligned_alloc(64, yn * 4), *y2 = aligned_alloc(64, yn * 4);
+    float *ya = aligned_alloc(64, yn * 4), *yb = aligned_alloc(64, yn * 4);
+    float *xc = aligned_alloc(64, xn * 4), *yc = aligned_alloc(64, xn * 4);
+    float *w = malloc(wn * 4), *bias = malloc((size_t)C * 4);
+    if (!x || !x2 || !y || !y2 || !ya || !yb || !xc || !yc || !w || !bias) return 1;
+    for (size_t i = 0; i < xn; i++) x[i] = x2[i] = (float)(i % 17) * 0.1f - 0.5f;
+    for (size_t i = 0; i < wn; i++) w[i] = 0.1f * (float)(i % 7) - 0.3f;
+    for (int i = 0; i < C; i++) bias[i] = 0.5f;
+    memset(y, 0, yn * 4), memset(y2, 0, yn * 4), memcpy(xc, x, xn * 4), memset(yc, 0, xn * 4);
+
+    ridge_conv2d_desc d;
+    memset(&d, 0, sizeof d); /* ridge_conv2d_desc_init lives in the builds, not here */
+    d.n = 1, d.c_in = d.c_out = C, d.h = d.w = H, d.stride_h = d.stride_w = pw ? 1 : S;
+    d.dil_h = d.dil_w = 1, d.layout = blocked ? RIDGE_NCHW16C : RIDGE_NHWC;
+    d.r = d.s = pw ? 1 : 3, d.groups = pw ? 1 : C;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = pw ? 0 : 1;
+    build A, B;
+    ridge_conv_algo algo = pw ? RIDGE_CONV_POINTWISE : RIDGE_CONV_DEPTHWISE;
+    if (load(&A, argv[1], &d, w, algo, T) || load(&B, argv[2], &d, w, algo, T)) {
+        fprintf(stderr, "conv-ab: could not load or plan with %s / %s\n", argv[1], argv[2]);
+        return 1;
+    }
+
+    /* oneDNN: the same convolution, its own weight format (contents do not matter here) */
+    omp_set_num_threads(T);
+    dnnl_engine_t eng;
+    dnnl_stream_t str;
+    dnnl_engine_create(&eng, dnnl_cpu, 0);
+    dnnl_stream_create(&str, eng, dnnl_stream_default_flags);
+    dnnl_dims_t sd = {1, C, H, H}, dd = {1, C, OH, OH}, bd = {C};
+    dnnl_dims_t wdw = {C, 1, 1, 3, 3}, wpw = {C, C, 1, 1};
+    dnnl_dims_t st = {d.stride_h, d.stride_w}, dl = {0, 0};
+    dnnl_dims_t pad = {d.pad_top, d.pad_left};
+    dnnl_format_tag_t tag = blocked ? dnnl_nChw16c : dnnl_nhwc;
+    dnnl_memory_desc_t smd, dmd, wmd, bmd;
+    dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, tag);
+    dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, tag);
+    dnnl_memory_desc_init_by_tag(&wmd, pw ? 4 : 5, pw ? wpw : wdw, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_x);
+    dnnl_convolution_desc_t cd;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t prim;
+    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                   dnnl_convolution_direct, &smd, &wmd, &bmd,
+                                                   &dmd, st, dl, pad, pad) ||
+        dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL))
+        return 1;
+    const char *impl = "";
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    const dnnl_memory_desc_t *qw = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    size_t wsz = dnnl_memory_desc_get_size(qw);
+    float *wb = aligned_alloc(64, (wsz + 63) / 64 * 64);
+    memset(wb, 0, wsz);
+    dnnl_memory_t ms, md, mw, mb;
+    dnnl_memory_create(&ms, &smd, eng, x2);
+    dnnl_memory_create(&md, &dmd, eng, y2);
+    dnnl_memory_create(&mw, qw, eng, wb);
+    dnnl_memory_create(&mb, &bmd, eng, bias);
+    if (dnnl_primitive_create(&prim, pd)) return 1;
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_BIAS, mb},
+                              {DNNL_ARG_DST, md}};
+
+    /* the two builds agree? */
+    A.fwd(A.ctx, A.plan, x, ya, bias, NULL, A.ws);
+    B.fwd(B.ctx, B.plan, x, yb, bias, NULL, B.ws);
+    double diff = 0;
+    for (size_t i = 0; i < yn; i++) diff = fmax(diff, fabs((double)ya[i] - yb[i]));
+
+    double *s[4];
+    for (int m = 0; m < 4; m++) s[m] = calloc((size_t)rounds, sizeof(double));
+    for (int r = -3; r < rounds; r++) /* 3 warm-up rounds */
+        for (int m = 0; m < 4; m++) {
+            double t0 = now();
+            if (m == 0) A.fwd(A.ctx, A.plan, x, y, bias, NULL, A.ws);
+            else if (m == 1) B.fwd(B.ctx, B.plan, x, y, bias, NULL, B.ws);
+            else if (m == 2) {
+                dnnl_primitive_execute(prim, str, 4, args);
+                dnnl_stream_wait(str);
+            } else memcpy(yc, xc, xn * 4);
+            if (r >= 0) s[m][r] = now() - t0;
+        }
+    for (int m = 0; m < 4; m++) qsort(s[m], (size_t)rounds, sizeof(double), cmpd);
+    const int mid = rounds / 2;
+    printf("%s C=%d %dx%d stride %d %s %d thread%s, max|A-B| %.2g; ms median/best: A %.3f/%.3f"
+           "  B %.3f/%.3f  oneDNN (%s) %.3f/%.3f  copy %.3f;  B/A %.2f  oneDNN/B %.2f"
+           "  roof%%: B %.0f oneDNN %.0f\n",
+           pw ? "pointwise" : "depthwise", C, H, H, (int)d.stride_h,
+           blocked ? "nchw16c" : "nhwc", T,
+           T > 1 ? "s" : "", diff, s[0][mid] * 1e3, s[0][0] * 1e3, s[1][mid] * 1e3,
+           s[1][0] * 1e3, impl, s[2][mid] * 1e3, s[2][0] * 1e3, s[3][mid] * 1e3,
+           s[0][mid] / s[1][mid], s[2][mid] / s[1][mid],
+           xn == yn ? 100 * s[3][mid] / s[1][mid] : NAN,
+           xn == yn ? 100 * s[3][mid] / s[2][mid] : NAN);
+    return 0;
+}
