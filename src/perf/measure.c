@@ -256,7 +256,12 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
 }
 
 /* Measures one point: calibrates every probe, then runs the trials round-robin (probe 1,
- * probe 2, ..., probe 1, ...) and keeps each probe's best. Successive trials of a cache level
+ * probe 2, ..., probe 1, ...) and keeps each probe's best; the compute and cache-level probes
+ * in one round-robin, then the DRAM ones in another. Interleaved with the DRAM probes, the L3
+ * read ran 20-35% under the independent probe: copy and triad leave the L3 full of dirty lines,
+ * and every L2 victim entering the L3 then evicts one to DRAM (a standalone test: 2 MiB read
+ * from L3 at 65-76 GB/s, 48-60 right after a 128 MiB triad, back to 76 only after 60 warm
+ * passes). Successive trials of a cache level
  * read different arrays (windows): here the L1 read rate differed by up to 1.6x between
  * processes (200 vs 125 GB/s) yet stayed put within one, which points at the array's address
  * (Zen's L1 way predictor tags lines by linear address); one fixed array could then report a
@@ -265,15 +270,16 @@ static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
                           probe_spec *specs, int nspecs)
 {
     for (int i = 0; i < nspecs; i++) *specs[i].result = calibrate(ctx, j, nth, p, &specs[i]);
-    for (int t = 1; t < p->trials; t++)
-        for (int i = 0; i < nspecs; i++) {
-            if (specs[i].dram && t >= p->dram_trials) continue;
-            double ops;
-            load_spec(j, &specs[i]);
-            j->window = specs[i].windows > 1 ? (size_t)t % specs[i].windows : 0;
-            double sec = trial(ctx, j, nth, &ops);
-            *specs[i].result = fmax(*specs[i].result, ops / sec * 1e-9);
-        }
+    for (int phase = 0; phase < 2; phase++) /* 0: compute and caches, 1: DRAM */
+        for (int t = 1; t < (phase ? p->dram_trials : p->trials); t++)
+            for (int i = 0; i < nspecs; i++) {
+                if (specs[i].dram != phase) continue;
+                double ops;
+                load_spec(j, &specs[i]);
+                j->window = specs[i].windows > 1 ? (size_t)t % specs[i].windows : 0;
+                double sec = trial(ctx, j, nth, &ops);
+                *specs[i].result = fmax(*specs[i].result, ops / sec * 1e-9);
+            }
     for (int i = 0; i < nspecs; i++)
         note(p, "%d thread%s: %-10s %8.1f %s", nth, nth > 1 ? "s" : "", specs[i].name,
              *specs[i].result, specs[i].kind == K_COMPUTE ? "G/s" : "GB/s");
