@@ -124,7 +124,7 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
         LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce);                           \
     }                                                                                              \
     /* noipa: no clone without the unused ctx, whose call would then move every argument */     \
-    static RIDGE_NOIPA ridge_status name##_long(RIDGE_VEC_CTX, const T *x Y, size_t n,  \
+    static RIDGE_NOIPA ridge_status name##_long(RIDGE_VEC_CTX, const T *x Y, size_t n,             \
                                                            T *out, int mean)                       \
     {                                                                                              \
         T s = name##_loop(x YA, n);                                                                \

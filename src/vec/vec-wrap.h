@@ -24,7 +24,7 @@ static inline ridge_status i128_to(ridge_i128 s, int64_t *out, const char *what)
 #define RIDGE_VEC_SUM_I64_SHORT_TO(x, n, out, what) i128_to(sum_i64(x, n), out, what)
 #endif
 #define RIDGE_VEC_INT_TO(name, T, SHORT, SHORT_TO, Y, YA)                                     \
-    static RIDGE_NOIPA ridge_status name##_long_to( /* noipa: keep ctx (vec.h) */   \
+    static RIDGE_NOIPA ridge_status name##_long_to( /* noipa: keep ctx (vec.h) */              \
         RIDGE_VEC_CTX, const T *x Y, size_t n, int64_t *out, const char *what)                 \
     {                                                                                          \
         return i128_to(name(x YA, n), out, what);                                              \
