@@ -389,8 +389,11 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
         ms[i].samples = calloc((size_t)rounds, sizeof(double));
         if (ms[i].ok) run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b); /* warm-up */
     }
+    /* each round starts at the next method, so no method always runs right after oneDNN's
+     * (its OpenMP team spins for about 9 ms after a call: bench convbwd) */
     for (int r = 0; r < rounds; r++)
-        for (int i = 0; i < nm; i++) {
+        for (int q = 0; q < nm; q++) {
+            const int i = (q + r) % nm;
             if (!ms[i].ok || !ms[i].samples) continue;
             /* let the previous method's spinning workers (oneDNN's OpenMP team, ridge's pool)
              * fall asleep, so they do not steal the other core from this one */

@@ -18,11 +18,11 @@ D=$(mktemp -d /tmp/ridge-cli-dist-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 fail=0
 
-# compare WHAT A B: the numbers in files A and B, line by line, within 1e-5 relative
+# compare WHAT A B [TOL]: the numbers in files A and B, line by line, within TOL relative (1e-5)
 compare() {
-    paste "$2" "$3" | awk -v what="$1" '
+    paste "$2" "$3" | awk -v what="$1" -v tol="${4:-1e-5}" '
         { d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > worst) worst = r
-          if (r > 1e-5 || $2 == "") { print "FAIL: " what " " NR ": " $1 " vs " $2; bad = 1 } }
+          if (r > tol + 0 || $2 == "") { print "FAIL: " what " " NR ": " $1 " vs " $2; bad = 1 } }
         END { printf "%s: %d compared, worst relative difference %.3g\n", what, NR, worst; exit bad }'
 }
 
@@ -181,7 +181,9 @@ if [ -e "$F/train-labels-idx1-ubyte.gz" ] || [ -e "$F/train-labels-idx1-ubyte" ]
         grep -o '"\(train\|test\)_loss": [0-9.]*' "$D/$f" | sed 's/.*: //' >"$D/$f.l"
     done
     [ "$(wc -l <"$D/cnn1.l")" -eq 3 ] || { echo "FAIL: cnn: want 1 x 2 + 1 losses"; cat "$D/cnn1"; fail=1; }
-    compare "cnn loss, 1 process vs 2 ranks" "$D/cnn1.l" "$D/cnn2.l" || fail=1
+    # 1e-4: the second convolution's backward runs on Winograd F(4x4, 3x3) (AUTO), whose
+    # rounding (tens of eps) changes with how the batch is split; 1.9e-5 was seen
+    compare "cnn loss, 1 process vs 2 ranks" "$D/cnn1.l" "$D/cnn2.l" 1e-4 || fail=1
     [ -s "$D/cnn.ridge" ] || { echo "FAIL: cnn: rank 0 did not save"; fail=1; }
 else
     echo "mlp: SKIP (no Fashion-MNIST in $F)"
