@@ -370,7 +370,13 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             if (!avail[m]) continue;
             /* let the previous method's spinning workers (oneDNN's OpenMP team, ridge's pool)
              * fall asleep, so they do not steal the other core from this one (as bench conv) */
-            if (threads > 1) bench_quiesce(3000);
+            if (threads > 1) {
+                bench_quiesce(3000);
+                /* and wake this method's own threads with an untimed call first: on this VM a
+                 * vCPU left idle takes milliseconds to wake, which a method whose threads
+                 * start work at once (padding-free dx) paid on about half of its calls */
+                run(&k, m);
+            }
             uint64_t t0 = ridge_time_ns();
             run(&k, m);
             smp[m * reps + r] = (double)(ridge_time_ns() - t0) * 1e-9;
