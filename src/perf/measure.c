@@ -46,7 +46,7 @@ enum { WARM_PASSES = 3 }; /* untimed passes of a cache-level read before its tri
 
 typedef struct probe_job {
     int kind;
-    int warm;            /* read the array once before the barrier (cache levels) */
+    int warm;            /* read the array WARM_PASSES times before the barrier (cache levels) */
     size_t base;         /* floats from the start of a, b and c to this probe's arrays */
     size_t window;       /* cache levels: which copy of the per-thread arrays to read */
     ridge_probe_compute_fn compute;
@@ -261,11 +261,10 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
  * read ran 20-35% under the independent probe: copy and triad leave the L3 full of dirty lines,
  * and every L2 victim entering the L3 then evicts one to DRAM (a standalone test: 2 MiB read
  * from L3 at 65-76 GB/s, 48-60 right after a 128 MiB triad, back to 76 only after 60 warm
- * passes). Successive trials of a cache level
- * read different arrays (windows): here the L1 read rate differed by up to 1.6x between
- * processes (200 vs 125 GB/s) yet stayed put within one, which points at the array's address
- * (Zen's L1 way predictor tags lines by linear address); one fixed array could then report a
- * low roof every time. */
+ * passes). Successive trials of a cache level read different arrays (windows): here the L1
+ * read rate differed by up to 1.6x between processes (200 vs 125 GB/s) yet stayed put within
+ * one, which points at the array's address (Zen's L1 way predictor tags lines by linear
+ * address); one fixed array could then report a low roof every time. */
 static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
                           probe_spec *specs, int nspecs)
 {
