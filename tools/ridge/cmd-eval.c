@@ -48,22 +48,12 @@ static void help(void)
 static int eval_mlp(int argc, char **argv)
 {
     cli_common c;
-    const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
-    long limit = 0;
-    const cli_opt opts[] = {
-        {"--model", .str = &model},
-        {"--data", .str = &data},
-        {"--split", .str = &split},
-        {"--limit", .num = &limit, .lo = 1, .hi = 0x7fffffffL},
-        {0}};
-    if (cli_parse("eval mlp", &c, opts, argc, argv)) return CLI_USAGE;
+    eval_args a;
+    if (eval_args_parse("eval mlp", &c, &a, argc, argv)) return CLI_USAGE;
+    const char *model = a.model, *data = a.data, *split = a.split;
     if (c.help) {
         help();
         return CLI_OK;
-    }
-    if (!model) {
-        fprintf(stderr, "ridge eval mlp: --model FILE is required\n");
-        return CLI_USAGE;
     }
     ridge_ctx *ctx = cli_make_ctx(&c);
     if (!ctx) return CLI_FAIL;
@@ -76,7 +66,7 @@ static int eval_mlp(int argc, char **argv)
         goto done;
     }
     if (mlp_check_data(m, model, d.rows * d.cols, d.classes)) goto done;
-    if (limit > 0 && (size_t)limit < d.n) d.n = (size_t)limit;
+    if (a.limit > 0 && (size_t)a.limit < d.n) d.n = (size_t)a.limit;
     const size_t C = m->cfg.sizes[m->cfg.nlayers];
     conf = calloc(C * C, sizeof *conf);
     double loss;

@@ -134,3 +134,20 @@ void eval_report_print(const eval_report *r, int json)
         printf("\n");
     }
 }
+
+int eval_args_parse(const char *cmd, cli_common *c, eval_args *a, int argc, char **argv)
+{
+    *a = (eval_args){NULL, MLP_DEFAULT_DATA, "t10k", 0};
+    const cli_opt opts[] = {
+        {"--model", .str = &a->model},
+        {"--data", .str = &a->data},
+        {"--split", .str = &a->split},
+        {"--limit", .num = &a->limit, .lo = 1, .hi = 0x7fffffffL},
+        {0}};
+    if (cli_parse(cmd, c, opts, argc, argv)) return CLI_USAGE;
+    if (!c->help && !a->model) {
+        fprintf(stderr, "ridge %s: --model FILE is required\n", cmd);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}

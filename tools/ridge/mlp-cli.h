@@ -2,6 +2,7 @@
 #ifndef RIDGE_MLP_CLI_H
 #define RIDGE_MLP_CLI_H
 
+#include "cli.h"
 #include "ridge/ridge.h"
 
 #define MLP_DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
@@ -33,5 +34,14 @@ typedef struct eval_report {
     const uint64_t *confusion;
 } eval_report;
 void eval_report_print(const eval_report *r, int json);
+
+/* The options every `ridge eval` kind takes: --model (required unless --help), --data, --split
+ * and --limit (0: all), plus the common ones into *c. Prints why and returns CLI_USAGE on a
+ * bad or missing option, else CLI_OK; the caller prints its own help when c->help is set. */
+typedef struct eval_args {
+    const char *model, *data, *split;
+    long limit;
+} eval_args;
+int eval_args_parse(const char *cmd, cli_common *c, eval_args *a, int argc, char **argv);
 
 #endif /* RIDGE_MLP_CLI_H */

@@ -61,15 +61,9 @@ int quant_cli_eval(int argc, char **argv)
     const int cnn = !strcmp(argv[0], "qcnn");
     const char *name = cnn ? "eval qcnn" : "eval qmlp";
     cli_common c;
-    const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
-    long limit = 0;
-    const cli_opt opts[] = {
-        {"--model", .str = &model},
-        {"--data", .str = &data},
-        {"--split", .str = &split},
-        {"--limit", .num = &limit, .lo = 1, .hi = 0x7fffffffL},
-        {0}};
-    if (cli_parse(name, &c, opts, argc, argv)) return CLI_USAGE;
+    eval_args a;
+    if (eval_args_parse(name, &c, &a, argc, argv)) return CLI_USAGE;
+    const char *model = a.model, *data = a.data, *split = a.split;
     if (c.help) {
         printf("usage: ridge %s --model FILE [options]\n\n"
                "Evaluates an int8 %s checkpoint (from `ridge quantize`) on a split of an\n"
@@ -81,10 +75,6 @@ int quant_cli_eval(int argc, char **argv)
                "  --limit N          only the first N images\n" CLI_COMMON_HELP,
                name, cnn ? "CNN" : "MLP", MLP_DEFAULT_DATA);
         return CLI_OK;
-    }
-    if (!model) {
-        fprintf(stderr, "ridge %s: --model FILE is required\n", name);
-        return CLI_USAGE;
     }
     ridge_ctx *ctx = cli_make_ctx(&c);
     if (!ctx) return CLI_FAIL;
@@ -111,7 +101,7 @@ int quant_cli_eval(int argc, char **argv)
         }
         mlp_format_layers(cfg, arch, sizeof arch);
     }
-    if (limit > 0 && (size_t)limit < d.n) d.n = (size_t)limit;
+    if (a.limit > 0 && (size_t)a.limit < d.n) d.n = (size_t)a.limit;
     quant_eval_result r;
     if (quant_eval(ctx, &q, &d, &r)) goto done;
     if (c.json)

@@ -187,22 +187,12 @@ static void eval_help(void)
 int eval_cnn(int argc, char **argv)
 {
     cli_common c;
-    const char *model = NULL, *data = MLP_DEFAULT_DATA, *split = "t10k";
-    long limit = 0;
-    const cli_opt opts[] = {
-        {"--model", .str = &model},
-        {"--data", .str = &data},
-        {"--split", .str = &split},
-        {"--limit", .num = &limit, .lo = 1, .hi = 0x7fffffffL},
-        {0}};
-    if (cli_parse("eval cnn", &c, opts, argc, argv)) return CLI_USAGE;
+    eval_args a;
+    if (eval_args_parse("eval cnn", &c, &a, argc, argv)) return CLI_USAGE;
+    const char *model = a.model, *data = a.data, *split = a.split;
     if (c.help) {
         eval_help();
         return CLI_OK;
-    }
-    if (!model) {
-        fprintf(stderr, "ridge eval cnn: --model FILE is required\n");
-        return CLI_USAGE;
     }
     ridge_ctx *ctx = cli_make_ctx(&c);
     if (!ctx) return CLI_FAIL;
@@ -215,7 +205,7 @@ int eval_cnn(int argc, char **argv)
         goto done;
     }
     if (check_data(m, model, &d)) goto done;
-    if (limit > 0 && (size_t)limit < d.n) d.n = (size_t)limit;
+    if (a.limit > 0 && (size_t)a.limit < d.n) d.n = (size_t)a.limit;
     const size_t C = m->classes;
     conf = calloc(C * C, sizeof *conf);
     double loss;
