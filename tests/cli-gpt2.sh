@@ -9,26 +9,7 @@ D=$(mktemp -d /tmp/ridge-cli-gpt2-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 fail=0
 
-# expect STATUS command...: runs it, output in $D/out and $D/err
-expect() {
-    want=$1
-    shift
-    "$@" >"$D/out" 2>"$D/err"
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: exit $rc (want $want): $*"
-        cat "$D/err"
-        fail=1
-    fi
-}
-# says TEXT: the last command's stderr (or stdout) contains TEXT
-says() {
-    if ! grep -q -- "$1" "$D/err" "$D/out"; then
-        echo "FAIL: no '$1' in the output of the last command"
-        cat "$D/err"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/cli-expect.sh"
 
 python3 - "$D" <<'EOF'
 import struct, sys

@@ -11,24 +11,7 @@ command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 D=$(mktemp -d /tmp/ridge-cli-tokenize-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 fail=0
-expect() {
-    want=$1
-    shift
-    "$@" >"$D/out" 2>"$D/err"
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: exit $rc (want $want): $*"
-        cat "$D/err"
-        fail=1
-    fi
-}
-says() {
-    if ! grep -q -- "$1" "$D/err" "$D/out"; then
-        echo "FAIL: no '$1' in the output of the last command"
-        cat "$D/err" "$D/out"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/cli-expect.sh"
 # decode SHARD TOKENIZER: the shard's bytes through llm.c's tokenizer file, to stdout
 decode() {
     python3 - "$1" "$2" <<'EOF'
