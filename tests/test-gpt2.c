@@ -398,14 +398,22 @@ static void tiny_batch(int *in, int *tg)
     for (int i = 0; i < MB * MT; i++) tg[i] = (i * 7 + 1) % tiny.vocab_size;
 }
 
-static void test_model_vs_double(ridge_ctx *ctx)
+/* The tiny model with tiny_params' weights, and the batch (NULL after a failed create). */
+static ridge_gpt2 *tiny_model(ridge_ctx *ctx, int *in, int *tg)
 {
     ridge_gpt2 *m = NULL;
     CHECK_OK(ridge_gpt2_create(ctx, &tiny, &m));
-    if (!m) return;
+    if (!m) return NULL;
     tiny_params(m);
-    int in[MB * MT], tg[MB * MT];
     tiny_batch(in, tg);
+    return m;
+}
+
+static void test_model_vs_double(ridge_ctx *ctx)
+{
+    int in[MB * MT], tg[MB * MT];
+    ridge_gpt2 *m = tiny_model(ctx, in, tg);
+    if (!m) return;
     float loss = 0;
     CHECK_OK(ridge_gpt2_forward(m, in, tg, MB, MT, &loss));
     CHECK_OK(ridge_gpt2_zero_grad(m));
@@ -467,12 +475,9 @@ static ridge_status on_ready(void *arg, float *const *ptr, const size_t *len, in
 
 static void test_grads_ready(ridge_ctx *ctx)
 {
-    ridge_gpt2 *m = NULL;
-    CHECK_OK(ridge_gpt2_create(ctx, &tiny, &m));
-    if (!m) return;
-    tiny_params(m);
     int in[MB * MT], tg[MB * MT];
-    tiny_batch(in, tg);
+    ridge_gpt2 *m = tiny_model(ctx, in, tg);
+    if (!m) return;
     size_t n;
     ridge_gpt2_params(m, &n);
     CHECK_OK(ridge_gpt2_zero_grad(m));
@@ -561,12 +566,9 @@ static void test_adamw(ridge_ctx *ctx)
 
 static void test_refusals_and_files(ridge_ctx *ctx)
 {
-    ridge_gpt2 *m = NULL;
-    CHECK_OK(ridge_gpt2_create(ctx, &tiny, &m));
-    if (!m) return;
-    tiny_params(m);
     int in[MB * MT], tg[MB * MT];
-    tiny_batch(in, tg);
+    ridge_gpt2 *m = tiny_model(ctx, in, tg);
+    if (!m) return;
     CHECK(ridge_gpt2_backward(m) == RIDGE_EINVAL); /* no forward yet */
     CHECK(ridge_gpt2_forward(m, in, tg, 1, 9, NULL) == RIDGE_EINVAL); /* T > maxT */
     CHECK(strstr(ridge_last_error(), "max_seq_len") != NULL);
