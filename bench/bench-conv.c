@@ -629,21 +629,15 @@ int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
     int fail = 0;
     int counts[2] = {1, max_threads};
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1); ti++) {
-        ridge_ctx_options co;
-        ridge_ctx_options_init(&co);
-        co.threads = counts[ti];
-        co.isa = o->isa;
-        ridge_ctx *ctx = NULL;
-        if (ridge_ctx_create(&co, &ctx)) {
-            fprintf(stderr, "bench conv: %s\n", ridge_last_error());
+        ridge_ctx *ctx = bench_ctx(o, counts[ti], "conv");
+        if (!ctx) {
             fail = 1;
             break;
         }
         if (ti == 0 || !rc.have_roof) {
             /* the profile of the largest thread count covers both */
-            ridge_ctx *rctx = NULL;
-            co.threads = max_threads;
-            if (ridge_ctx_create(&co, &rctx) == RIDGE_OK)
+            ridge_ctx *rctx = bench_ctx(o, max_threads, "conv");
+            if (rctx)
                 rc.have_roof =
                     ridge_roofline_for_ctx(rctx, RIDGE_ROOFLINE_QUICK, &rc.roof) == RIDGE_OK;
             ridge_ctx_destroy(rctx);

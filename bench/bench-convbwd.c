@@ -447,13 +447,8 @@ int ridge_bench_convbwd(const ridge_bench_opts *o, int argc, char **argv)
     int max_threads = o->threads > 0 ? o->threads : ridge_cpu_get()->logical_cpus;
     int counts[2] = {1, max_threads}, fail = 0;
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1); ti++) {
-        ridge_ctx_options co;
-        ridge_ctx_options_init(&co);
-        co.threads = counts[ti];
-        co.isa = o->isa;
-        ridge_ctx *ctx = NULL;
-        if (ridge_ctx_create(&co, &ctx)) {
-            fprintf(stderr, "bench convbwd: %s\n", ridge_last_error());
+        ridge_ctx *ctx = bench_ctx(o, counts[ti], "convbwd");
+        if (!ctx) {
             return 1;
         }
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -349,13 +349,8 @@ int ridge_bench_gemm(const ridge_bench_opts *o, int argc, char **argv)
                       (int)(sizeof cols / sizeof cols[0]));
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1) && !rc; ti++) {
         int n = counts[ti];
-        ridge_ctx_options co;
-        ridge_ctx_options_init(&co);
-        co.threads = n;
-        co.isa = o->isa;
-        ridge_ctx *ctx = NULL;
-        if (ridge_ctx_create(&co, &ctx)) {
-            fprintf(stderr, "bench gemm: %s\n", ridge_last_error());
+        ridge_ctx *ctx = bench_ctx(o, n, "gemm");
+        if (!ctx) {
             rc = -1;
             break;
         }

@@ -505,13 +505,8 @@ int ridge_bench_lowp(const ridge_bench_opts *o, int argc, char **argv)
                       cols, (int)(sizeof cols / sizeof cols[0]));
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1) && !rc; ti++) {
         int n = counts[ti];
-        ridge_ctx_options co;
-        ridge_ctx_options_init(&co);
-        co.threads = n;
-        co.isa = o->isa;
-        ridge_ctx *ctx = NULL;
-        if (ridge_ctx_create(&co, &ctx)) {
-            fprintf(stderr, "bench lowp: %s\n", ridge_last_error());
+        ridge_ctx *ctx = bench_ctx(o, n, "lowp");
+        if (!ctx) {
             rc = -1;
             break;
         }
@@ -545,13 +540,8 @@ int ridge_bench_lowp(const ridge_bench_opts *o, int argc, char **argv)
     bench_table_begin(&t, o, "lowp conv: int8 (AUTO: im2col/pointwise on the int8 GEMM, depthwise; and direct) vs fp32, NHWC, batch 1",
                       ccols, (int)(sizeof ccols / sizeof ccols[0]));
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1) && !rc; ti++) {
-        ridge_ctx_options co;
-        ridge_ctx_options_init(&co);
-        co.threads = counts[ti];
-        co.isa = o->isa;
-        ridge_ctx *ctx = NULL;
-        if (ridge_ctx_create(&co, &ctx)) {
-            fprintf(stderr, "bench lowp: %s\n", ridge_last_error());
+        ridge_ctx *ctx = bench_ctx(o, counts[ti], "lowp");
+        if (!ctx) {
             rc = -1;
             break;
         }

@@ -59,6 +59,20 @@ bench_stats bench_time(void (*fn)(void *), void *arg, int warmup, int reps, doub
     return st;
 }
 
+ridge_ctx *bench_ctx(const ridge_bench_opts *o, int threads, const char *name)
+{
+    ridge_ctx_options co;
+    ridge_ctx_options_init(&co);
+    co.threads = threads;
+    co.isa = o->isa;
+    ridge_ctx *ctx = NULL;
+    if (ridge_ctx_create(&co, &ctx)) {
+        fprintf(stderr, "bench %s: %s\n", name, ridge_last_error());
+        return NULL;
+    }
+    return ctx;
+}
+
 void bench_quiesce(int us)
 {
     struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};

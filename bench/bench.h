@@ -48,6 +48,10 @@ bench_stats bench_summarize(double *samples, size_t n);
  * summary; `samples` must hold reps entries (NULL: allocated internally). */
 bench_stats bench_time(void (*fn)(void *), void *arg, int warmup, int reps, double *samples);
 
+/* A context with `threads` threads and the options' ISA; on failure prints "bench <name>:
+ * <why>" and returns NULL. */
+ridge_ctx *bench_ctx(const ridge_bench_opts *o, int threads, const char *name);
+
 /* Sleeps, letting spinning worker threads of any pool go idle between measurements. */
 void bench_quiesce(int us);
 
