@@ -295,12 +295,7 @@ int ridge_bench_dense(const ridge_bench_opts *o, int argc, char **argv)
         if (o->filter && !strstr(c->name, o->filter)) continue;
         for (int threads = 1; threads <= maxt && !rc; threads = threads == 1 && maxt > 1 ? maxt : maxt + 1) {
             if (c->B == 1 && threads > 1) break; /* batch 1: one core, as the target states */
-            ridge_ctx_options co;
-            ridge_ctx_options_init(&co);
-            co.threads = threads;
-            co.isa = o->isa;
-            if (ridge_ctx_create(&co, &d.ctx)) {
-                fprintf(stderr, "bench dense: %s\n", ridge_last_error());
+            if (!(d.ctx = bench_ctx(o, threads, "dense"))) {
                 rc = 1;
                 break;
             }

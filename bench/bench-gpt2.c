@@ -48,16 +48,9 @@ int ridge_bench_gpt2(const ridge_bench_opts *opts, int argc, char **argv)
         else if (!strcmp(argv[i], "--steps")) dst = &steps;
         if (!dst || i + 1 >= argc || (*dst = atoi(argv[++i])) <= 0) return usage();
     }
-    ridge_ctx_options co;
-    ridge_ctx_options_init(&co);
-    co.threads = opts->threads;
-    co.isa = opts->isa;
-    ridge_ctx *ctx;
-    ridge_status st = ridge_ctx_create(&co, &ctx);
-    if (st) {
-        fprintf(stderr, "bench gpt2: %s\n", ridge_last_error());
-        return 1;
-    }
+    ridge_ctx *ctx = bench_ctx(opts, opts->threads, "gpt2");
+    if (!ctx) return 1;
+    ridge_status st;
     ridge_gpt2_config cfg = ridge_gpt2_config_depth(depth);
     if (T > cfg.max_seq_len) T = cfg.max_seq_len;
     ridge_gpt2 *m = NULL;

@@ -117,12 +117,12 @@ int ridge_bench_quant(const ridge_bench_opts *o, int argc, char **argv)
     const int counts[2] = {1, max_threads};
     rc = 0;
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1) && !rc; ti++) {
-        ridge_ctx_options co;
-        ridge_ctx_options_init(&co);
-        co.threads = counts[ti];
-        co.isa = o->isa;
-        ridge_ctx *ctx = NULL;
-        if (ridge_ctx_create(&co, &ctx) || (!q && ridge_qcnn_quantize(ctx, m, img, n, &q)) ||
+        ridge_ctx *ctx = bench_ctx(o, counts[ti], "quant");
+        if (!ctx) {
+            rc = -1;
+            break;
+        }
+        if ((!q && ridge_qcnn_quantize(ctx, m, img, n, &q)) ||
             check(ctx, m, q, x, img, n)) {
             fprintf(stderr, "bench quant: %s\n", ridge_last_error());
             ridge_ctx_destroy(ctx);

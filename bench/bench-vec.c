@@ -407,15 +407,9 @@ static int match(const ridge_bench_opts *o, const char *name)
 int ridge_bench_vec(const ridge_bench_opts *o, int argc, char **argv)
 {
     (void)argc, (void)argv;
-    ridge_ctx_options co;
-    ridge_ctx_options_init(&co);
-    co.threads = o->threads > 0 ? o->threads : 1;
-    co.isa = o->isa;
     vb b = {0};
-    if (ridge_ctx_create(&co, &b.ctx)) {
-        fprintf(stderr, "bench vec: %s\n", ridge_last_error());
-        return -1;
-    }
+    const int threads = o->threads > 0 ? o->threads : 1;
+    if (!(b.ctx = bench_ctx(o, threads, "vec"))) return -1;
     b.x = ridge_malloc(NMAX * sizeof(float)), b.y = ridge_malloc(NMAX * sizeof(float));
     b.z = ridge_malloc(NMAX * sizeof(float)), b.o = ridge_malloc(NMAX * sizeof(float));
     b.xp = ridge_malloc(NMAX * sizeof(float)), b.xd = ridge_malloc(NMAX * sizeof(double));
@@ -444,8 +438,8 @@ int ridge_bench_vec(const ridge_bench_opts *o, int argc, char **argv)
     int have_roof = ridge_roofline_for_ctx(b.ctx, RIDGE_ROOFLINE_QUICK, &roof) == RIDGE_OK;
     if (!have_roof) bench_note(o, "bench vec: no roofline profile (%s): %% of roof left out",
                                ridge_last_error());
-    bench_note(o, "bench vec: %s, %d thread%s", ridge_vec_describe(b.ctx), co.threads,
-               co.threads > 1 ? "s" : "");
+    bench_note(o, "bench vec: %s, %d thread%s", ridge_vec_describe(b.ctx), threads,
+               threads > 1 ? "s" : "");
 
     static const size_t widths_full[] = {10, 100, 1000, 10000, 1000000};
     static const size_t widths_quick[] = {10, 1000, 10000};
@@ -476,9 +470,9 @@ int ridge_bench_vec(const ridge_bench_opts *o, int argc, char **argv)
             double pct = NAN;
             const char *level = NULL;
             ridge_roofline_point pt;
-            if (have_roof && ridge_roofline_at(&roof, co.threads, &pt) == RIDGE_OK) {
+            if (have_roof && ridge_roofline_at(&roof, threads, &pt) == RIDGE_OK) {
                 ridge_roofline_level lv =
-                    ridge_roofline_level_of(&roof, co.threads, (double)ops[k].bytes * (double)n);
+                    ridge_roofline_level_of(&roof, threads, (double)ops[k].bytes * (double)n);
                 level = ridge_roofline_level_name(lv);
                 pct = 100 * gbs / ridge_roofline_bandwidth(&pt, lv);
             }
