@@ -283,10 +283,13 @@ static void test_isa(ridge_isa isa, int threads)
     }
     /* A few shapes large enough to cross every cache block (KC, MC, NC). */
     {
-        size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900}};
-        for (int s = 0; s < 3 && fails < 5; s++) {
+        /* the last: the matrix-vector path over several column ranges and row blocks */
+        size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900}, {1, 1300, 45}};
+        for (int s = 0; s < 4 && fails < 5; s++) {
             gcase g = plain(s == 1, s == 2, shapes[s][0], shapes[s][1], shapes[s][2]);
-            g.beta = s == 0 ? 1.0f : 0.0f;
+            g.beta = s == 0 ? 1.0f : s == 3 ? -0.5f : 0.0f;
+            g.epi.bias_kind = s == 3 ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
+            g.epi.act = s == 3 ? RIDGE_EPI_RELU : RIDGE_EPI_NONE;
             g.pad_a = 1;
             g.pad_c = 3;
             fails += !run_case(ctx, &g, tag);
