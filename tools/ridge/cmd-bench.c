@@ -1,5 +1,8 @@
 /* ridge bench <name>: runs one benchmark from bench/ (bench/bench-<name>.c). */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -29,8 +32,36 @@ static void help(void)
     for (size_t i = 0; i < NBENCH; i++) printf("  %-10s %s\n", benches[i].name, benches[i].summary);
     printf("  all        every benchmark above, one after the other\n\noptions:\n" CLI_COMMON_HELP
            "  --quick            fewer repeats and sizes (a smoke run)\n"
-           "  --peers            also time the peer libraries this build links\n"
+           "  --peers            also time the peer libraries this build links (their idle\n"
+           "                     threads then spin ~50 us after a call, as ridge's do; set\n"
+           "                     RIDGE_BENCH_PEER_SPIN to keep the libraries' own defaults)\n"
            "  --filter TEXT      only cases whose name contains TEXT\n");
+}
+
+/* With --peers, every library's idle worker threads should spin about as long as ridge's
+ * pool (50 us) before sleeping. By default OpenBLAS's spin for ~0.1 s after a call and
+ * libgomp's (BLIS, oneDNN) for ~9 ms; with as many threads as cores, the next library timed
+ * then shared a core with them, and ridge's 2-thread medians fell to its 1-thread rate (the
+ * peers' own to 60-80% of theirs; docs/PERFORMANCE.md, `## gemm`). Both libraries read their
+ * setting once when loaded, libgomp at process start (this binary links it for `bench pool`),
+ * so the process re-executes itself once with OPENBLAS_THREAD_TIMEOUT=17 (2^17 cycles, ~40
+ * us) and GOMP_SPINCOUNT=2000 (~60 us), unless the caller set them. Returns only if it did not
+ * re-execute. */
+static void peers_short_spin(int argc, char **argv)
+{
+    if (getenv("RIDGE_BENCH_PEER_SPIN")) return; /* already done, or asked not to */
+    setenv("RIDGE_BENCH_PEER_SPIN", "1", 1);
+    setenv("OPENBLAS_THREAD_TIMEOUT", "17", 0);
+    setenv("GOMP_SPINCOUNT", "2000", 0);
+    char *args[80];
+    if (argc > 78) return;
+    args[0] = "ridge";
+    for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
+    args[argc + 1] = NULL;
+    fflush(NULL);
+    execv("/proc/self/exe", args);
+    fprintf(stderr, "ridge bench: could not re-execute with the peers' short spin (%s); their "
+                    "idle threads may slow the next library timed\n", strerror(errno));
 }
 
 int cmd_bench(int argc, char **argv)
@@ -58,6 +89,7 @@ int cmd_bench(int argc, char **argv)
         help();
         return c.help ? CLI_OK : CLI_USAGE;
     }
+    if (o.peers) peers_short_spin(argc, argv);
     o.threads = c.threads;
     o.isa = c.isa;
     o.json = c.json;
