@@ -250,6 +250,25 @@ static void GEMM_FN(pack_a)(size_t mc, size_t kc, const float *a, size_t rs, siz
 static void GEMM_FN(pack_b)(size_t kc, size_t nc, const float *b, size_t rs, size_t cs,
                             float *bp)
 {
+    if (cs == 1 && nc >= GEMM_NR) {
+        /* B rows contiguous: 8 rows at a time across every full panel, so that each row is
+         * read in address order and each panel gets 8 rows' lines in a row. Panel by panel
+         * instead, kc rows ldb apart were read 64 bytes each (a page and a line per row, the
+         * line's neighbour prefetched for the next panel and evicted before it came). */
+        const size_t full = nc / GEMM_NR;
+        for (size_t p0 = 0; p0 < kc; p0 += 8) {
+            const size_t pe = RIDGE_MIN(p0 + 8, kc);
+            for (size_t jp = 0; jp < full; jp++) {
+                const float *src = b + jp * GEMM_NR;
+                float *dst = bp + jp * GEMM_NR * kc;
+                for (size_t p = p0; p < pe; p++)
+                    for (int v = 0; v < GEMM_NV; v++)
+                        V_STORE(dst + p * GEMM_NR + v * VL, V_LOAD(src + p * rs + v * VL));
+            }
+        }
+        if (full * GEMM_NR == nc) return;
+        b += full * GEMM_NR, bp += full * GEMM_NR * kc, nc -= full * GEMM_NR;
+    }
     for (size_t j = 0; j < nc; j += GEMM_NR, bp += GEMM_NR * kc) {
         size_t nr = RIDGE_MIN((size_t)GEMM_NR, nc - j);
         const float *bj = b + j * cs;
