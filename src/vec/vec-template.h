@@ -805,3 +805,8 @@ const ridge_vec_kernels RV_TABLE = {
     .softmax_row = softmax_row, .log_softmax_row = log_softmax_row,
     .softmax_bwd_row = softmax_bwd_row, .log_softmax_bwd_row = log_softmax_bwd_row,
 };
+
+/* the direct names of the kernels above (src/vec/vec.h, RIDGE_VEC_DIRECT) */
+#define RV_ALIAS(e, member, k) extern RIDGE_VEC_KTYPE(member) RV_DIRECT(e) __attribute__((alias(#k)));
+RIDGE_VEC_DIRECT(RV_ALIAS)
+#undef RV_ALIAS
