@@ -5,6 +5,7 @@
 #include "vec/vec.h"
 #include "vec/math-avx2.h"
 #include "vec/simd-avx2.h"
+#include "vec/small-avx2.h"
 
 #define RV_TABLE ridge_vec_kernels_avx2
 #define RV_TABLE_NAME "vec-avx2"

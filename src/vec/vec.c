@@ -251,8 +251,8 @@ static __attribute__((noinline)) ridge_status isum(ridge_ctx *ctx, const char *w
 }
 
 /* Spans of 1 .. below the threading threshold with valid pointers are one branch and a tail
- * call of the kernel (CALL, a statement); the rest (errors, n = 0, threads) goes to name_slow, with the same
- * arguments (FSUM_API). int64 products have no kernel: their CALL is name_slow too. */
+ * call of the kernel (CALL, a statement); the rest (errors, n = 0, threads) goes to name_slow,
+ * with the same arguments (FSUM_API). int64 products have no kernel: their CALL is name_slow too. */
 #define ISUM_API(name, T, type, Y, YF, ybad, yarg, CALL)                                      \
     static __attribute__((noinline)) ridge_status name##_slow(ridge_ctx *ctx, const T *x Y,    \
                                                             size_t n, int64_t *out)            \
