@@ -397,7 +397,7 @@ static inline size_t find_f64(const double *x, size_t n, double v);
     {                                                                                              \
         if (__builtin_expect(n - W <= W, 1)) {                                                     \
             vt a = load(x), b = load(x + n - W);                                                   \
-            if (mbits(NAN2(a, b))) return x[findfn(x, n, (T)NAN)];                                 \
+            if (__builtin_expect(mbits(NAN2(a, b)) != 0, 0)) return x[findfn(x, n, (T)NAN)];       \
             return reduce(op(a, b));                                                               \
         }                                                                                          \
         return name##_long(x, n);                                                                  \
@@ -489,7 +489,7 @@ IMINMAX(max_i64, int64_t, RL_W, rl_max, rl_reduce_max, >)
 static inline size_t find_f32(const float *x, size_t n, float v)
 {
     rv_f vv = rv_set1(v);
-    if (v != v) {
+    if (__builtin_expect(v != v, 0)) {
 #define BITS(p) rv_mbits(rv_cmp(rv_load(p), rv_load(p), _CMP_UNORD_Q))
         FIND_BODY(RV_W, BITS, x[i] != x[i]);
 #undef BITS
@@ -502,7 +502,7 @@ static inline size_t find_f32(const float *x, size_t n, float v)
 static inline size_t find_f64(const double *x, size_t n, double v)
 {
     rd_f vv = rd_set1(v);
-    if (v != v) {
+    if (__builtin_expect(v != v, 0)) {
 #define BITS(p) rd_mbits(rd_cmp(rd_load(p), rd_load(p), _CMP_UNORD_Q))
         FIND_BODY(RD_W, BITS, x[i] != x[i]);
 #undef BITS
@@ -556,6 +556,14 @@ static inline size_t find_i64(const int64_t *x, size_t n, int64_t v)
     {                                                                                              \
         if (n <= 2 * ARG_BLOCK) return findfn(x, n, name(x, n));                                   \
         return arg##name##_long(x, n);                                                             \
+    }                                                                                              \
+    /* the table entry (vec-wrap.h, RIDGE_VEC_ARG_SHORT): spans of one to two vectors inline,  \
+     * with no call, the rest by a tail call of this, so that the entry has no stack frame */     \
+    static RIDGE_NOIPA ridge_status arg##name##_other_to(RIDGE_VEC_CTX, const void *x, size_t n,  \
+                                                         size_t *out)                              \
+    {                                                                                              \
+        *out = arg##name((const T *)x, n);                                                         \
+        return RIDGE_OK;                                                                           \
     }
 ARGMINMAX(min_f32, float, find_f32, rv_reduce_min, <, NAN)
 ARGMINMAX(max_f32, float, find_f32, rv_reduce_max, >, NAN)
@@ -566,6 +574,8 @@ ARGMINMAX(max_i32, int32_t, find_i32, ri_reduce_max32, >, 0)
 ARGMINMAX(min_i64, int64_t, find_i64, rl_reduce_min, <, 0)
 ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 
+/* n is W..2W, with W the elements of T in a vector */
+#define RIDGE_VEC_ARG_SHORT(T, n) ((n) - RV_W * 4 / sizeof(T) <= RV_W * 4 / sizeof(T))
 #define RIDGE_VEC_SHORT_I32(n) ((n) <= 2 * RV_W)
 #define RIDGE_VEC_SHORT_I64(n) ((n) <= 4 * RL_W)
 #define RIDGE_VEC_SUM_I64_SHORT_TO(x, n, out, what) sum_i64_short_to(x, n, out, what)
