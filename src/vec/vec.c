@@ -61,6 +61,14 @@ static int use_threads(const ridge_ctx *ctx, size_t n, size_t min)
 #define UNLIKELY(c) __builtin_expect(!!(c), 0)
 /* NULL tests combined without branches (| not ||), so the checks are one branch */
 #define NUL(p) ((p) == NULL)
+/* whether any of three pointers is NULL: the least of them as integers is 0 (two compares and
+ * conditional moves, fewer instructions than three tests combined) */
+static inline int any_null3(const void *a, const void *b, const void *c)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, z = (uintptr_t)c;
+    x = y < x ? y : x;
+    return (z < x ? z : x) == 0;
+}
 
 static __attribute__((noinline, cold)) ridge_status bad_args(const char *what, int nonempty,
                                                             const ridge_ctx *ctx, size_t n,
@@ -169,7 +177,7 @@ static __attribute__((noinline)) ridge_status fsum_f64(ridge_ctx *ctx, int type,
     }                                                                                          \
     ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) ybad | (n - 1 >= BLOCK_##F)))                \
+        if (UNLIKELY(any_null3(ctx, out, x) ybad | (n - 1 >= BLOCK_##F)))                      \
             return name##_slow(ctx, x YF, n, out);                                             \
         KCALL(ctx, kern, kern, KARGS);                                                         \
     }
@@ -263,7 +271,7 @@ static __attribute__((noinline)) ridge_status isum(ridge_ctx *ctx, const char *w
     }                                                                                          \
     ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) ybad | (n - 1 >= PAR_MIN_MEM - 1)))          \
+        if (UNLIKELY(any_null3(ctx, out, x) ybad | (n - 1 >= PAR_MIN_MEM - 1)))                \
             return name##_slow(ctx, x YF, n, out);                                             \
         CALL;                                                                                  \
     }
