@@ -346,6 +346,26 @@ static void test_reduction_edges(ridge_ctx *ctx, const char *name)
         CHECKF(fits ? st == RIDGE_OK && l == (int64_t)exact : st == RIDGE_EOVERFLOW && l == 7,
                "%s sum_i64 of %zu near the limits: status %d", name, n, (int)st);
     }
+    /* the edges of the AVX2 short path's fast case (every element in [-2^59, 2^59): 16 of them
+     * cannot leave int64) and of its fallback, for every short length and any one element out */
+    static const int64_t edge[] = {-((int64_t)1 << 59), ((int64_t)1 << 59) - 1, (int64_t)1 << 59,
+                                   -((int64_t)1 << 59) - 1};
+    for (size_t n = 1; n <= 20; n++)
+        for (int e = 0; e < 4; e++)
+            for (size_t out = 0; out <= n; out++) { /* out < n: vb[out] = INT64_MIN + 1 */
+                __int128 exact = 0;
+                for (size_t i = 0; i < n; i++) {
+                    vb[i] = i == out ? INT64_MIN + 1 : edge[e];
+                    exact += vb[i];
+                }
+                int fits = exact >= INT64_MIN && exact <= INT64_MAX;
+                l = 7;
+                ridge_status st = ridge_vec_sum_i64(ctx, vb, n, &l);
+                CHECKF(fits ? st == RIDGE_OK && l == (int64_t)exact
+                            : st == RIDGE_EOVERFLOW && l == 7,
+                       "%s sum_i64 of %zu x %lld (element %zu: INT64_MIN + 1): status %d", name,
+                       n, (long long)edge[e], out, (int)st);
+            }
     int32_t w[40];
     for (int i = 0; i < 40; i++) w[i] = INT32_MIN;
     CHECK_OK(ridge_vec_sum_i32(ctx, w, 40, &l));

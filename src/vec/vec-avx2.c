@@ -5,7 +5,9 @@
 #include "vec/vec.h"
 #include "vec/math-avx2.h"
 #include "vec/simd-avx2.h"
+#include "vec/small-avx2.h"
 
 #define RV_TABLE ridge_vec_kernels_avx2
 #define RV_TABLE_NAME "vec-avx2"
+#define RV_DIRECT(e) ridge_vec_##e##__avx2
 #include "vec/vec-template.h"

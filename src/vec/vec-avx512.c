@@ -8,4 +8,5 @@
 
 #define RV_TABLE ridge_vec_kernels_avx512
 #define RV_TABLE_NAME "vec-avx512"
+#define RV_DIRECT(e) ridge_vec_##e##__avx512
 #include "vec/vec-template.h"

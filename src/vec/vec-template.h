@@ -18,7 +18,9 @@
  * operations, so the same results).
  * Short spans (up to two vectors; four for the 8-accumulator float sums) take a loop-free
  * path inline, and every table entry returns ridge_status, so that a 10-element call is the
- * entry point's checks, one jump and a few vector instructions (src/vec/vec.h).
+ * entry point's checks, one jump and a few vector instructions (src/vec/vec.h). Where the ISA
+ * file includes short-span kernels first (small-avx2.h, RV_SMALL), the double and integer sums
+ * and the int32 min/max of up to 16 elements use those.
  * Activations: the math of math-template.h, masked loads/stores for the tail so that every
  * element gets exactly the same computation wherever it sits. */
 #ifndef RV_TABLE
@@ -114,11 +116,25 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
 #define DOT_F64(a, o) rd_fma(rd_load(x + (o)), rd_load(y + (o)), a)
 #define DOT_F64_T(a, o, c) rd_fma(rd_load_n(x + (o), c), rd_load_n(y + (o), c), a)
 
+/* SMALL_TO(f, out, ARGS): where the ISA has short-span kernels (small-avx2.h: RV_SMALL), spans
+ * of 1..RV_SMALL elements are small_f ARGS into *out; else nothing. The float sums keep the
+ * paths below (in 128-bit registers they were no faster: measured). */
+#define NO_SMALL(f, out, ARGS)
+#ifdef RV_SMALL
+#define SMALL_TO(f, out, ARGS)                                                                     \
+    if (__builtin_expect(n - 1 < RV_SMALL, 1)) {                                                   \
+        *(out) = small_##f ARGS;                                                                   \
+        return RIDGE_OK;                                                                           \
+    }
+#else
+#define SMALL_TO NO_SMALL
+#endif
+
 /* The kernels write through out. Spans of up to two vectors are done right here, with no stack
  * frame (a call out of a function holding ymm values makes gcc realign the stack); longer
  * ones are a tail call to the out-of-line loop. mean (sums only): the sum / n. */
 #define LANE_SUM_FN(name, T, VT, W, NACC, LANES, zero, add, step, tailstep, first, firstt, reduce, \
-                    Y, YA)                                                                         \
+                    Y, YA, SMALL)                                                                  \
     static T name##_loop(const T *x Y, size_t n)                                                   \
     {                                                                                              \
         LANE_SUM(VT, W, NACC, LANES, zero, add, step, tailstep, reduce);                           \
@@ -137,6 +153,11 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     }                                                                                              \
     static ridge_status name##_to(RIDGE_VEC_CTX, const T *x Y, size_t n, T *out)                   \
     {                                                                                              \
+        SMALL(name, out, (x YA, n))                                                                \
+        if (__builtin_expect(n - W <= W, 1)) { /* W..2W first: one test on that path */            \
+            *out = name##_short(x YA, n);                                                          \
+            return RIDGE_OK;                                                                       \
+        }                                                                                          \
         if (__builtin_expect(n > LANE_SUM_SHORT(NACC, W), 0))                                      \
             return name##_long(ctx, x YA, n, out, 0);                                              \
         *out = name##_short(x YA, n);                                                              \
@@ -146,13 +167,20 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
 #define YARG(T) , const T *y
 #define COMMA_Y , y
 LANE_SUM_FN(sum_f32, float, rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, SUM_F32,
-            SUM_F32_T, SUM_F32_1, SUM_F32_1T, rv_reduce_add, NOY, NOY)
+            SUM_F32_T, SUM_F32_1, SUM_F32_1T, rv_reduce_add, NOY, NOY, NO_SMALL)
 LANE_SUM_FN(dot_f32, float, rv_f, RV_W, NACC_F32, RIDGE_VEC_LANES_F32, rv_zero, rv_add, DOT_F32,
-            DOT_F32_T, DOT_F32_1, DOT_F32_1T, rv_reduce_add, YARG(float), COMMA_Y)
+            DOT_F32_T, DOT_F32_1, DOT_F32_1T, rv_reduce_add, YARG(float), COMMA_Y, NO_SMALL)
 LANE_SUM_FN(sum_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, SUM_F64,
-            SUM_F64_T, SUM_F64_1, SUM_F64_1T, rd_reduce_add, NOY, NOY)
+            SUM_F64_T, SUM_F64_1, SUM_F64_1T, rd_reduce_add, NOY, NOY, SMALL_TO)
 LANE_SUM_FN(dot_f64, double, rd_f, RD_W, NACC_F64, RIDGE_VEC_LANES_F64, rd_zero, rd_add, DOT_F64,
-            DOT_F64_T, DOT_F64_1, DOT_F64_1T, rd_reduce_add, YARG(double), COMMA_Y)
+            DOT_F64_T, DOT_F64_1, DOT_F64_1T, rd_reduce_add, YARG(double), COMMA_Y, SMALL_TO)
+
+#ifdef RV_SMALL
+static inline double small_mean_f64(const double *x, size_t n)
+{
+    return small_sum_f64(x, n) / (double)n;
+}
+#endif
 
 static ridge_status mean_f32_to(RIDGE_VEC_CTX, const float *x, size_t n, float *out)
 {
@@ -163,6 +191,7 @@ static ridge_status mean_f32_to(RIDGE_VEC_CTX, const float *x, size_t n, float *
 
 static ridge_status mean_f64_to(RIDGE_VEC_CTX, const double *x, size_t n, double *out)
 {
+    SMALL_TO(mean_f64, out, (x, n))
     if (n > LANE_SUM_SHORT(NACC_F64, RD_W)) return sum_f64_long(ctx, x, n, out, 1);
     *out = sum_f64_short(x, n) / (double)n;
     return RIDGE_OK;
@@ -176,6 +205,9 @@ static ridge_status mean_f64_to(RIDGE_VEC_CTX, const double *x, size_t n, double
  * of x; then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^32). */
 static inline int64_t sum_i32_short(const int32_t *x, size_t n)
 {
+#ifdef RV_SMALL
+    if (__builtin_expect(n >= RV_W, 1)) return small_sum_i32(x, n);
+#endif
     if (__builtin_expect(n >= RV_W, 1)) {
         rv_i a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
         return rl_hsum(rl_add(rl_add(ri_widen_lo(a), ri_widen_hi(a)),
@@ -291,6 +323,10 @@ static inline ridge_i128 sum_i64(const int64_t *x, size_t n)
 static inline ridge_status sum_i64_short_to(const int64_t *x, size_t n, int64_t *out,
                                             const char *what)
 {
+#ifdef RV_SMALL
+    _Static_assert(RV_SMALL == 4 * RL_W, "small_sum_i64 takes the short spans");
+    if (__builtin_expect(small_sum_i64(x, n, out), 1)) return RIDGE_OK;
+#endif
     int64_t k, ws = sum_i64_short(x, n, &k);
     if (k) return ridge_vec_overflow(what);
     *out = ws;
@@ -365,7 +401,7 @@ static inline size_t find_f64(const double *x, size_t n, double v);
     {                                                                                              \
         if (__builtin_expect(n - W <= W, 1)) {                                                     \
             vt a = load(x), b = load(x + n - W);                                                   \
-            if (mbits(NAN2(a, b))) return x[findfn(x, n, (T)NAN)];                                 \
+            if (__builtin_expect(mbits(NAN2(a, b)) != 0, 0)) return x[findfn(x, n, (T)NAN)];       \
             return reduce(op(a, b));                                                               \
         }                                                                                          \
         return name##_long(x, n);                                                                  \
@@ -404,7 +440,7 @@ FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, F64_NAN2, rd_mor, rd_mbits
     static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
     static inline T name(const T *x, size_t n)                                                     \
     {                                                                                              \
-        if (__builtin_expect(n - W <= W, 1)) return reduce(op(ri_load(x), ri_load(x + n - W)));    \
+        if (__builtin_expect(n - W <= W, 1)) return SHORT_##name(x, n);                            \
         return name##_long(x, n);                                                                  \
     }                                                                                              \
     static T name##_long(const T *x, size_t n)                                                     \
@@ -416,6 +452,18 @@ FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_max, F64_NAN2, rd_mor, rd_mbits
             if (x[i] sop m) m = x[i];                                                              \
         return m;                                                                                  \
     }
+/* spans of W..2W: two overlapping vectors, or small-avx2.h's int32 forms */
+#define SHORT_MM(op, reduce, x, n, W) reduce(op(ri_load(x), ri_load((x) + (n) - (W))))
+#ifdef RV_SMALL
+_Static_assert(RV_W == 8, "small_min_i32 takes 8..16 elements");
+#define SHORT_min_i32(x, n) small_min_i32(x, n)
+#define SHORT_max_i32(x, n) small_max_i32(x, n)
+#else
+#define SHORT_min_i32(x, n) SHORT_MM(ri_min32, ri_reduce_min32, x, n, RV_W)
+#define SHORT_max_i32(x, n) SHORT_MM(ri_max32, ri_reduce_max32, x, n, RV_W)
+#endif
+#define SHORT_min_i64(x, n) SHORT_MM(rl_min, rl_reduce_min, x, n, RL_W)
+#define SHORT_max_i64(x, n) SHORT_MM(rl_max, rl_reduce_max, x, n, RL_W)
 IMINMAX(min_i32, int32_t, RV_W, ri_min32, ri_reduce_min32, <)
 IMINMAX(max_i32, int32_t, RV_W, ri_max32, ri_reduce_max32, >)
 IMINMAX(min_i64, int64_t, RL_W, rl_min, rl_reduce_min, <)
@@ -445,7 +493,7 @@ IMINMAX(max_i64, int64_t, RL_W, rl_max, rl_reduce_max, >)
 static inline size_t find_f32(const float *x, size_t n, float v)
 {
     rv_f vv = rv_set1(v);
-    if (v != v) {
+    if (__builtin_expect(v != v, 0)) {
 #define BITS(p) rv_mbits(rv_cmp(rv_load(p), rv_load(p), _CMP_UNORD_Q))
         FIND_BODY(RV_W, BITS, x[i] != x[i]);
 #undef BITS
@@ -458,7 +506,7 @@ static inline size_t find_f32(const float *x, size_t n, float v)
 static inline size_t find_f64(const double *x, size_t n, double v)
 {
     rd_f vv = rd_set1(v);
-    if (v != v) {
+    if (__builtin_expect(v != v, 0)) {
 #define BITS(p) rd_mbits(rd_cmp(rd_load(p), rd_load(p), _CMP_UNORD_Q))
         FIND_BODY(RD_W, BITS, x[i] != x[i]);
 #undef BITS
@@ -512,6 +560,14 @@ static inline size_t find_i64(const int64_t *x, size_t n, int64_t v)
     {                                                                                              \
         if (n <= 2 * ARG_BLOCK) return findfn(x, n, name(x, n));                                   \
         return arg##name##_long(x, n);                                                             \
+    }                                                                                              \
+    /* the table entry (vec-wrap.h, RIDGE_VEC_ARG_SHORT): spans of one to two vectors inline,  \
+     * with no call, the rest by a tail call of this, so that the entry has no stack frame */     \
+    static RIDGE_NOIPA ridge_status arg##name##_other_to(RIDGE_VEC_CTX, const void *x, size_t n,  \
+                                                         size_t *out)                              \
+    {                                                                                              \
+        *out = arg##name((const T *)x, n);                                                         \
+        return RIDGE_OK;                                                                           \
     }
 ARGMINMAX(min_f32, float, find_f32, rv_reduce_min, <, NAN)
 ARGMINMAX(max_f32, float, find_f32, rv_reduce_max, >, NAN)
@@ -522,6 +578,8 @@ ARGMINMAX(max_i32, int32_t, find_i32, ri_reduce_max32, >, 0)
 ARGMINMAX(min_i64, int64_t, find_i64, rl_reduce_min, <, 0)
 ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 
+/* n is W..2W, with W the elements of T in a vector */
+#define RIDGE_VEC_ARG_SHORT(T, n) ((n) - RV_W * 4 / sizeof(T) <= RV_W * 4 / sizeof(T))
 #define RIDGE_VEC_SHORT_I32(n) ((n) <= 2 * RV_W)
 #define RIDGE_VEC_SHORT_I64(n) ((n) <= 4 * RL_W)
 #define RIDGE_VEC_SUM_I64_SHORT_TO(x, n, out, what) sum_i64_short_to(x, n, out, what)
@@ -805,3 +863,9 @@ const ridge_vec_kernels RV_TABLE = {
     .softmax_row = softmax_row, .log_softmax_row = log_softmax_row,
     .softmax_bwd_row = softmax_bwd_row, .log_softmax_bwd_row = log_softmax_bwd_row,
 };
+
+/* the direct names of the kernels above (src/vec/vec.h, RIDGE_VEC_DIRECT) */
+#define RV_ALIAS(e, member, k)                                                                     \
+    extern RIDGE_VEC_KTYPE(member) RV_DIRECT(e) __attribute__((alias(#k)));
+RIDGE_VEC_DIRECT(RV_ALIAS)
+#undef RV_ALIAS

@@ -46,6 +46,15 @@ RIDGE_VEC_INT_TO(dot_i32, int32_t, 0, i128_to(dot_i32(x, y, n), out, what), RIDG
                  RIDGE_VEC_YA)
 #undef RIDGE_VEC_INT_TO
 
+/* RIDGE_VEC_ARG_SHORT(T, n): the including file's argmin/argmax of spans this short make no
+ * call, and the longer ones are a tail call of its arg<fn>_other_to (so that the short path
+ * has no stack frame); default: one path. */
+#ifdef RIDGE_VEC_ARG_SHORT
+#define RIDGE_VEC_ARG_TO(fn, T)                                                               \
+    if (!__builtin_expect(RIDGE_VEC_ARG_SHORT(T, n), 1)) return arg##fn##_other_to(ctx, x, n, out);
+#else
+#define RIDGE_VEC_ARG_TO(fn, T)
+#endif
 #define RIDGE_VEC_MINMAX_TO(i, fn, f, T)                                                      \
     static ridge_status fn##_to(RIDGE_VEC_CTX, const void *x, size_t n, void *out)             \
     {                                                                                          \
@@ -54,6 +63,7 @@ RIDGE_VEC_INT_TO(dot_i32, int32_t, 0, i128_to(dot_i32(x, y, n), out, what), RIDG
     }                                                                                          \
     static ridge_status arg##fn##_to(RIDGE_VEC_CTX, const void *x, size_t n, size_t *out)      \
     {                                                                                          \
+        RIDGE_VEC_ARG_TO(fn, T)                                                                \
         *out = arg##fn((const T *)x, n);                                                       \
         return RIDGE_OK;                                                                       \
     }

@@ -30,6 +30,16 @@ const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa)
 
 static inline const ridge_vec_kernels *K(const ridge_ctx *ctx) { return tables[ctx->isa]; }
 
+/* return the kernel `e` (src/vec/vec.h, RIDGE_VEC_DIRECT; table entry `member`) of ctx's ISA
+ * applied to ARGS: for AVX2 and AVX-512 a compare and a direct tail jump, not the table's
+ * indirect one (docs/PERFORMANCE.md, vec, session 4) */
+#define KCALL(ctx, e, member, ARGS)                                                           \
+    do {                                                                                       \
+        if (__builtin_expect((ctx)->isa == RIDGE_ISA_AVX2, 1)) return ridge_vec_##e##__avx2 ARGS; \
+        if ((ctx)->isa == RIDGE_ISA_AVX512) return ridge_vec_##e##__avx512 ARGS;               \
+        return ridge_vec_kernels_ref.member ARGS;                                              \
+    } while (0)
+
 const char *ridge_vec_describe(const ridge_ctx *ctx)
 {
     switch (ctx->isa) {
@@ -51,6 +61,14 @@ static int use_threads(const ridge_ctx *ctx, size_t n, size_t min)
 #define UNLIKELY(c) __builtin_expect(!!(c), 0)
 /* NULL tests combined without branches (| not ||), so the checks are one branch */
 #define NUL(p) ((p) == NULL)
+/* whether any of three pointers is NULL: the least of them as integers is 0 (two compares and
+ * conditional moves, fewer instructions than three tests combined) */
+static inline int any_null3(const void *a, const void *b, const void *c)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, z = (uintptr_t)c;
+    x = y < x ? y : x;
+    return (z < x ? z : x) == 0;
+}
 
 static __attribute__((noinline, cold)) ridge_status bad_args(const char *what, int nonempty,
                                                             const ridge_ctx *ctx, size_t n,
@@ -148,20 +166,20 @@ static __attribute__((noinline)) ridge_status fsum_f64(ridge_ctx *ctx, int type,
  * branch (n - 1 < BLOCK also rules out n = 0) and tail-call the kernel; everything else (the
  * errors, n = 0, longer spans) goes to name_slow, which takes the same arguments, so that it is
  * reached by a tail call too and the entry point has no stack frame. mean: n > 0. */
-#define FSUM_API(name, T, F, type, mean, Y, YF, ybad, yarg, direct)                           \
+#define FSUM_API(name, T, F, type, mean, Y, YF, ybad, yarg, kern, KARGS)                      \
     static __attribute__((noinline)) ridge_status name##_slow(ridge_ctx *ctx, const T *x Y,    \
                                                             size_t n, T *out)                  \
     {                                                                                          \
         if (NUL(ctx) | NUL(out) | (mean && !n) | ((NUL(x) ybad) & (n != 0)))                   \
             return bad_args(#name, mean, ctx, n, out, x, yarg);                                \
-        if (n <= BLOCK_##F) return K(ctx)->direct;                                             \
+        if (n <= BLOCK_##F) return K(ctx)->kern KARGS;                                         \
         return fsum_##F(ctx, type, x, yarg, n, out, mean);                                     \
     }                                                                                          \
     ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, T *out)                          \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) ybad | (n - 1 >= BLOCK_##F)))                \
+        if (UNLIKELY(any_null3(ctx, out, x) ybad | (n - 1 >= BLOCK_##F)))                      \
             return name##_slow(ctx, x YF, n, out);                                             \
-        return K(ctx)->direct;                                                                 \
+        KCALL(ctx, kern, kern, KARGS);                                                         \
     }
 #define BLOCK_f32 RIDGE_VEC_BLOCK_F32
 #define BLOCK_f64 RIDGE_VEC_BLOCK_F64
@@ -169,16 +187,16 @@ static __attribute__((noinline)) ridge_status fsum_f64(ridge_ctx *ctx, int type,
 #define DOTY(T) , const T *y
 #define YF , y
 #define YBAD | NUL(y)
-FSUM_API(ridge_vec_sum_f32, float, f32, 0, 0, NOY, NOY, , x, sum_f32(ctx, x, n, out))
-FSUM_API(ridge_vec_sumsq_f32, float, f32, 1, 0, NOY, NOY, , x, dot_f32(ctx, x, x, n, out))
-FSUM_API(ridge_vec_dot_f32, float, f32, 1, 0, DOTY(float), YF, YBAD, y,
-         dot_f32(ctx, x, y, n, out))
-FSUM_API(ridge_vec_mean_f32, float, f32, 0, 1, NOY, NOY, , x, mean_f32(ctx, x, n, out))
-FSUM_API(ridge_vec_sum_f64, double, f64, 2, 0, NOY, NOY, , x, sum_f64(ctx, x, n, out))
-FSUM_API(ridge_vec_sumsq_f64, double, f64, 3, 0, NOY, NOY, , x, dot_f64(ctx, x, x, n, out))
-FSUM_API(ridge_vec_dot_f64, double, f64, 3, 0, DOTY(double), YF, YBAD, y,
-         dot_f64(ctx, x, y, n, out))
-FSUM_API(ridge_vec_mean_f64, double, f64, 2, 1, NOY, NOY, , x, mean_f64(ctx, x, n, out))
+FSUM_API(ridge_vec_sum_f32, float, f32, 0, 0, NOY, NOY, , x, sum_f32, (ctx, x, n, out))
+FSUM_API(ridge_vec_sumsq_f32, float, f32, 1, 0, NOY, NOY, , x, dot_f32, (ctx, x, x, n, out))
+FSUM_API(ridge_vec_dot_f32, float, f32, 1, 0, DOTY(float), YF, YBAD, y, dot_f32,
+         (ctx, x, y, n, out))
+FSUM_API(ridge_vec_mean_f32, float, f32, 0, 1, NOY, NOY, , x, mean_f32, (ctx, x, n, out))
+FSUM_API(ridge_vec_sum_f64, double, f64, 2, 0, NOY, NOY, , x, sum_f64, (ctx, x, n, out))
+FSUM_API(ridge_vec_sumsq_f64, double, f64, 3, 0, NOY, NOY, , x, dot_f64, (ctx, x, x, n, out))
+FSUM_API(ridge_vec_dot_f64, double, f64, 3, 0, DOTY(double), YF, YBAD, y, dot_f64,
+         (ctx, x, y, n, out))
+FSUM_API(ridge_vec_mean_f64, double, f64, 2, 1, NOY, NOY, , x, mean_f64, (ctx, x, n, out))
 
 /* ---- exact integer sums ------------------------------------------------------------------- */
 
@@ -241,8 +259,8 @@ static __attribute__((noinline)) ridge_status isum(ridge_ctx *ctx, const char *w
 }
 
 /* Spans of 1 .. below the threading threshold with valid pointers are one branch and a tail
- * call of the kernel (CALL); the rest (errors, n = 0, threads) goes to name_slow, with the same
- * arguments (FSUM_API). int64 products have no kernel: their CALL is name_slow too. */
+ * call of the kernel (CALL, a statement); the rest (errors, n = 0, threads) goes to name_slow,
+ * with the same arguments (FSUM_API). int64 products have no kernel: their CALL is name_slow too. */
 #define ISUM_API(name, T, type, Y, YF, ybad, yarg, CALL)                                      \
     static __attribute__((noinline)) ridge_status name##_slow(ridge_ctx *ctx, const T *x Y,    \
                                                             size_t n, int64_t *out)            \
@@ -253,21 +271,22 @@ static __attribute__((noinline)) ridge_status isum(ridge_ctx *ctx, const char *w
     }                                                                                          \
     ridge_status name(ridge_ctx *ctx, const T *x Y, size_t n, int64_t *out)                    \
     {                                                                                          \
-        if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) ybad | (n - 1 >= PAR_MIN_MEM - 1)))          \
+        if (UNLIKELY(any_null3(ctx, out, x) ybad | (n - 1 >= PAR_MIN_MEM - 1)))                \
             return name##_slow(ctx, x YF, n, out);                                             \
-        return CALL;                                                                           \
+        CALL;                                                                                  \
     }
 ISUM_API(ridge_vec_sum_i32, int32_t, 0, NOY, NOY, , x,
-         K(ctx)->sum_i32_to(ctx, x, n, out, "ridge_vec_sum_i32"))
+         KCALL(ctx, sum_i32_to, sum_i32_to, (ctx, x, n, out, "ridge_vec_sum_i32")))
 ISUM_API(ridge_vec_sumsq_i32, int32_t, 1, NOY, NOY, , x,
-         K(ctx)->dot_i32_to(ctx, x, x, n, out, "ridge_vec_sumsq_i32"))
+         KCALL(ctx, dot_i32_to, dot_i32_to, (ctx, x, x, n, out, "ridge_vec_sumsq_i32")))
 ISUM_API(ridge_vec_dot_i32, int32_t, 1, DOTY(int32_t), YF, YBAD, y,
-         K(ctx)->dot_i32_to(ctx, x, y, n, out, "ridge_vec_dot_i32"))
+         KCALL(ctx, dot_i32_to, dot_i32_to, (ctx, x, y, n, out, "ridge_vec_dot_i32")))
 ISUM_API(ridge_vec_sum_i64, int64_t, 2, NOY, NOY, , x,
-         K(ctx)->sum_i64_to(ctx, x, n, out, "ridge_vec_sum_i64"))
-ISUM_API(ridge_vec_sumsq_i64, int64_t, 3, NOY, NOY, , x, ridge_vec_sumsq_i64_slow(ctx, x, n, out))
+         KCALL(ctx, sum_i64_to, sum_i64_to, (ctx, x, n, out, "ridge_vec_sum_i64")))
+ISUM_API(ridge_vec_sumsq_i64, int64_t, 3, NOY, NOY, , x,
+         return ridge_vec_sumsq_i64_slow(ctx, x, n, out))
 ISUM_API(ridge_vec_dot_i64, int64_t, 3, DOTY(int64_t), YF, YBAD, y,
-         ridge_vec_dot_i64_slow(ctx, x, y, n, out))
+         return ridge_vec_dot_i64_slow(ctx, x, y, n, out))
 
 /* exact sum / n rounded once: the i128 sum is split so that hi + lo is exact in two doubles */
 static double i128_div(ridge_i128 s, size_t n)
@@ -348,13 +367,13 @@ static void mm_range(void *arg, size_t b, size_t e, int ith)
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) | (n - 1 >= PAR_MIN_MEM - 1)))               \
             return fn##_slow(ctx, x, n, out, NULL, "ridge_vec_" #fn);                          \
-        return K(ctx)->minmax[i](ctx, x, n, out);                                              \
+        KCALL(ctx, fn, minmax[i], (ctx, x, n, out));                                           \
     }                                                                                          \
     ridge_status ridge_vec_arg##fn(ridge_ctx *ctx, const T *x, size_t n, size_t *out)          \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(out) | NUL(x) | (n - 1 >= PAR_MIN_MEM - 1)))               \
             return fn##_slow(ctx, x, n, NULL, out, "ridge_vec_arg" #fn);                       \
-        return K(ctx)->argminmax[i](ctx, x, n, out);                                           \
+        KCALL(ctx, arg##fn, argminmax[i], (ctx, x, n, out));                                   \
     }
 RIDGE_VEC_MINMAX(MM_API)
 
@@ -402,7 +421,7 @@ static ridge_status ew_par(ridge_ctx *ctx, ew_job *j, size_t n)
  * condition on the other arguments) pass one branch and tail-call the kernel; the rest goes to
  * name_slow (same parameters, so a tail call too): the errors, then n = 0 or one thread
  * (kernel) or the threaded path. */
-#define EW_API(name, PARAMS, ARGS, o, a, b, c, CALL, JOB, PRE, PRE_ERR)                       \
+#define EW_API(name, PARAMS, ARGS, o, a, b, c, CALL, KARGS, JOB, PRE, PRE_ERR)                \
     static __attribute__((noinline)) ridge_status name##_slow PARAMS                           \
     {                                                                                          \
         if (NUL(ctx) | ((n != 0) & (NUL(o) | NUL(a) | NUL(b) | NUL(c))))                       \
@@ -412,33 +431,33 @@ static ridge_status ew_par(ridge_ctx *ctx, ew_job *j, size_t n)
             ew_job j = JOB;                                                                    \
             return ew_par(ctx, &j, n);                                                         \
         }                                                                                      \
-        return K(ctx)->CALL;                                                                   \
+        return K(ctx)->CALL KARGS;                                                             \
     }                                                                                          \
     ridge_status name PARAMS                                                                   \
     {                                                                                          \
         if (UNLIKELY(NUL(ctx) | NUL(o) | NUL(a) | NUL(b) | NUL(c) |                            \
                      (n - 1 >= PAR_MIN_MEM - 1) | !(PRE)))                                     \
             return name##_slow ARGS;                                                           \
-        return K(ctx)->CALL;                                                                   \
+        KCALL(ctx, CALL, CALL, KARGS);                                                         \
     }
 
 #define P3 (ridge_ctx * ctx, float *z, const float *x, const float *y, size_t n)
 #define A3 (ctx, z, x, y, n)
-EW_API(ridge_vec_add_f32, P3, A3, z, x, y, x, add_f32(ctx, z, x, y, n),
+EW_API(ridge_vec_add_f32, P3, A3, z, x, y, x, add_f32, (ctx, z, x, y, n),
        ((ew_job){.op = EW_ADD, .out = z, .a = x, .b = y}), 1, RIDGE_OK)
-EW_API(ridge_vec_sub_f32, P3, A3, z, x, y, x, sub_f32(ctx, z, x, y, n),
+EW_API(ridge_vec_sub_f32, P3, A3, z, x, y, x, sub_f32, (ctx, z, x, y, n),
        ((ew_job){.op = EW_SUB, .out = z, .a = x, .b = y}), 1, RIDGE_OK)
-EW_API(ridge_vec_mul_f32, P3, A3, z, x, y, x, mul_f32(ctx, z, x, y, n),
+EW_API(ridge_vec_mul_f32, P3, A3, z, x, y, x, mul_f32, (ctx, z, x, y, n),
        ((ew_job){.op = EW_MUL, .out = z, .a = x, .b = y}), 1, RIDGE_OK)
 EW_API(ridge_vec_scale_f32, (ridge_ctx * ctx, float *y, const float *x, float a, size_t n),
-       (ctx, y, x, a, n), y, x, x, x, scale_f32(ctx, y, x, a, n),
+       (ctx, y, x, a, n), y, x, x, x, scale_f32, (ctx, y, x, a, n),
        ((ew_job){.op = EW_SCALE, .out = y, .a = x, .s = a}), 1, RIDGE_OK)
 EW_API(ridge_vec_axpy_f32, (ridge_ctx * ctx, float *y, float a, const float *x, size_t n),
-       (ctx, y, a, x, n), y, x, x, x, axpy_f32(ctx, y, a, x, n),
+       (ctx, y, a, x, n), y, x, x, x, axpy_f32, (ctx, y, a, x, n),
        ((ew_job){.op = EW_AXPY, .out = y, .a = x, .s = a}), 1, RIDGE_OK)
 EW_API(ridge_vec_fma_f32,
        (ridge_ctx * ctx, float *w, const float *x, const float *y, const float *z, size_t n),
-       (ctx, w, x, y, z, n), w, x, y, z, fma_f32(ctx, w, x, y, z, n),
+       (ctx, w, x, y, z, n), w, x, y, z, fma_f32, (ctx, w, x, y, z, n),
        ((ew_job){.op = EW_FMA, .out = w, .a = x, .b = y, .c = z}), 1, RIDGE_OK)
 
 #define CLAMP_ERR                                                                             \
@@ -446,7 +465,7 @@ EW_API(ridge_vec_fma_f32,
                 (double)hi)
 EW_API(ridge_vec_clamp_f32,
        (ridge_ctx * ctx, float *y, const float *x, float lo, float hi, size_t n),
-       (ctx, y, x, lo, hi, n), y, x, x, x, clamp_f32(ctx, y, x, lo, hi, n),
+       (ctx, y, x, lo, hi, n), y, x, x, x, clamp_f32, (ctx, y, x, lo, hi, n),
        ((ew_job){.op = EW_CLAMP, .out = y, .a = x, .s = lo, .t = hi}), lo <= hi, CLAMP_ERR)
 
 /* ---- activations -------------------------------------------------------------------------- */
@@ -609,12 +628,11 @@ static inline ridge_status sm_run(ridge_ctx *ctx, const char *what, int op, floa
                  ((n != 0) & (NUL(out) | NUL(a) | NUL(b)))))
         return sm_bad(what, ctx, out, a, b, rows, cols);
     if (rows == 1) {
-        const ridge_vec_kernels *k = K(ctx);
         switch (op) {
-        case 0: return k->softmax_row(out, a, cols);
-        case 1: return k->log_softmax_row(out, a, cols);
-        case 2: return k->softmax_bwd_row(out, a, b, cols);
-        default: return k->log_softmax_bwd_row(out, a, b, cols);
+        case 0: KCALL(ctx, softmax_row, softmax_row, (out, a, cols));
+        case 1: KCALL(ctx, log_softmax_row, log_softmax_row, (out, a, cols));
+        case 2: KCALL(ctx, softmax_bwd_row, softmax_bwd_row, (out, a, b, cols));
+        default: KCALL(ctx, log_softmax_bwd_row, log_softmax_bwd_row, (out, a, b, cols));
         }
     }
     return sm_rows(ctx, op, out, a, b, rows, cols);

@@ -103,6 +103,57 @@ extern const ridge_vec_kernels ridge_vec_kernels_ref;
 extern const ridge_vec_kernels ridge_vec_kernels_avx2;
 extern const ridge_vec_kernels ridge_vec_kernels_avx512;
 
+/* The kernels that the entry points of vec.c hand a whole call to, also as named functions of
+ * the AVX2 and AVX-512 files (aliases of their table entries, defined by vec-template.h):
+ * ridge_vec_<entry>__avx2. An entry point jumps to them directly (a compare on ctx->isa and a
+ * direct jump) instead of loading the table and jumping through it: the indirect jump and the
+ * two dependent loads before it cost about 15% of a 10-element call (docs/PERFORMANCE.md, vec,
+ * session 4). X(entry, table member, kernel in the including file); hidden, so that the shared
+ * library calls them directly too, not through the PLT. */
+#define RIDGE_VEC_DIRECT(X)                                                                   \
+    X(sum_f32, sum_f32, sum_f32_to)                                                            \
+    X(dot_f32, dot_f32, dot_f32_to)                                                            \
+    X(sum_f64, sum_f64, sum_f64_to)                                                            \
+    X(dot_f64, dot_f64, dot_f64_to)                                                            \
+    X(mean_f32, mean_f32, mean_f32_to)                                                         \
+    X(mean_f64, mean_f64, mean_f64_to)                                                         \
+    X(sum_i32_to, sum_i32_to, sum_i32_to)                                                      \
+    X(sum_i64_to, sum_i64_to, sum_i64_to)                                                      \
+    X(dot_i32_to, dot_i32_to, dot_i32_to)                                                      \
+    X(min_f32, minmax[0], min_f32_to)                                                          \
+    X(max_f32, minmax[1], max_f32_to)                                                          \
+    X(min_f64, minmax[2], min_f64_to)                                                          \
+    X(max_f64, minmax[3], max_f64_to)                                                          \
+    X(min_i32, minmax[4], min_i32_to)                                                          \
+    X(max_i32, minmax[5], max_i32_to)                                                          \
+    X(min_i64, minmax[6], min_i64_to)                                                          \
+    X(max_i64, minmax[7], max_i64_to)                                                          \
+    X(argmin_f32, argminmax[0], argmin_f32_to)                                                 \
+    X(argmax_f32, argminmax[1], argmax_f32_to)                                                 \
+    X(argmin_f64, argminmax[2], argmin_f64_to)                                                 \
+    X(argmax_f64, argminmax[3], argmax_f64_to)                                                 \
+    X(argmin_i32, argminmax[4], argmin_i32_to)                                                 \
+    X(argmax_i32, argminmax[5], argmax_i32_to)                                                 \
+    X(argmin_i64, argminmax[6], argmin_i64_to)                                                 \
+    X(argmax_i64, argminmax[7], argmax_i64_to)                                                 \
+    X(add_f32, add_f32, add_f32)                                                               \
+    X(sub_f32, sub_f32, sub_f32)                                                               \
+    X(mul_f32, mul_f32, mul_f32)                                                               \
+    X(scale_f32, scale_f32, scale_f32)                                                         \
+    X(axpy_f32, axpy_f32, axpy_f32)                                                            \
+    X(fma_f32, fma_f32, fma_f32)                                                               \
+    X(clamp_f32, clamp_f32, clamp_f32)                                                         \
+    X(softmax_row, softmax_row, softmax_row)                                                   \
+    X(log_softmax_row, log_softmax_row, log_softmax_row)                                       \
+    X(softmax_bwd_row, softmax_bwd_row, softmax_bwd_row)                                       \
+    X(log_softmax_bwd_row, log_softmax_bwd_row, log_softmax_bwd_row)
+#define RIDGE_VEC_KTYPE(member) __typeof__(*((const ridge_vec_kernels *)0)->member)
+#define RIDGE_VEC_DECLARE(e, member, k)                                                       \
+    __attribute__((visibility("hidden"))) extern RIDGE_VEC_KTYPE(member) ridge_vec_##e##__avx2; \
+    __attribute__((visibility("hidden"))) extern RIDGE_VEC_KTYPE(member) ridge_vec_##e##__avx512;
+RIDGE_VEC_DIRECT(RIDGE_VEC_DECLARE)
+#undef RIDGE_VEC_DECLARE
+
 /* The table for an ISA (ref for anything unknown). */
 const ridge_vec_kernels *ridge_vec_kernels_for(ridge_isa isa);
 
