@@ -2,15 +2,20 @@
  *
  * A job is published by bumping `gen` (a futex word). Idle workers watch `gen`: they spin for
  * spin_us (a pause loop, checking the clock every few dozen iterations), then sleep in
- * futex_wait until the next bump. The caller runs ith = 0 itself, then waits for `pending`
- * (the count of workers still running) to reach 0, with the same spin-then-sleep policy.
- * Wake-ups are skipped when nobody sleeps: the sleeper announces itself (seq_cst) before it
- * re-reads the word it sleeps on, and the waker bumps the word (seq_cst) before it reads the
- * sleeper count, so one of the two always sees the other.
+ * futex_wait until the next bump. The task indices 1..nth-1 are claimed from `ticket` (one
+ * 64-bit word: generation, nth and the next index, so a claim can only succeed for the job in
+ * flight) by whichever thread gets there: the workers, and the caller once it has run ith = 0.
+ * So a worker that is slow to wake (a descheduled vCPU can take milliseconds) costs at most
+ * the caller's running its share too, never a wait; normally each worker claims one index at
+ * once. The caller then waits for `done` (indices finished) to reach nth - 1, with the same
+ * spin-then-sleep policy. Wake-ups are skipped when nobody sleeps: the sleeper announces
+ * itself (seq_cst) before it re-reads the word it sleeps on, and the waker changes the word
+ * (seq_cst) before it reads the sleeper count, so one of the two always sees the other.
  *
  * One job at a time: `busy` is taken with a compare-and-swap; a nested call from inside a task,
  * or a second thread calling in meanwhile, finds it taken and runs the job serially instead.
- * Splitting is static (ridge_partition), so results do not depend on timing. */
+ * Splitting is static (ridge_partition: index ith always gets the same block, whichever thread
+ * runs it), so results do not depend on timing. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -38,18 +43,23 @@ struct ridge_pool {
 
     _Alignas(64) _Atomic uint32_t gen;      /* job generation: workers wait on it */
     _Atomic int sleeping_workers;
-    _Alignas(64) _Atomic uint32_t pending;  /* workers still on the current job */
+    _Alignas(64) _Atomic uint64_t ticket;   /* TICKET(gen, nth, next index to claim) */
+    _Alignas(64) _Atomic uint32_t done;     /* indices 1..nth-1 finished */
     _Atomic int caller_sleeping;
     _Alignas(64) _Atomic int busy;          /* a job is in flight */
     _Atomic int stop;
-    /* the current job: written by the caller before `gen` is bumped */
+    /* the current job: written by the caller before `ticket` is published */
     ridge_task_fn fn;
     void *arg;
     int nth;
-    /* profiling: each thread's task span for the current job, appended after the join */
+    /* profiling: each index's task span for the current job, appended after the join */
     ridge_profile *prof;
-    uint64_t *span;        /* 2 * threads: start, end per thread */
+    uint64_t *span;        /* 2 * threads: start, end per index */
 };
+
+#define TICKET(gen, nth, next) ((uint64_t)(gen) << 32 | (uint64_t)(nth) << 16 | (uint64_t)(next))
+#define TICKET_NTH(t) ((int)((t) >> 16 & 0xffff))
+#define TICKET_NEXT(t) ((int)((t) & 0xffff))
 
 _Thread_local int ridge_task_depth;
 
@@ -63,7 +73,6 @@ static void run_task(ridge_task_fn fn, void *arg, int ith, int nth)
 
 typedef struct worker_start {
     ridge_pool *pool;
-    int ith;
 } worker_start;
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected)
@@ -93,11 +102,37 @@ static int spin_until_changed(const ridge_pool *pool, _Atomic uint32_t *word, ui
     }
 }
 
+/* Runs task index ith of the job in flight and counts it done (waking the caller when it was
+ * the last one and the caller sleeps). */
+static void run_claimed(ridge_pool *pool, int ith, int nth)
+{
+    if (pool->prof) pool->span[2 * ith] = ridge_time_ns();
+    run_task(pool->fn, pool->arg, ith, nth);
+    if (pool->prof) pool->span[2 * ith + 1] = ridge_time_ns();
+    if (atomic_fetch_add(&pool->done, 1) + 1 == (uint32_t)nth - 1 &&
+        atomic_load(&pool->caller_sleeping))
+        futex_wake(&pool->done, 1);
+}
+
+/* Claims and runs indices of the job in flight until none is left. A claim is a CAS on the
+ * whole ticket, so it fails if the job changed since the ticket was read: a successful one
+ * proves the job still waits for that index, and so that fn and arg are still its own. */
+static void claim_and_run(ridge_pool *pool)
+{
+    uint64_t t = atomic_load_explicit(&pool->ticket, memory_order_acquire);
+    while (TICKET_NEXT(t) < TICKET_NTH(t)) {
+        if (!atomic_compare_exchange_weak_explicit(&pool->ticket, &t, t + 1,
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue; /* t now holds the current ticket */
+        run_claimed(pool, TICKET_NEXT(t), TICKET_NTH(t));
+        t = atomic_load_explicit(&pool->ticket, memory_order_acquire);
+    }
+}
+
 static void *worker_main(void *p)
 {
     worker_start *ws = p;
     ridge_pool *pool = ws->pool;
-    int ith = ws->ith;
     free(ws);
     uint32_t seen = 0;
     for (;;) {
@@ -107,48 +142,45 @@ static void *worker_main(void *p)
             atomic_fetch_sub(&pool->sleeping_workers, 1);
         }
         seen = atomic_load_explicit(&pool->gen, memory_order_acquire);
-        int stop = atomic_load_explicit(&pool->stop, memory_order_relaxed);
-        if (!stop && ith < pool->nth) {
-            if (pool->prof) pool->span[2 * ith] = ridge_time_ns();
-            run_task(pool->fn, pool->arg, ith, pool->nth);
-            if (pool->prof) pool->span[2 * ith + 1] = ridge_time_ns();
-        }
-        if (atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel) == 1 &&
-            atomic_load(&pool->caller_sleeping))
-            futex_wake(&pool->pending, 1);
-        if (stop) break;
+        if (atomic_load(&pool->stop)) break;
+        claim_and_run(pool);
     }
     return NULL;
 }
 
-/* Publishes a job to every worker and waits until all have finished it. */
+/* Publishes the job, runs index 0 and whatever no worker has claimed yet, and waits until
+ * every index has finished. */
 static void fork_join(ridge_pool *pool)
 {
-    int nworkers = pool->started;
-    atomic_store_explicit(&pool->pending, (uint32_t)nworkers, memory_order_relaxed);
-    atomic_fetch_add(&pool->gen, 1); /* seq_cst: publishes fn/arg/nth and pending */
-    if (atomic_load(&pool->sleeping_workers) > 0) futex_wake(&pool->gen, INT_MAX);
+    const int nth = pool->nth;
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    uint32_t g = atomic_load_explicit(&pool->gen, memory_order_relaxed) + 1;
+    atomic_store(&pool->ticket, TICKET(g, nth, 1)); /* seq_cst: publishes fn/arg and done */
+    atomic_store(&pool->gen, g);
+    if (atomic_load(&pool->sleeping_workers) > 0) futex_wake(&pool->gen, nth - 1);
 
     uint64_t t0 = 0, t1 = 0;
     if (pool->prof) t0 = ridge_time_ns();
-    if (!pool->stop && pool->nth > 0) run_task(pool->fn, pool->arg, 0, pool->nth);
+    run_task(pool->fn, pool->arg, 0, nth);
     if (pool->prof) t1 = ridge_time_ns();
+    claim_and_run(pool);
 
-    uint32_t left;
-    while ((left = atomic_load_explicit(&pool->pending, memory_order_acquire)) != 0) {
-        if (spin_until_changed(pool, &pool->pending, left)) continue;
+    uint32_t finished;
+    while ((finished = atomic_load_explicit(&pool->done, memory_order_acquire)) !=
+           (uint32_t)nth - 1) {
+        if (spin_until_changed(pool, &pool->done, finished)) continue;
         atomic_store(&pool->caller_sleeping, 1);
-        left = atomic_load(&pool->pending);
-        if (left != 0) futex_wait(&pool->pending, left);
+        finished = atomic_load(&pool->done);
+        if (finished != (uint32_t)nth - 1) futex_wait(&pool->done, finished);
         atomic_store(&pool->caller_sleeping, 0);
     }
-    if (pool->prof && !pool->stop) {
+    if (pool->prof) {
         uint64_t t2 = ridge_time_ns();
-        ridge_profile_add(pool->prof, "pool.task", "", 0, 0, 0, t0, t1, 0, "%d threads", pool->nth);
-        for (int i = 1; i < pool->nth; i++)
+        ridge_profile_add(pool->prof, "pool.task", "", 0, 0, 0, t0, t1, 0, "%d threads", nth);
+        for (int i = 1; i < nth; i++)
             ridge_profile_add(pool->prof, "pool.task", "", 0, 0, 0, pool->span[2 * i],
-                              pool->span[2 * i + 1], i, "%d threads", pool->nth);
-        ridge_profile_add(pool->prof, "pool.wait", "", 0, 0, 0, t1, t2, 0, "%d threads", pool->nth);
+                              pool->span[2 * i + 1], i, "%d threads", nth);
+        ridge_profile_add(pool->prof, "pool.wait", "", 0, 0, 0, t1, t2, 0, "%d threads", nth);
     }
 }
 
@@ -179,7 +211,6 @@ ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out)
         worker_start *ws = malloc(sizeof *ws);
         if (!ws) goto err_stop_workers;
         ws->pool = pool;
-        ws->ith = i;
         if (pthread_create(&pool->workers[i - 1], NULL, worker_main, ws) != 0) {
             free(ws);
             ridge_pool_destroy(pool);
@@ -204,8 +235,8 @@ void ridge_pool_destroy(ridge_pool *pool)
 {
     if (!pool) return;
     atomic_store(&pool->stop, 1);
-    pool->nth = 0;
-    if (pool->started > 0) fork_join(pool);
+    atomic_fetch_add(&pool->gen, 1);
+    futex_wake(&pool->gen, INT_MAX);
     for (int i = 0; i < pool->started; i++) pthread_join(pool->workers[i], NULL);
     free(pool->workers);
     free(pool->span);
