@@ -662,8 +662,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     }
     const int whole = (lo == 0 || el) && (hi == p->ow || er);
     if (whole) lo = 0, hi = p->ow;
-    const size_t end = f->row0 + e0;
-    for (size_t row = f->row0 + b0; row < end; row++) {
+    for (size_t row = f->row0 + b0; row < f->row0 + e0; row++) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
         tap_range(ih0, d->h, d->dil_h, d->r, &a.r0, &a.r1);
@@ -674,19 +673,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         a.yo = yrow + lo * a.yps;
         a.npix = hi - lo;
         a.edge_l = whole && el, a.edge_r = whole && er;
-        /* whole rows go in pairs (the next output row of the same image, when this range
-         * holds it): the kernel runs each pixel block for both (conv-template.h) */
-        a.row2 = whole && row + 1 < end && oh + 1 < p->oh;
-        if (a.row2) {
-            tap_range(ih0 + d->stride_h, d->h, d->dil_h, d->r, &a.r0_2, &a.r1_2);
-            a.xo2 = a.xo + d->stride_h * p->xv.sh;
-            a.yo2 = a.yo + p->yv.sh;
-        }
         if (a.npix > 0) p->k->dw_row(&a);
-        if (a.row2) {
-            row++;
-            continue; /* whole rows: no border pixels left */
-        }
         a.edge_l = a.edge_r = 0;
         for (int64_t ow = 0; ow < p->ow; ow++) {
             if (ow == lo) ow = hi;

@@ -401,68 +401,49 @@ static inline __attribute__((always_inline)) void dw_row_3x3_mid(const conv_dw_a
         for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, 1, st, act, has_res);
 }
 
-/* A row too short for the bordered blocks below (npix <= DW_P), or whose residual is y
- * itself (no overlapping blocks): the border pixels peeled off to dw_3x3_edge. */
-static inline __attribute__((always_inline)) void dw_row_3x3_short(const conv_dw_args *a,
-                                                                   int64_t cfull, const int st,
-                                                                   const int act,
-                                                                   const int has_res)
-{
-    const int64_t n = a->npix;
-    conv_dw_args b = *a;
-    b.edge_l = b.edge_r = 0, b.npix = 1;
-    if (n == 1 && (a->edge_l || a->edge_r)) { /* one pixel, both borders possible */
-        b.s0 = a->edge_l, b.s1 = 3 - a->edge_r;
-        dw_3x3_edge(&b, cfull);
-        return;
-    }
-    if (a->edge_l) b.s0 = 1, dw_3x3_edge(&b, cfull);
-    dw_row_3x3_mid(a, cfull, a->edge_l, n - a->edge_r, st, act, has_res);
-    if (a->edge_r) {
-        b.s0 = 0, b.s1 = 2;
-        b.xo = a->xo + (n - 1) * a->xps, b.yo = a->yo + (n - 1) * a->yps;
-        dw_3x3_edge(&b, cfull);
-    }
-}
-
-/* Whole rows, their border pixels (edge_l, edge_r) included: the first block skips the column
+/* A whole row, its border pixels (edge_l, edge_r) included: the first block skips the column
  * left of pixel 0 and the last block the column right of the row's last pixel, so the border
  * pixels run in the 14-accumulator blocks too instead of one dependent FMA chain per channel
- * vector (dw_3x3_edge; at C=64 56x56 the two border pixels were 3.6% of the outputs). The
- * last block ends at the row's end, overlapping the previous one (its pixels recomputed to
- * the same values). With a second row (row2: the next output row), each pixel block runs
- * for both rows before the next: the two rows share two of their three input rows, which
- * are then still in L1 (at C=64 56x56 three input rows are 43 KiB, more than L1, so one row
- * at a time fetched every input row from L2 three times). */
+ * vector (dw_3x3_edge; at C=64 56x56 the two border pixels were 3.6% of the outputs). Rows
+ * shorter than DW_P + 1, or whose residual is y itself (no overlapping blocks), peel the
+ * border pixels off to dw_3x3_edge. */
 static inline __attribute__((always_inline)) void dw_row_3x3_ep(const conv_dw_args *a,
                                                                 int64_t cfull, const int st,
                                                                 const int act, const int has_res)
 {
     const int64_t n = a->npix;
-    conv_dw_args b = *a;
-    if (a->row2) b.xo = a->xo2, b.yo = a->yo2, b.r0 = a->r0_2, b.r1 = a->r1_2;
-    if (n <= DW_P || (has_res && a->res == a->y)) {
-        dw_row_3x3_short(a, cfull, st, act, has_res);
-        if (a->row2) dw_row_3x3_short(&b, cfull, st, act, has_res);
+    if (!a->edge_l && !a->edge_r) {
+        dw_row_3x3_mid(a, cfull, 0, n, st, act, has_res);
         return;
     }
-    const int nr = a->row2 ? 2 : 1;
-    for (int64_t p = 0;; p += DW_P) {
-        const int last = p + DW_P >= n;
-        const int64_t q = last ? n - DW_P : p;
-        for (int k = 0; k < nr; k++) {
-            const conv_dw_args *ak = k ? &b : a;
-            if (p == 0 && a->edge_l)
-                for (int64_t c = 0; c < cfull; c += VL)
-                    dw_3x3_block_e(ak, 0, c, DW_P, st, act, has_res, 1, 0);
-            else if (last && a->edge_r)
-                for (int64_t c = 0; c < cfull; c += VL)
-                    dw_3x3_block_e(ak, q, c, DW_P, st, act, has_res, 0, 1);
-            else
-                for (int64_t c = 0; c < cfull; c += VL)
-                    dw_3x3_block(ak, q, c, DW_P, st, act, has_res);
+    if (n <= DW_P || (has_res && a->res == a->y)) {
+        conv_dw_args b = *a;
+        b.edge_l = b.edge_r = 0, b.npix = 1;
+        if (n == 1) { /* one pixel, both borders possible */
+            b.s0 = a->edge_l, b.s1 = 3 - a->edge_r;
+            dw_3x3_edge(&b, cfull);
+            return;
         }
-        if (last) break;
+        if (a->edge_l) b.s0 = 1, dw_3x3_edge(&b, cfull);
+        dw_row_3x3_mid(a, cfull, a->edge_l, n - a->edge_r, st, act, has_res);
+        if (a->edge_r) {
+            b.s0 = 0, b.s1 = 2;
+            b.xo = a->xo + (n - 1) * a->xps, b.yo = a->yo + (n - 1) * a->yps;
+            dw_3x3_edge(&b, cfull);
+        }
+        return;
+    }
+    /* the first block, the blocks between, the last block ending at the row's end */
+    for (int64_t c = 0; c < cfull; c += VL) {
+        if (a->edge_l) dw_3x3_block_e(a, 0, c, DW_P, st, act, has_res, 1, 0);
+        else dw_3x3_block(a, 0, c, DW_P, st, act, has_res);
+    }
+    int64_t p = DW_P;
+    for (; p + DW_P < n; p += DW_P)
+        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, DW_P, st, act, has_res);
+    for (int64_t c = 0; c < cfull; c += VL) {
+        if (a->edge_r) dw_3x3_block_e(a, n - DW_P, c, DW_P, st, act, has_res, 0, 1);
+        else dw_3x3_block(a, n - DW_P, c, DW_P, st, act, has_res);
     }
 }
 
@@ -616,32 +597,14 @@ static void conv_dw_row(const conv_dw_args *a)
     const ptrdiff_t ds = a->S == 3 ? a->soff[1] - a->soff[0] : 0;
     const int st = ds > 0 && a->xps == ds ? 1 : ds > 0 && a->xps == 2 * ds ? 2 : 0;
     const int edges = a->edge_l || a->edge_r;
-    const int64_t cfull = a->c / VL * VL;
-    if (st && a->soff[2] - a->soff[1] == ds && a->s0 == 0 && a->s1 == 3) {
-        dw_row_3x3(a, cfull, st); /* both rows */
-        if (cfull == a->c) return;
-    } else if (a->row2) { /* the other paths: one row after the other */
-        conv_dw_args b = *a;
-        b.row2 = 0;
-        conv_dw_row(&b);
-        b.xo = a->xo2, b.yo = a->yo2, b.r0 = a->r0_2, b.r1 = a->r1_2;
-        conv_dw_row(&b);
-        return;
-    } else if (st && a->soff[2] - a->soff[1] == ds && !edges) {
-        dw_3x3_edge(a, cfull);
-        if (cfull == a->c) return;
-    } else {
-        dw_row_generic_edges(a, 0);
+    if (st && a->soff[2] - a->soff[1] == ds && (!edges || (a->s0 == 0 && a->s1 == 3))) {
+        const int64_t cfull = a->c / VL * VL;
+        if (a->s0 == 0 && a->s1 == 3) dw_row_3x3(a, cfull, st);
+        else dw_3x3_edge(a, cfull);
+        if (cfull < a->c) dw_row_generic_edges(a, cfull);
         return;
     }
-    /* the channels past the last full vector */
-    conv_dw_args b = *a;
-    b.row2 = 0;
-    dw_row_generic_edges(&b, cfull);
-    if (a->row2) {
-        b.xo = a->xo2, b.yo = a->yo2, b.r0 = a->r0_2, b.r1 = a->r1_2;
-        dw_row_generic_edges(&b, cfull);
-    }
+    dw_row_generic_edges(a, 0);
 }
 
 /* ---- Winograd transforms --------------------------------------------------------------------- */

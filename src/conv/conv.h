@@ -95,11 +95,6 @@ typedef struct conv_dw_args {
      * and pixel npix-1's last column tap fall outside the input, so they are skipped, not read
      * (the taps [s0, s1) hold for the other pixels). */
     int edge_l, edge_r;
-    /* A second output row (forward; 0 elsewhere): same pixels, channels and border flags, at
-     * xo2 / yo2 with the kernel rows [r0_2, r1_2). */
-    int row2;
-    ptrdiff_t xo2, yo2;
-    int r0_2, r1_2;
 } conv_dw_args;
 
 /* NCHW depthwise, one output row of one (image, channel) plane, w the channel's R x S taps:
