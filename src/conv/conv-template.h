@@ -18,9 +18,9 @@
  *
  * Depthwise (dw_row, NHWC / NCHW16c): 3x3 windows (stride 1 or 2) in blocks of 14 pixels x
  * 1 vector of channels, one window row's 3 weight vectors in registers at a time; whole rows
- * with their border pixels (the first and last blocks skip the column outside the input),
- * two output rows per call, block by block; other border pixels and other windows loop over
- * their valid taps, 4 pixels x 1 vector; channels past the last full vector go scalar.
+ * with their border pixels (the first and last blocks skip the column outside the input);
+ * other border pixels and other windows loop over their valid taps, 4 pixels x 1 vector;
+ * channels past the last full vector go scalar.
  * dwp_row (NCHW): one plane row, vectors of output pixels, the column taps as shifted loads.
  *
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
