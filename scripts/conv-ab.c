@@ -4,7 +4,10 @@
  * Both builds' shared libraries are loaded with dlopen(RTLD_LOCAL), so their symbols do not
  * clash; each gets its own context and plan. The two builds and oneDNN (same shape and layout,
  * weights in its own format, its own input and output buffers) are then called round-robin,
- * one call each per round, so slow phases of the machine hit all three alike; medians and
+ * one call each per round, so slow phases of the machine hit all three alike. Each method has
+ * its own input and output buffers: when A and B shared them (before 2026-12-01), B found the
+ * input A had just read in cache and measured 1.1-1.2x faster in position B than in position
+ * A with the same library (docs/PERFORMANCE.md, conv, session 4). Medians and
  * bests of the rounds are printed, with B/A (> 1: B faster) and oneDNN/B (> 1: B faster than
  * oneDNN). The builds' outputs are compared first (max |A - B|). A fourth method in the same
  * rounds, memcpy of an input-sized buffer into an output-sized one (its own pair), is the
@@ -101,14 +104,16 @@ int main(int argc, char **argv)
     const size_t wn = pw ? (size_t)(C * C) : (size_t)C * 9;
     float *x = aligned_alloc(64, xn * 4), *x2 = aligned_alloc(64, xn * 4);
     float *y = aligned_alloc(64, yn * 4), *y2 = aligned_alloc(64, yn * 4);
+    float *xb = aligned_alloc(64, xn * 4), *yb2 = aligned_alloc(64, yn * 4);
     float *ya = aligned_alloc(64, yn * 4), *yb = aligned_alloc(64, yn * 4);
     float *xc = aligned_alloc(64, xn * 4), *yc = aligned_alloc(64, xn * 4);
     float *w = malloc(wn * 4), *bias = malloc((size_t)C * 4);
-    if (!x || !x2 || !y || !y2 || !ya || !yb || !xc || !yc || !w || !bias) return 1;
-    for (size_t i = 0; i < xn; i++) x[i] = x2[i] = (float)(i % 17) * 0.1f - 0.5f;
+    if (!x || !x2 || !y || !y2 || !xb || !yb2 || !ya || !yb || !xc || !yc || !w || !bias) return 1;
+    for (size_t i = 0; i < xn; i++) x[i] = x2[i] = xb[i] = (float)(i % 17) * 0.1f - 0.5f;
     for (size_t i = 0; i < wn; i++) w[i] = 0.1f * (float)(i % 7) - 0.3f;
     for (int i = 0; i < C; i++) bias[i] = 0.5f;
-    memset(y, 0, yn * 4), memset(y2, 0, yn * 4), memcpy(xc, x, xn * 4), memset(yc, 0, xn * 4);
+    memset(y, 0, yn * 4), memset(y2, 0, yn * 4), memset(yb2, 0, yn * 4);
+    memcpy(xc, x, xn * 4), memset(yc, 0, xn * 4);
 
     ridge_conv2d_desc d;
     memset(&d, 0, sizeof d); /* ridge_conv2d_desc_init lives in the builds, not here */
@@ -174,7 +179,7 @@ int main(int argc, char **argv)
         for (int m = 0; m < 4; m++) {
             double t0 = now();
             if (m == 0) A.fwd(A.ctx, A.plan, x, y, bias, NULL, A.ws);
-            else if (m == 1) B.fwd(B.ctx, B.plan, x, y, bias, NULL, B.ws);
+            else if (m == 1) B.fwd(B.ctx, B.plan, xb, yb2, bias, NULL, B.ws);
             else if (m == 2) {
                 dnnl_primitive_execute(prim, str, 4, args);
                 dnnl_stream_wait(str);

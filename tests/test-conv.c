@@ -54,6 +54,14 @@ static const shape shapes[] = {
     /* the 3x3 blocks of 12, 4 and 1 pixels at stride 2, and border pixels with 1 or 2 taps */
     {"dw-c24-s2-w35",   1, 24, 7,  35, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24},
     {"dw-c40-w31-pr2",  2, 40, 6,  31, 40, 3, 3, 1, 1, 1, 1, 1, 0, 0, 2, 40},
+    /* whole rows with their border pixels in the 14-pixel blocks (edge_l / edge_r): 15 and
+     * 30 pixels (first, middle, last block), 14 and 2 (too short: borders peeled), stride 2
+     * with a right border, a tail channel past the last vector */
+    {"dw-c16-w15",      1, 16, 5,  15, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16},
+    {"dw-c24-w30",      2, 24, 5,  30, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24},
+    {"dw-c8-w14",       1, 8,  4,  14, 8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
+    {"dw-c8-w2",        1, 8,  3,  2,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
+    {"dw-c9-w29-s2",    1, 9,  6,  29, 9,  3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
@@ -447,7 +455,8 @@ static void test_separable(ridge_ctx *ctx)
 {
     const struct {
         int64_t n, c, h, w, st, co;
-    } g[] = {{2, 19, 9, 11, 1, 24}, {1, 32, 13, 12, 2, 40}, {1, 8, 1, 3, 1, 5}};
+    } g[] = {{2, 19, 9, 11, 1, 24}, {1, 32, 13, 12, 2, 40}, {1, 8, 1, 3, 1, 5},
+             {1, 16, 5, 31, 1, 8}};
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
         ridge_conv2d_desc dd, pd;
         ridge_conv2d_desc_init(&dd);

@@ -646,6 +646,22 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.bias = f->bias;
     a.res = f->res;
     a.act = f->act;
+    /* When the row's only border pixels are its first, missing just its first column tap,
+     * and its last, missing just its last (pad 1 for 3x3), the whole row is one call with
+     * edge_l / edge_r: the kernel then runs the border pixels in its blocks too. */
+    int el = 0, er = 0;
+    if (hi > lo && lo == 1) {
+        int t0, t1;
+        tap_range(-d->pad_left, d->w, dw, S, &t0, &t1);
+        el = t0 == 1 && t1 == (int)S;
+    }
+    if (hi > lo && hi == p->ow - 1) {
+        int t0, t1;
+        tap_range((p->ow - 1) * sw - d->pad_left, d->w, dw, S, &t0, &t1);
+        er = t0 == 0 && t1 == (int)S - 1;
+    }
+    const int whole = (lo == 0 || el) && (hi == p->ow || er);
+    if (whole) lo = 0, hi = p->ow;
     for (size_t row = f->row0 + b0; row < f->row0 + e0; row++) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
@@ -656,7 +672,9 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         a.xo = xrow + lo * a.xps;
         a.yo = yrow + lo * a.yps;
         a.npix = hi - lo;
+        a.edge_l = whole && el, a.edge_r = whole && er;
         if (a.npix > 0) p->k->dw_row(&a);
+        a.edge_l = a.edge_r = 0;
         for (int64_t ow = 0; ow < p->ow; ow++) {
             if (ow == lo) ow = hi;
             if (ow >= p->ow) break;

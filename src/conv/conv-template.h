@@ -17,10 +17,11 @@
  * padded copy). Per reduction step: 2 weight vectors, 6 broadcasts, 12 FMAs.
  *
  * Depthwise (dw_row, NHWC / NCHW16c): 3x3 windows (stride 1 or 2) in blocks of 14 pixels x
- * 1 vector of channels, one window row's 3 weight vectors in registers at a time; border
- * pixels loop over their valid taps; other windows loop over their valid taps, 4 pixels x 1
- * vector; channels past the last full vector go scalar. dwp_row (NCHW): one plane row,
- * vectors of output pixels, the column taps as shifted loads.
+ * 1 vector of channels, one window row's 3 weight vectors in registers at a time; whole rows
+ * with their border pixels (the first and last blocks skip the column outside the input);
+ * other border pixels and other windows loop over their valid taps, 4 pixels x 1 vector;
+ * channels past the last full vector go scalar.
+ * dwp_row (NCHW): one plane row, vectors of output pixels, the column taps as shifted loads.
  *
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
  * (B^T, A^T of F(2,3) and F(4,3)) applied to columns and then rows through a small stack
@@ -323,10 +324,11 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
  * pixels x c, which stays in L1. */
 #define DW_P 14
 
-static inline __attribute__((always_inline)) void dw_3x3_block(const conv_dw_args *a,
-                                                               int64_t p, int64_t c,
-                                                               const int P, const int st,
-                                                               const int act, const int has_res)
+static inline __attribute__((always_inline)) void dw_3x3_block_e(const conv_dw_args *a,
+                                                                 int64_t p, int64_t c,
+                                                                 const int P, const int st,
+                                                                 const int act, const int has_res,
+                                                                 const int skip_l, const int skip_r)
 {
     const ptrdiff_t ds = a->soff[1] - a->soff[0], cp = a->cp, yps = a->yps;
     const float *x = a->xb + (a->xo + p * a->xps + a->xco[c] + a->soff[0]);
@@ -342,6 +344,8 @@ static inline __attribute__((always_inline)) void dw_3x3_block(const conv_dw_arg
         /* input column j is tap s of pixel (j - s) / st */
 #pragma GCC unroll 32
         for (int j = 0; j < (P - 1) * st + 3; j++, xj += ds) {
+            /* the row's border columns (left of pixel 0, right of pixel P-1): not read */
+            if ((skip_l && j == 0) || (skip_r && j == (P - 1) * st + 2)) continue;
             const VF v = VLOAD(xj);
             if (j % st == 0 && j / st < P) acc[j / st] = VFMA(v, w0, acc[j / st]);
             if (j >= 1 && (j - 1) % st == 0 && (j - 1) / st < P)
@@ -361,26 +365,86 @@ static inline __attribute__((always_inline)) void dw_3x3_block(const conv_dw_arg
     }
 }
 
+static inline __attribute__((always_inline)) void dw_3x3_block(const conv_dw_args *a,
+                                                               int64_t p, int64_t c,
+                                                               const int P, const int st,
+                                                               const int act, const int has_res)
+{
+    dw_3x3_block_e(a, p, c, P, st, act, has_res, 0, 0);
+}
+
+static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull);
+
+/* The pixels [p0, p1) of the row without its border flags (the blocks below, for rows too
+ * short for the bordered blocks). */
+static inline __attribute__((always_inline)) void dw_row_3x3_mid(const conv_dw_args *a,
+                                                                 int64_t cfull, int64_t p0,
+                                                                 int64_t p1, const int st,
+                                                                 const int act,
+                                                                 const int has_res)
+{
+    int64_t p = p0;
+    for (; p + DW_P <= p1; p += DW_P)
+        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, DW_P, st, act, has_res);
+    /* The last 1..DW_P-1 pixels as one more full block ending at p1, overlapping the
+     * previous one: the overlapped pixels are recomputed to the same values, which beats 4-
+     * and 1-pixel blocks (4 and 1 FMA chains). Not when the residual is y itself: the
+     * overlapped pixels would add it twice. */
+    if (p < p1 && p1 - p0 >= DW_P && !(has_res && a->res == a->y)) {
+        for (int64_t c = 0; c < cfull; c += VL)
+            dw_3x3_block(a, p1 - DW_P, c, DW_P, st, act, has_res);
+        return;
+    }
+    for (; p + 4 <= p1; p += 4)
+        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, 4, st, act, has_res);
+    for (; p < p1; p++)
+        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, 1, st, act, has_res);
+}
+
+/* A whole row, its border pixels (edge_l, edge_r) included: the first block skips the column
+ * left of pixel 0 and the last block the column right of the row's last pixel, so the border
+ * pixels run in the 14-accumulator blocks too instead of one dependent FMA chain per channel
+ * vector (dw_3x3_edge; at C=64 56x56 the two border pixels were 3.6% of the outputs). Rows
+ * shorter than DW_P + 1, or whose residual is y itself (no overlapping blocks), peel the
+ * border pixels off to dw_3x3_edge. */
 static inline __attribute__((always_inline)) void dw_row_3x3_ep(const conv_dw_args *a,
                                                                 int64_t cfull, const int st,
                                                                 const int act, const int has_res)
 {
-    int64_t p = 0;
-    for (; p + DW_P <= a->npix; p += DW_P)
-        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, DW_P, st, act, has_res);
-    /* The last 1..DW_P-1 pixels as one more full block ending at the row's end, overlapping
-     * the previous one: the overlapped pixels are recomputed to the same values, which beats
-     * 4- and 1-pixel blocks (4 and 1 FMA chains). Not when the residual is y itself: the
-     * overlapped pixels would add it twice. */
-    if (p < a->npix && a->npix >= DW_P && !(has_res && a->res == a->y)) {
-        for (int64_t c = 0; c < cfull; c += VL)
-            dw_3x3_block(a, a->npix - DW_P, c, DW_P, st, act, has_res);
+    const int64_t n = a->npix;
+    if (!a->edge_l && !a->edge_r) {
+        dw_row_3x3_mid(a, cfull, 0, n, st, act, has_res);
         return;
     }
-    for (; p + 4 <= a->npix; p += 4)
-        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, 4, st, act, has_res);
-    for (; p < a->npix; p++)
-        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, 1, st, act, has_res);
+    if (n <= DW_P || (has_res && a->res == a->y)) {
+        conv_dw_args b = *a;
+        b.edge_l = b.edge_r = 0, b.npix = 1;
+        if (n == 1) { /* one pixel, both borders possible */
+            b.s0 = a->edge_l, b.s1 = 3 - a->edge_r;
+            dw_3x3_edge(&b, cfull);
+            return;
+        }
+        if (a->edge_l) b.s0 = 1, dw_3x3_edge(&b, cfull);
+        dw_row_3x3_mid(a, cfull, a->edge_l, n - a->edge_r, st, act, has_res);
+        if (a->edge_r) {
+            b.s0 = 0, b.s1 = 2;
+            b.xo = a->xo + (n - 1) * a->xps, b.yo = a->yo + (n - 1) * a->yps;
+            dw_3x3_edge(&b, cfull);
+        }
+        return;
+    }
+    /* the first block, the blocks between, the last block ending at the row's end */
+    for (int64_t c = 0; c < cfull; c += VL) {
+        if (a->edge_l) dw_3x3_block_e(a, 0, c, DW_P, st, act, has_res, 1, 0);
+        else dw_3x3_block(a, 0, c, DW_P, st, act, has_res);
+    }
+    int64_t p = DW_P;
+    for (; p + DW_P < n; p += DW_P)
+        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, DW_P, st, act, has_res);
+    for (int64_t c = 0; c < cfull; c += VL) {
+        if (a->edge_r) dw_3x3_block_e(a, n - DW_P, c, DW_P, st, act, has_res, 0, 1);
+        else dw_3x3_block(a, n - DW_P, c, DW_P, st, act, has_res);
+    }
 }
 
 static inline void dw_store(const conv_dw_args *a, ptrdiff_t o, VF v)
@@ -501,20 +565,46 @@ static void conv_dwp_row(const conv_dwp_args *a)
     }
 }
 
+/* dw_row_generic on a row with border flags: the border pixels one by one with their taps. */
+static void dw_row_generic_edges(const conv_dw_args *a, int64_t c_begin)
+{
+    conv_dw_args b = *a;
+    b.edge_l = b.edge_r = 0;
+    if (a->npix == 1) { /* one pixel, both borders possible */
+        b.s0 = a->s0 + a->edge_l, b.s1 = a->s1 - a->edge_r;
+        dw_row_generic(&b, c_begin);
+        return;
+    }
+    b.xo = a->xo + a->edge_l * a->xps, b.yo = a->yo + a->edge_l * a->yps;
+    b.npix = a->npix - a->edge_l - a->edge_r;
+    if (b.npix > 0) dw_row_generic(&b, c_begin);
+    b.npix = 1;
+    if (a->edge_l) {
+        b.xo = a->xo, b.yo = a->yo, b.s0 = a->s0 + 1, b.s1 = a->s1;
+        dw_row_generic(&b, c_begin);
+    }
+    if (a->edge_r) {
+        b.xo = a->xo + (a->npix - 1) * a->xps, b.yo = a->yo + (a->npix - 1) * a->yps;
+        b.s0 = a->s0, b.s1 = a->s1 - 1;
+        dw_row_generic(&b, c_begin);
+    }
+}
+
 static void conv_dw_row(const conv_dw_args *a)
 {
     /* the fast path: a 3x3 window (any rows; all 3 column taps, or a border pixel's), no
      * dilation (soff one column step apart), and a pixel step of 1 or 2 columns */
     const ptrdiff_t ds = a->S == 3 ? a->soff[1] - a->soff[0] : 0;
     const int st = ds > 0 && a->xps == ds ? 1 : ds > 0 && a->xps == 2 * ds ? 2 : 0;
-    if (st && a->soff[2] - a->soff[1] == ds) {
+    const int edges = a->edge_l || a->edge_r;
+    if (st && a->soff[2] - a->soff[1] == ds && (!edges || (a->s0 == 0 && a->s1 == 3))) {
         const int64_t cfull = a->c / VL * VL;
         if (a->s0 == 0 && a->s1 == 3) dw_row_3x3(a, cfull, st);
         else dw_3x3_edge(a, cfull);
-        if (cfull < a->c) dw_row_generic(a, cfull);
+        if (cfull < a->c) dw_row_generic_edges(a, cfull);
         return;
     }
-    dw_row_generic(a, 0);
+    dw_row_generic_edges(a, 0);
 }
 
 /* ---- Winograd transforms --------------------------------------------------------------------- */

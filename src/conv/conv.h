@@ -91,6 +91,10 @@ typedef struct conv_dw_args {
     const float *res;
     int act;
     int64_t npix;
+    /* Row borders inside the call (forward 3x3 path; 0 elsewhere): pixel 0's first column tap
+     * and pixel npix-1's last column tap fall outside the input, so they are skipped, not read
+     * (the taps [s0, s1) hold for the other pixels). */
+    int edge_l, edge_r;
 } conv_dw_args;
 
 /* NCHW depthwise, one output row of one (image, channel) plane, w the channel's R x S taps:

@@ -1,5 +1,5 @@
-/* AVX2 + FMA conv kernels: 6x16 micro-kernel (12 ymm accumulators), depthwise 4 pixels x 8
- * channels, Winograd transforms. The logic is conv-template.h; this file is only the mapping
+/* AVX2 + FMA conv kernels: 6x16 micro-kernel (12 ymm accumulators), depthwise 14 pixels x
+ * 8 channels, Winograd transforms. The logic is conv-template.h; this file is only the mapping
  * of its vector operations onto 256-bit intrinsics. */
 #include <immintrin.h>
 
