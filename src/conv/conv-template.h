@@ -324,7 +324,15 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
  * pixels x c, which stays in L1. */
 #define DW_P 14
 
-static inline __attribute__((always_inline)) void dw_3x3_block_e(const conv_dw_args *a,
+/* The depthwise blocks are inlined into each (stride, activation, residual) variant of the row
+ * so that those are constants in the unrolled loops. The portable file (a loop per "vector")
+ * makes them ordinary functions: inlined there, gcc took over 10 minutes on that one file
+ * under the sanitizers (2.5 before the bordered blocks). */
+#ifndef CONV_DW_INLINE
+#define CONV_DW_INLINE static inline __attribute__((always_inline))
+#endif
+
+CONV_DW_INLINE void dw_3x3_block_e(const conv_dw_args *a,
                                                                  int64_t p, int64_t c,
                                                                  const int P, const int st,
                                                                  const int act, const int has_res,
@@ -365,7 +373,7 @@ static inline __attribute__((always_inline)) void dw_3x3_block_e(const conv_dw_a
     }
 }
 
-static inline __attribute__((always_inline)) void dw_3x3_block(const conv_dw_args *a,
+CONV_DW_INLINE void dw_3x3_block(const conv_dw_args *a,
                                                                int64_t p, int64_t c,
                                                                const int P, const int st,
                                                                const int act, const int has_res)
@@ -377,7 +385,7 @@ static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull);
 
 /* The pixels [p0, p1) of the row without its border flags (the blocks below, for rows too
  * short for the bordered blocks). */
-static inline __attribute__((always_inline)) void dw_row_3x3_mid(const conv_dw_args *a,
+CONV_DW_INLINE void dw_row_3x3_mid(const conv_dw_args *a,
                                                                  int64_t cfull, int64_t p0,
                                                                  int64_t p1, const int st,
                                                                  const int act,
@@ -407,7 +415,7 @@ static inline __attribute__((always_inline)) void dw_row_3x3_mid(const conv_dw_a
  * vector (dw_3x3_edge; at C=64 56x56 the two border pixels were 3.6% of the outputs). Rows
  * shorter than DW_P + 1, or whose residual is y itself (no overlapping blocks), peel the
  * border pixels off to dw_3x3_edge. */
-static inline __attribute__((always_inline)) void dw_row_3x3_ep(const conv_dw_args *a,
+CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
                                                                 int64_t cfull, const int st,
                                                                 const int act, const int has_res)
 {

@@ -83,4 +83,5 @@ static inline vf8 vset1(float f)
 #define KNAME_STR "f32-conv-6x16-scalar"
 #define KISA RIDGE_ISA_REF
 
+#define CONV_DW_INLINE static __attribute__((noinline)) /* see conv-template.h */
 #include "conv/conv-template.h"
