@@ -255,33 +255,36 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
     return n;
 }
 
-/* Measures one point: calibrates every probe, then runs the trials round-robin (probe 1,
- * probe 2, ..., probe 1, ...) and keeps each probe's best; the compute and cache-level probes
- * in one round-robin, then the DRAM ones in another. Interleaved with the DRAM probes, the L3
- * read ran 20-35% under the independent probe: copy and triad leave the L3 full of dirty lines,
+/* Measures one phase of one point: calibrates its probes, then runs their trials round-robin
+ * (probe 1, probe 2, ..., probe 1, ...) and keeps each probe's best. Phase 0 is the compute
+ * and cache-level probes, phase 1 the DRAM ones, and every point's phase 0 runs before any
+ * point's phase 1 (ridge_roofline_measure): copy and triad leave the L3 full of dirty lines,
  * and every L2 victim entering the L3 then evicts one to DRAM (a standalone test: 2 MiB read
  * from L3 at 65-76 GB/s, 48-60 right after a 128 MiB triad, back to 76 only after 60 warm
- * passes). Successive trials of a cache level read different arrays (windows): here the L1
- * read rate differed by up to 1.6x between processes (200 vs 125 GB/s) yet stayed put within
- * one, which points at the array's address (Zen's L1 way predictor tags lines by linear
- * address); one fixed array could then report a low roof every time. */
-static void measure_point(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
-                          probe_spec *specs, int nspecs)
+ * passes). Interleaved with the DRAM probes, the L3 read ran 20-35% under the independent
+ * probe; after the 1-thread point's DRAM phase, the 2-thread L3 read ran 93-120 GB/s against
+ * 134-139 without it (session 4). Successive trials of a cache level read different arrays
+ * (windows): here the L1 read rate differed by up to 1.6x between processes (200 vs 125 GB/s)
+ * yet stayed put within one, which points at the array's address (Zen's L1 way predictor
+ * tags lines by linear address); one fixed array could then report a low roof every time. */
+static void measure_phase(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
+                          probe_spec *specs, int nspecs, int phase)
 {
-    for (int i = 0; i < nspecs; i++) *specs[i].result = calibrate(ctx, j, nth, p, &specs[i]);
-    for (int phase = 0; phase < 2; phase++) /* 0: compute and caches, 1: DRAM */
-        for (int t = 1; t < (phase ? p->dram_trials : p->trials); t++)
-            for (int i = 0; i < nspecs; i++) {
-                if (specs[i].dram != phase) continue;
-                double ops;
-                load_spec(j, &specs[i]);
-                j->window = specs[i].windows > 1 ? (size_t)t % specs[i].windows : 0;
-                double sec = trial(ctx, j, nth, &ops);
-                *specs[i].result = fmax(*specs[i].result, ops / sec * 1e-9);
-            }
     for (int i = 0; i < nspecs; i++)
-        note(p, "%d thread%s: %-10s %8.1f %s", nth, nth > 1 ? "s" : "", specs[i].name,
-             *specs[i].result, specs[i].kind == K_COMPUTE ? "G/s" : "GB/s");
+        if (specs[i].dram == phase) *specs[i].result = calibrate(ctx, j, nth, p, &specs[i]);
+    for (int t = 1; t < (phase ? p->dram_trials : p->trials); t++)
+        for (int i = 0; i < nspecs; i++) {
+            if (specs[i].dram != phase) continue;
+            double ops;
+            load_spec(j, &specs[i]);
+            j->window = specs[i].windows > 1 ? (size_t)t % specs[i].windows : 0;
+            double sec = trial(ctx, j, nth, &ops);
+            *specs[i].result = fmax(*specs[i].result, ops / sec * 1e-9);
+        }
+    for (int i = 0; i < nspecs; i++)
+        if (specs[i].dram == phase)
+            note(p, "%d thread%s: %-10s %8.1f %s", nth, nth > 1 ? "s" : "", specs[i].name,
+                 *specs[i].result, specs[i].kind == K_COMPUTE ? "G/s" : "GB/s");
 }
 
 ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *out)
@@ -340,14 +343,17 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
              : has_avx2   ? ridge_probe_triad__avx2
                           : ridge_probe_triad__scalar;
     for (int i = 0; i < ncounts; i++) {
-        ridge_roofline_point *pt = &r.points[r.npoints++];
-        memset(pt, 0, sizeof *pt);
-        pt->threads = counts[i];
-        probe_spec specs[RIDGE_PEAK_COUNT + 6];
-        int nspecs = make_specs(cpu, &r, counts[i], floats_for(dram_bytes), dram_floats,
-                                cache_floats, pt, specs);
-        measure_point(ctx, j, counts[i], &p, specs, nspecs);
+        memset(&r.points[i], 0, sizeof r.points[i]);
+        r.points[i].threads = counts[i];
     }
+    r.npoints = ncounts;
+    for (int phase = 0; phase < 2; phase++) /* every point's caches, then every point's DRAM */
+        for (int i = 0; i < ncounts; i++) {
+            probe_spec specs[RIDGE_PEAK_COUNT + 6];
+            int nspecs = make_specs(cpu, &r, counts[i], floats_for(dram_bytes), dram_floats,
+                                    cache_floats, &r.points[i], specs);
+            measure_phase(ctx, j, counts[i], &p, specs, nspecs, phase);
+        }
 
     r.seconds = (double)(ridge_time_ns() - start) * 1e-9;
     time_t now = time(NULL);
