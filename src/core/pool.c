@@ -51,7 +51,6 @@ struct ridge_pool {
     /* the current job: written by the caller before `ticket` is published */
     ridge_task_fn fn;
     void *arg;
-    int nth;
     /* profiling: each index's task span for the current job, appended after the join */
     ridge_profile *prof;
     uint64_t *span;        /* 2 * threads: start, end per index */
@@ -70,10 +69,6 @@ static void run_task(ridge_task_fn fn, void *arg, int ith, int nth)
     fn(arg, ith, nth);
     ridge_task_depth--;
 }
-
-typedef struct worker_start {
-    ridge_pool *pool;
-} worker_start;
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected)
 {
@@ -131,9 +126,7 @@ static void claim_and_run(ridge_pool *pool)
 
 static void *worker_main(void *p)
 {
-    worker_start *ws = p;
-    ridge_pool *pool = ws->pool;
-    free(ws);
+    ridge_pool *pool = p;
     uint32_t seen = 0;
     for (;;) {
         if (!spin_until_changed(pool, &pool->gen, seen)) {
@@ -150,9 +143,8 @@ static void *worker_main(void *p)
 
 /* Publishes the job, runs index 0 and whatever no worker has claimed yet, and waits until
  * every index has finished. */
-static void fork_join(ridge_pool *pool)
+static void fork_join(ridge_pool *pool, int nth)
 {
-    const int nth = pool->nth;
     atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
     uint32_t g = atomic_load_explicit(&pool->gen, memory_order_relaxed) + 1;
     atomic_store(&pool->ticket, TICKET(g, nth, 1)); /* seq_cst: publishes fn/arg and done */
@@ -208,11 +200,7 @@ ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out)
         if (!pool->workers) goto err_free_pool;
     }
     for (int i = 1; i < threads; i++) {
-        worker_start *ws = malloc(sizeof *ws);
-        if (!ws) goto err_stop_workers;
-        ws->pool = pool;
-        if (pthread_create(&pool->workers[i - 1], NULL, worker_main, ws) != 0) {
-            free(ws);
+        if (pthread_create(&pool->workers[i - 1], NULL, worker_main, pool) != 0) {
             ridge_pool_destroy(pool);
             return ridge_error(RIDGE_ENOMEM, "pool: could not start worker thread %d of %d",
                                i, threads - 1);
@@ -222,9 +210,6 @@ ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out)
     *out = pool;
     return RIDGE_OK;
 
-err_stop_workers:
-    ridge_pool_destroy(pool);
-    return ridge_error(RIDGE_ENOMEM, "pool: out of memory");
 err_free_pool:
     free(pool->span);
     ridge_free(pool);
@@ -256,8 +241,7 @@ void ridge_pool_run(ridge_pool *pool, int nth, ridge_task_fn fn, void *arg)
     }
     pool->fn = fn;
     pool->arg = arg;
-    pool->nth = nth;
-    fork_join(pool);
+    fork_join(pool, nth);
     atomic_store_explicit(&pool->busy, 0, memory_order_release);
 }
 

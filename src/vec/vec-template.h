@@ -205,13 +205,14 @@ static ridge_status mean_f64_to(RIDGE_VEC_CTX, const double *x, size_t n, double
  * of x; then sum(lo) = (wrapped - 2^16 sum(hi)) mod 2^32 exactly, as it lies in [0, 2^32). */
 static inline int64_t sum_i32_short(const int32_t *x, size_t n)
 {
-#ifdef RV_SMALL
-    if (__builtin_expect(n >= RV_W, 1)) return small_sum_i32(x, n);
-#endif
     if (__builtin_expect(n >= RV_W, 1)) {
+#ifdef RV_SMALL
+        return small_sum_i32(x, n);
+#else
         rv_i a = ri_load(x), b = ri_load_n(x + RV_W, n - RV_W);
         return rl_hsum(rl_add(rl_add(ri_widen_lo(a), ri_widen_hi(a)),
                               rl_add(ri_widen_lo(b), ri_widen_hi(b))));
+#endif
     }
     rv_i a = ri_load_n(x, n);
     return rl_hsum(rl_add(ri_widen_lo(a), ri_widen_hi(a)));

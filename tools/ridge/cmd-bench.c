@@ -49,12 +49,11 @@ static void help(void)
  * re-execute. */
 static void peers_short_spin(int argc, char **argv)
 {
-    if (getenv("RIDGE_BENCH_PEER_SPIN")) return; /* already done, or asked not to */
+    char *args[80];
+    if (getenv("RIDGE_BENCH_PEER_SPIN") || argc > 78) return; /* done, asked not to, or odd */
     setenv("RIDGE_BENCH_PEER_SPIN", "1", 1);
     setenv("OPENBLAS_THREAD_TIMEOUT", "17", 0);
     setenv("GOMP_SPINCOUNT", "2000", 0);
-    char *args[80];
-    if (argc > 78) return;
     args[0] = "ridge";
     for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
     args[argc + 1] = NULL;
