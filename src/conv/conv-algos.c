@@ -306,44 +306,82 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                         conv_runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
     conv_row_args a;
     a.xb = f->x;
-    a.xps = sw * p->xv.sw;
-    a.S = (int)S;
-    a.yps = p->yv.sw;
-    for (size_t row = b0; row < e0; row++) {
+    for (size_t row = b0; row < e0;) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
         tap_range(ih0, d->h, d->dil_h, R, &a.r0, &a.r1);
-        ptrdiff_t xrow = n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
-        ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh;
-        for (size_t cb = b1; cb < e1; cb++) {
-            int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
-            row_channels(f, &a, g, cob);
-            a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
-            /* interior in one call, the border pixels one by one with their own column range */
-            a.xo = xrow + lo * a.xps;
-            a.yo = yrow + lo * a.yps;
-            a.npix = hi - lo;
-            if (row_run) { /* the group's channel offset moves into xo */
-                a.xo += p->xco[g * p->cig];
-                a.roff = p->roff, a.soff = p->iota, a.coff = p->iota;
-                a.S = 1, a.s0 = 0, a.s1 = 1, a.kc = S * p->cig;
-            } else {
-                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
-                a.S = (int)S, a.s0 = 0, a.s1 = (int)S, a.kc = p->cig;
+        /* rows whose windows are whole in height, up to a micro-tile of them: their border
+         * columns go as vertical tiles after the rows' interiors (a column's pixels share its
+         * tap range); a run stays short so its input rows are still in cache */
+        size_t end = row + 1;
+        int full = a.r0 == 0 && a.r1 == R;
+        if (full)
+            for (int r0, r1; end < e0 && end - row < (size_t)p->k->mr && (int64_t)end / p->oh == n;
+                 end++) {
+                tap_range(((int64_t)end % p->oh) * d->stride_h - d->pad_top, d->h, d->dil_h, R,
+                          &r0, &r1);
+                if (r0 != 0 || r1 != R) break;
             }
-            if (a.npix > 0) p->k->row(&a);
-            a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
-            a.S = (int)S, a.kc = p->cig;
-            for (int64_t ow = 0; ow < p->ow; ow++) {
-                if (ow == lo) ow = hi;
-                if (ow >= p->ow) break;
-                tap_range(ow * sw - d->pad_left, d->w, dw, S, &a.s0, &a.s1);
-                a.xo = xrow + ow * a.xps;
-                a.yo = yrow + ow * a.yps;
+        a.xps = sw * p->xv.sw, a.yps = p->yv.sw;
+        for (size_t rw = row; rw < end; rw++) {
+            int64_t ohr = (int64_t)rw % p->oh, ihr = ohr * d->stride_h - d->pad_top;
+            ptrdiff_t xrow = n * p->xv.sn + ihr * p->xv.sh - d->pad_left * p->xv.sw;
+            ptrdiff_t yrow = n * p->yv.sn + ohr * p->yv.sh;
+            for (size_t cb = b1; cb < e1; cb++) {
+                int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
+                row_channels(f, &a, g, cob);
+                a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
+                /* the interior in one call */
+                a.xo = xrow + lo * a.xps;
+                a.yo = yrow + lo * a.yps;
+                a.npix = hi - lo;
+                if (row_run) { /* the group's channel offset moves into xo */
+                    a.xo += p->xco[g * p->cig];
+                    a.roff = p->roff, a.soff = p->iota, a.coff = p->iota;
+                    a.S = 1, a.s0 = 0, a.s1 = 1, a.kc = S * p->cig;
+                } else {
+                    a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+                    a.S = (int)S, a.s0 = 0, a.s1 = (int)S, a.kc = p->cig;
+                }
+                if (a.npix > 0) p->k->row(&a);
+                if (full) continue;
+                /* a row cut by the top or bottom border: its border pixels one by one */
+                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+                a.S = (int)S, a.kc = p->cig;
                 a.npix = 1;
-                p->k->row(&a);
+                for (int64_t ow = 0; ow < p->ow; ow++) {
+                    if (ow == lo) ow = hi;
+                    if (ow >= p->ow) break;
+                    tap_range(ow * sw - d->pad_left, d->w, dw, S, &a.s0, &a.s1);
+                    a.xo = xrow + ow * a.xps;
+                    a.yo = yrow + ow * a.yps;
+                    p->k->row(&a);
+                }
             }
         }
+        if (full && (lo > 0 || hi < p->ow)) {
+            /* the run's border columns: one call per column, its pixels a row apart (whole
+             * micro-tiles, where single pixels ran load-bound: 11x11 c=64 on 56x56 and 28x28
+             * 1.13x and 1.3x faster, no longer slower than the same kernel on a padded copy) */
+            a.xps = d->stride_h * p->xv.sh, a.yps = p->yv.sh;
+            a.npix = (int64_t)(end - row);
+            for (size_t cb = b1; cb < e1; cb++) {
+                int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
+                row_channels(f, &a, g, cob);
+                a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
+                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+                a.S = (int)S, a.kc = p->cig;
+                for (int64_t ow = 0; ow < p->ow; ow++) {
+                    if (ow == lo) ow = hi;
+                    if (ow >= p->ow) break;
+                    tap_range(ow * sw - d->pad_left, d->w, dw, S, &a.s0, &a.s1);
+                    a.xo = n * p->xv.sn + ih0 * p->xv.sh + (ow * sw - d->pad_left) * p->xv.sw;
+                    a.yo = n * p->yv.sn + oh * p->yv.sh + ow * p->yv.sw;
+                    p->k->row(&a);
+                }
+            }
+        }
+        row = end;
     }
 }
 
