@@ -304,7 +304,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
      * first layer's c_in = 3 becomes 21 per row). */
     const int row_run = p->xv.sw == p->cig && dw == 1 &&
                         conv_runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
-    conv_row_args a;
+    conv_row_args a = {0};
     a.xb = f->x;
     for (size_t row = b0; row < e0;) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
@@ -337,16 +337,16 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 a.npix = hi - lo;
                 if (row_run) { /* the group's channel offset moves into xo */
                     a.xo += p->xco[g * p->cig];
-                    a.roff = p->roff, a.soff = p->iota, a.coff = p->iota;
+                    a.roff = p->roff, a.soff = p->iota, a.coff = p->iota, a.cunit = 1;
                     a.S = 1, a.s0 = 0, a.s1 = 1, a.kc = S * p->cig;
                 } else {
-                    a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+                    a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig, a.cunit = 0;
                     a.S = (int)S, a.s0 = 0, a.s1 = (int)S, a.kc = p->cig;
                 }
                 if (a.npix > 0) p->k->row(&a);
                 if (full) continue;
                 /* a row cut by the top or bottom border: its border pixels one by one */
-                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig, a.cunit = 0;
                 a.S = (int)S, a.kc = p->cig;
                 a.npix = 1;
                 for (int64_t ow = 0; ow < p->ow; ow++) {
@@ -369,7 +369,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
                 row_channels(f, &a, g, cob);
                 a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
-                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig;
+                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig, a.cunit = 0;
                 a.S = (int)S, a.kc = p->cig;
                 for (int64_t ow = 0; ow < p->ow; ow++) {
                     if (ow == lo) ow = hi;
@@ -395,7 +395,7 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
     const ridge_conv2d_plan *p = f->p;
     const int64_t hw = f->pixels ? f->pixels : p->oh * p->ow;
     const int64_t nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
-    conv_row_args a;
+    conv_row_args a = {0};
     a.xb = f->x;
     a.xps = p->xv.sw;
     a.roff = p->iota, a.soff = p->iota;
@@ -407,7 +407,7 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
         for (size_t cb = b1; cb < e1; cb++) {
             int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
             row_channels(f, &a, g, cob);
-            a.coff = p->xco + g * p->cig;
+            a.coff = p->xco + g * p->cig, a.cunit = 0;
             a.w = p->wp + (g * p->ncob + cob) * p->cig * p->k->nr;
             a.xo = n * p->xv.sn + q0 * p->xv.sw;
             a.yo = n * p->yv.sn + q0 * p->yv.sw - f->yshift;
@@ -474,10 +474,10 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     const int64_t P = im2col_strip(p), hw = p->oh * p->ow, nstrip = (hw + P - 1) / P;
     const int64_t K = p->cig * d->r * d->s;
     float *col = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
-    conv_row_args a;
+    conv_row_args a = {0};
     a.xb = col;
     a.xps = K;
-    a.roff = p->iota, a.soff = p->iota, a.coff = p->iota;
+    a.roff = p->iota, a.soff = p->iota, a.coff = p->iota, a.cunit = 1;
     a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
     a.kc = K;
     a.yps = p->yv.sw;
@@ -818,11 +818,11 @@ static void wino_gemm(const wino_blk *b, int64_t xi, int64_t cob)
     const ridge_conv2d_plan *p = b->f->p;
     const int nr = p->k->nr;
     const int64_t cig = p->cig, cogp = p->ncob * nr, TB = wino_tiles(p, wino_m(p->algo));
-    conv_row_args a;
+    conv_row_args a = {0};
     a.xb = b->V + xi * TB * cig;
     a.xo = 0;
     a.xps = cig;
-    a.roff = p->iota, a.soff = p->iota, a.coff = p->iota;
+    a.roff = p->iota, a.soff = p->iota, a.coff = p->iota, a.cunit = 1;
     a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
     a.kc = cig;
     a.w = b->f->wp + ((xi * p->d.groups + b->g) * p->ncob + cob) * cig * nr;

@@ -527,7 +527,7 @@ static void dx_direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
     const int nr = p->k->nr;
     const int64_t sh = d->stride_h, sw = d->stride_w, blk = d->r * d->s * p->cog * nr;
     (void)ith;
-    conv_row_args a;
+    conv_row_args a = {0};
     a.xb = f->dy;
     a.xps = p->yv.sw;
     a.kc = p->cog;
@@ -808,10 +808,10 @@ static void dw_direct_range(void *arg, size_t b0, size_t e0, int ith)
     const int64_t RS = d->r * d->s, hw = p->oh * p->ow;
     const int64_t rows = RIDGE_MAX(1, DW_CHUNK_FLOATS / (p->ow * nr));
     (void)ith;
-    conv_row_args a;
+    conv_row_args a = {0};
     a.xb = f->x;
     a.roff = p->dw_roff, a.soff = p->dw_soff;
-    a.coff = p->iota; /* kc = 1: offset 0 */
+    a.coff = p->iota, a.cunit = 1; /* kc = 1: offset 0 */
     a.kc = 1;
     a.S = (int)p->ow;
     a.y = f->out;

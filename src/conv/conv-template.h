@@ -101,8 +101,11 @@ static inline __attribute__((always_inline)) void store_tile(const conv_row_args
     }
 }
 
-/* A full tile of MR pixels: the hot loop. */
-static void tile_full(const conv_row_args *a, int64_t p0)
+/* A full tile of MR pixels: the hot loop. With `unit` the channel offsets are 0..kc-1 (NHWC
+ * rows reduced as one run, pointwise, im2col): no table load per step, and the broadcasts'
+ * addresses step by one float. */
+static inline __attribute__((always_inline)) void tile_full_core(const conv_row_args *a,
+                                                                 int64_t p0, const int unit)
 {
     VF c00 = VZERO(), c01 = VZERO(), c10 = VZERO(), c11 = VZERO(), c20 = VZERO(), c21 = VZERO();
     VF c30 = VZERO(), c31 = VZERO(), c40 = VZERO(), c41 = VZERO(), c50 = VZERO(), c51 = VZERO();
@@ -113,8 +116,11 @@ static void tile_full(const conv_row_args *a, int64_t p0)
         for (int s = a->s0; s < a->s1; s++) {
             const float *x = a->xb + (a->xo + p0 * xps + a->roff[r] + a->soff[s]);
             const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
+            /* two row pointers (pixels 0 and 3), so each broadcast is one address mode */
+            const float *x3 = x + 3 * xps;
             for (int64_t k = 0; k < kc; k++, w += NR) {
-                const float *xk = x + coff[k];
+                const float *xk = unit ? x + k : x + coff[k];
+                const float *xk3 = unit ? x3 + k : x3 + coff[k];
                 VF b0 = VLOAD(w), b1 = VLOAD(w + VL), t;
                 t = VBCAST(xk);
                 c00 = VFMA(t, b0, c00), c01 = VFMA(t, b1, c01);
@@ -122,11 +128,11 @@ static void tile_full(const conv_row_args *a, int64_t p0)
                 c10 = VFMA(t, b0, c10), c11 = VFMA(t, b1, c11);
                 t = VBCAST(xk + 2 * xps);
                 c20 = VFMA(t, b0, c20), c21 = VFMA(t, b1, c21);
-                t = VBCAST(xk + 3 * xps);
+                t = VBCAST(xk3);
                 c30 = VFMA(t, b0, c30), c31 = VFMA(t, b1, c31);
-                t = VBCAST(xk + 4 * xps);
+                t = VBCAST(xk3 + xps);
                 c40 = VFMA(t, b0, c40), c41 = VFMA(t, b1, c41);
-                t = VBCAST(xk + 5 * xps);
+                t = VBCAST(xk3 + 2 * xps);
                 c50 = VFMA(t, b0, c50), c51 = VFMA(t, b1, c51);
             }
         }
@@ -134,6 +140,9 @@ static void tile_full(const conv_row_args *a, int64_t p0)
     VF acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
     store_tile(a, p0, MR, acc);
 }
+
+static void tile_full(const conv_row_args *a, int64_t p0) { tile_full_core(a, p0, 0); }
+static void tile_full_unit(const conv_row_args *a, int64_t p0) { tile_full_core(a, p0, 1); }
 
 /* mr < MR pixels (the row's last tile): one function per mr, so the accumulators stay in
  * registers. */
@@ -206,7 +215,10 @@ static void tile_part(const conv_row_args *a, int64_t p0, int mr)
 static void conv_row(const conv_row_args *a)
 {
     int64_t p = 0;
-    for (; p + MR <= a->npix; p += MR) tile_full(a, p);
+    if (a->cunit)
+        for (; p + MR <= a->npix; p += MR) tile_full_unit(a, p);
+    else
+        for (; p + MR <= a->npix; p += MR) tile_full(a, p);
     if (p < a->npix) tile_part(a, p, (int)(a->npix - p));
 }
 

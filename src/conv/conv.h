@@ -60,6 +60,7 @@ typedef struct conv_row_args {
     const float *xb;
     ptrdiff_t xo, xps;
     const ptrdiff_t *roff, *soff, *coff;
+    int cunit;               /* coff[k] == k for every k (the kernel then does not read it) */
     int r0, r1, s0, s1, S;
     int64_t kc;
     const float *w;          /* packed [R][S][kc][NR], zero beyond the valid channels */
