@@ -362,7 +362,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         if (full && (lo > 0 || hi < p->ow)) {
             /* the run's border columns: one call per column, its pixels a row apart (whole
              * micro-tiles, where single pixels ran load-bound: 11x11 c=64 on 56x56 and 28x28
-             * 1.13x and 1.3x faster, no longer slower than the same kernel on a padded copy) */
+             * 1.16x and 1.34x faster, no longer slower than the same kernel on a padded copy) */
             a.xps = d->stride_h * p->xv.sh, a.yps = p->yv.sh;
             a.npix = (int64_t)(end - row);
             for (size_t cb = b1; cb < e1; cb++) {
