@@ -102,8 +102,8 @@ static inline __attribute__((always_inline)) void store_tile(const conv_row_args
 }
 
 /* A full tile of MR pixels: the hot loop. With `unit` the channel offsets are 0..kc-1 (NHWC
- * rows reduced as one run, pointwise, im2col): no table load per step, and the broadcasts'
- * addresses step by one float. */
+ * rows reduced as one run, im2col, Winograd's products): no table load per step, and the
+ * broadcasts' addresses step by one float. */
 static inline __attribute__((always_inline)) void tile_full_core(const conv_row_args *a,
                                                                  int64_t p0, const int unit)
 {

@@ -135,9 +135,9 @@ static size_t blocking_mc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc)
 /* NC: the packed B block (KC x NC) takes three times the private L2, and at most half of this
  * thread's share of the usable L3. A block sized from the whole L3 (6-12 MiB here) ran slower:
  * it is streamed once per MC rows, and a shared L3 (other cores, other tenants of a VM) keeps
- * less of it, and it outgrows the L2 TLB's reach; on Zen 3 (NC 1024 instead of 4096-8192,
- * interleaved, % of an FMA loop timed beside each call) 4096^3 1.09x, 2048^3 1.06x,
- * 256x50304x768 NT 1.21x, 256x3072x768 NT 1.14x; NC 512, 768 and 1536 were slower than 1024. */
+ * less of it, and it outgrows the L2 TLB's reach. On Zen 3, NC 1024 instead of 4096-8192
+ * (scripts/gemm-ab.c): 4096^3 1.09x, 2048^3 1.04x, 256x50304x768 NT 1.17x, 256x3072x768 NT
+ * 1.09x; NC 512, 768 and 1536 were slower than 1024. */
 static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc, int threads)
 {
     size_t nr = (size_t)K->nr;
