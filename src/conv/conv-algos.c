@@ -286,6 +286,26 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
 
 /* ---- direct ---------------------------------------------------------------------------------- */
 
+/* The kernel on each border column ow outside [lo, hi) with its own column tap range; xrow and
+ * yrow are the offsets of column 0 (the window's left edge before the padding) of the first
+ * pixel, whose stride a->xps / a->yps already holds (along the row, or down the column). */
+static void direct_border(const fwd *f, conv_row_args *a, int64_t lo, int64_t hi, ptrdiff_t xrow,
+                          ptrdiff_t yrow)
+{
+    const ridge_conv2d_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    a->roff = p->roff, a->soff = p->soff, a->cunit = 0;
+    a->S = (int)d->s, a->kc = p->cig;
+    for (int64_t ow = 0; ow < p->ow; ow++) {
+        if (ow == lo) ow = hi;
+        if (ow >= p->ow) break;
+        tap_range(ow * d->stride_w - d->pad_left, d->w, d->dil_w, d->s, &a->s0, &a->s1);
+        a->xo = xrow + ow * d->stride_w * p->xv.sw;
+        a->yo = yrow + ow * p->yv.sw;
+        p->k->row(a);
+    }
+}
+
 static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
     const fwd *f = arg;
@@ -346,17 +366,9 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 if (a.npix > 0) p->k->row(&a);
                 if (full) continue;
                 /* a row cut by the top or bottom border: its border pixels one by one */
-                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig, a.cunit = 0;
-                a.S = (int)S, a.kc = p->cig;
+                a.coff = p->xco + g * p->cig;
                 a.npix = 1;
-                for (int64_t ow = 0; ow < p->ow; ow++) {
-                    if (ow == lo) ow = hi;
-                    if (ow >= p->ow) break;
-                    tap_range(ow * sw - d->pad_left, d->w, dw, S, &a.s0, &a.s1);
-                    a.xo = xrow + ow * a.xps;
-                    a.yo = yrow + ow * a.yps;
-                    p->k->row(&a);
-                }
+                direct_border(f, &a, lo, hi, xrow, yrow);
             }
         }
         if (full && (lo > 0 || hi < p->ow)) {
@@ -369,16 +381,10 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
                 row_channels(f, &a, g, cob);
                 a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
-                a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig, a.cunit = 0;
-                a.S = (int)S, a.kc = p->cig;
-                for (int64_t ow = 0; ow < p->ow; ow++) {
-                    if (ow == lo) ow = hi;
-                    if (ow >= p->ow) break;
-                    tap_range(ow * sw - d->pad_left, d->w, dw, S, &a.s0, &a.s1);
-                    a.xo = n * p->xv.sn + ih0 * p->xv.sh + (ow * sw - d->pad_left) * p->xv.sw;
-                    a.yo = n * p->yv.sn + oh * p->yv.sh + ow * p->yv.sw;
-                    p->k->row(&a);
-                }
+                a.coff = p->xco + g * p->cig;
+                direct_border(f, &a, lo, hi,
+                              n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw,
+                              n * p->yv.sn + oh * p->yv.sh);
             }
         }
         row = end;
