@@ -46,7 +46,8 @@ enum { WARM_PASSES = 3 }; /* untimed passes of a cache-level read before its tri
 
 typedef struct probe_job {
     int kind;
-    int warm;            /* read the array WARM_PASSES times before the barrier (cache levels) */
+    int warm;            /* untimed passes before the barrier: WARM_PASSES reads (cache levels),
+                          * one pass (copy, triad) */
     size_t base;         /* floats from the start of a, b and c to this probe's arrays */
     size_t window;       /* cache levels: which copy of the per-thread arrays to read */
     ridge_probe_compute_fn compute;
@@ -85,22 +86,33 @@ static int pin_to_cpu(int ith, cpu_set_t *old)
     return 0;
 }
 
+/* `passes` passes of a memory probe over this thread's arrays (offset off) */
+static ridge_probe_result memory_passes(const probe_job *j, size_t off, uint64_t passes)
+{
+    if (j->kind == K_READ) return j->read(j->a + off, j->n, passes);
+    ridge_probe_result r = {0, 0};
+    for (uint64_t k = 0; k < passes; k++) {
+        ridge_probe_result x = j->kind == K_COPY
+                                   ? j->copy(j->c + off, j->a + off, j->n)
+                                   : j->triad(j->a + off, j->b + off, j->c + off, j->n);
+        r.ops += x.ops, r.sink += x.sink;
+    }
+    return r;
+}
+
 static void probe_task(void *arg, int ith, int nth)
 {
     probe_job *j = arg;
     cpu_set_t old;
     int pinned = nth > 1 && pin_to_cpu(ith, &old);
     size_t off = j->base + (j->window * (size_t)nth + (size_t)ith) * j->n;
-    /* a cache-level read first brings its array into the cache, untimed: the trials of other
-     * probes in between (round-robin) have evicted it */
+    /* Untimed first: a cache-level read brings its array into the cache (the trials of other
+     * probes in between, round-robin, have evicted it); copy and triad make one pass, since the
+     * probe before them left the L3 full of its own lines, dirty after a copy or triad, and
+     * writing those back is not this probe's traffic (the triad after a copy measured 15-20%
+     * under the independent probe, whose trials of one probe run back to back). */
     ridge_probe_result warm = {0, 0};
-    if (j->kind == K_READ && j->warm) warm = j->read(j->a + off, j->n, WARM_PASSES);
-    /* copy and triad first make one pass untimed: the probe before them (round-robin) left
-     * the L3 full of its own lines, dirty after a copy or triad, and writing those back is not
-     * this probe's traffic (the triad after a copy measured 15-20% under the independent
-     * probe, whose trials of one probe run back to back) */
-    if (j->kind == K_COPY && j->warm) warm = j->copy(j->c + off, j->a + off, j->n);
-    if (j->kind == K_TRIAD && j->warm) warm = j->triad(j->a + off, j->b + off, j->c + off, j->n);
+    if (j->warm) warm = memory_passes(j, off, j->kind == K_READ ? WARM_PASSES : 1);
     /* the barrier; bounded, so a pool that runs the threads one after another cannot hang */
     if (atomic_fetch_add(&j->arrived, 1) + 1 == nth) {
         j->t0 = ridge_time_ns();
@@ -110,27 +122,9 @@ static void probe_task(void *arg, int ith, int nth)
         for (unsigned spin = 0; !atomic_load(&j->go); spin++)
             if ((spin & 1023) == 0 && ridge_time_ns() > give_up) break;
     }
-    ridge_probe_result r = {0, warm.sink};
-    switch (j->kind) {
-    case K_COMPUTE: r = j->compute(j->work); break;
-    case K_READ: {
-        ridge_probe_result x = j->read(j->a + off, j->n, j->work);
-        r.ops = x.ops, r.sink += x.sink;
-        break;
-    }
-    case K_COPY:
-        for (uint64_t k = 0; k < j->work; k++) {
-            ridge_probe_result x = j->copy(j->c + off, j->a + off, j->n);
-            r.ops += x.ops, r.sink += x.sink;
-        }
-        break;
-    case K_TRIAD:
-        for (uint64_t k = 0; k < j->work; k++) {
-            ridge_probe_result x = j->triad(j->a + off, j->b + off, j->c + off, j->n);
-            r.ops += x.ops, r.sink += x.sink;
-        }
-        break;
-    }
+    ridge_probe_result r =
+        j->kind == K_COMPUTE ? j->compute(j->work) : memory_passes(j, off, j->work);
+    r.sink += warm.sink;
     j->out[ith].end = ridge_time_ns();
     j->out[ith].ops = r.ops;
     j->out[ith].sink = r.sink;
@@ -166,7 +160,7 @@ typedef struct probe_spec {
     ridge_probe_compute_fn compute;
     size_t n;          /* floats per thread (memory probes) */
     size_t base;       /* where its arrays start, in floats */
-    int warm;          /* bring the array into the cache before each trial */
+    int warm;          /* untimed pass(es) before each trial (probe_job.warm) */
     size_t windows;    /* cycle the trials over this many different arrays (cache levels) */
     int dram;          /* streams DRAM-sized arrays: p->dram_trials */
     uint64_t work;     /* calibrated work per trial */
