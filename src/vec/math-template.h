@@ -41,6 +41,15 @@ static inline rv_f RV_FN(abs)(rv_f x) { return rv_and(x, rv_asf(rv_set1i(0x7ffff
 static inline rv_f RV_FN(negabs)(rv_f x) { return rv_or(x, RV_C(-0.0f)); }
 static inline rv_f RV_FN(signbit)(rv_f x) { return rv_and(x, RV_C(-0.0f)); }
 
+/* c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1] by Horner's rule, one FMA per coefficient */
+static inline __attribute__((always_inline)) rv_f RV_FN(horner)(rv_f x, const float *c, int n)
+{
+    rv_f p = rv_set1(c[0]);
+#pragma GCC unroll 16
+    for (int i = 1; i < n; i++) p = rv_fma(p, x, rv_set1(c[i]));
+    return p;
+}
+
 /* 2^k for integer lanes k in [-126, 127] */
 static inline rv_f RV_FN(pow2i)(rv_i k) { return rv_asf(rv_slli(rv_iadd(k, rv_set1i(127)), 23)); }
 
@@ -56,12 +65,9 @@ static inline rv_f RV_FN(exp_ext_mul)(rv_f x, rv_f xlo, rv_f m, rv_f *em)
     rv_f r = rv_fnma(n, RV_C(0x1.62e4p-1f), x); /* exact: n has <= 8 bits, ln2_hi 16 */
     r = rv_fnma(n, RV_C(0x1.7f7d1cp-20f), r);
     r = rv_add(r, xlo);
-    rv_f p = RV_C(1.9875691500e-4f);
-    p = rv_fma(p, r, RV_C(1.3981999507e-3f));
-    p = rv_fma(p, r, RV_C(8.3334519073e-3f));
-    p = rv_fma(p, r, RV_C(4.1665795894e-2f));
-    p = rv_fma(p, r, RV_C(1.6666665459e-1f));
-    p = rv_fma(p, r, RV_C(5.0000001201e-1f));
+    static const float pc[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+    rv_f p = RV_FN(horner)(r, pc, 6);
     p = rv_fma(p, rv_mul(r, r), r);
     p = rv_add(p, RV_C(1.0f));
     rv_f pm = rv_mul(p, m);
@@ -99,15 +105,10 @@ static inline rv_f RV_FN(log_core)(rv_f x, rv_f eadj)
     e = rv_sub(e, rv_sel(lo, one, zero));
     rv_f f = rv_add(rv_sub(m, one), rv_sel(lo, m, zero)); /* exact: 2m - 1 or m - 1 */
     rv_f z = rv_mul(f, f);
-    rv_f y = RV_C(7.0376836292e-2f);
-    y = rv_fma(y, f, RV_C(-1.1514610310e-1f));
-    y = rv_fma(y, f, RV_C(1.1676998740e-1f));
-    y = rv_fma(y, f, RV_C(-1.2420140846e-1f));
-    y = rv_fma(y, f, RV_C(1.4249322787e-1f));
-    y = rv_fma(y, f, RV_C(-1.6668057665e-1f));
-    y = rv_fma(y, f, RV_C(2.0000714765e-1f));
-    y = rv_fma(y, f, RV_C(-2.4999993993e-1f));
-    y = rv_fma(y, f, RV_C(3.3333331174e-1f));
+    static const float yc[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
+                               -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
+                               2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+    rv_f y = RV_FN(horner)(f, yc, 9);
     y = rv_mul(rv_mul(y, f), z);
     y = rv_fma(e, RV_C(-2.12194440e-4f), y);
     y = rv_fma(z, RV_C(-0.5f), y);
@@ -134,13 +135,10 @@ static inline rv_f RV_FN(tanh)(rv_f x)
     rv_f sign = RV_FN(signbit)(x);
     rv_f ax = rv_min(RV_C(9.5f), rv_xor(x, sign)); /* NaN stays (see mapping) */
     rv_f z = rv_mul(ax, ax);
-    rv_f p = RV_C(-3.52872099029e-4f);
-    p = rv_fma(p, z, RV_C(2.28334241547e-3f));
-    p = rv_fma(p, z, RV_C(-7.92344100773e-3f));
-    p = rv_fma(p, z, RV_C(2.14726999402e-2f));
-    p = rv_fma(p, z, RV_C(-5.38754798472e-2f));
-    p = rv_fma(p, z, RV_C(1.33322834969e-1f));
-    p = rv_fma(p, z, RV_C(-3.33332926035e-1f));
+    static const float pc[] = {-3.52872099029e-4f, 2.28334241547e-3f,  -7.92344100773e-3f,
+                               2.14726999402e-2f,  -5.38754798472e-2f, 1.33322834969e-1f,
+                               -3.33332926035e-1f};
+    rv_f p = RV_FN(horner)(z, pc, 7);
     rv_f small = rv_fma(rv_mul(p, z), ax, ax);
     rv_f e = RV_FN(exp)(rv_add(ax, ax));
     rv_f large = rv_sub(RV_C(1.0f), rv_div(RV_C(2.0f), rv_add(e, RV_C(1.0f))));
@@ -214,13 +212,10 @@ static inline rv_f RV_FN(ncdf_mul)(rv_f x, rv_f m, rv_f *gauss)
     rv_f tl = rv_fma(ax, RV_C(r2 - (double)(float)r2), rv_fms(ax, RV_C(r2), t)); /* t + tl */
     /* small |t|: erf(t) = 2/sqrt(pi) (t - t^3/3 + t^5/10 - ...) */
     rv_f z = rv_mul(t, t);
-    rv_f p = RV_C(-1.1283791670955126 / 75600);
-    p = rv_fma(p, z, RV_C(1.1283791670955126 / 9360));
-    p = rv_fma(p, z, RV_C(-1.1283791670955126 / 1320));
-    p = rv_fma(p, z, RV_C(1.1283791670955126 / 216));
-    p = rv_fma(p, z, RV_C(-1.1283791670955126 / 42));
-    p = rv_fma(p, z, RV_C(1.1283791670955126 / 10));
-    p = rv_fma(p, z, RV_C(-1.1283791670955126 / 3));
+#define TS(k) (float)(1.1283791670955126 / (k)) /* 2/sqrt(pi) / k */
+    static const float pc[] = {-TS(75600), TS(9360), -TS(1320), TS(216), -TS(42), TS(10), -TS(3)};
+#undef TS
+    rv_f p = RV_FN(horner)(z, pc, 7);
     rv_f erf_small = rv_fma(rv_mul(p, z), t, rv_mul(t, RV_C(1.1283791670955126)));
     /* erfc(t) = w exp(-t^2 + P(u)), w = 2/(2+t), u = 3.125 w - 1.5 in [-1, 1] for t in
      * [0.5, 10.5]; P = c0 + u Q(u) is the degree-9 Chebyshev interpolant of
@@ -236,15 +231,10 @@ static inline rv_f RV_FN(ncdf_mul)(rv_f x, rv_f m, rv_f *gauss)
     rv_f u = rv_fma(w, RV_C(3.125f), RV_C(-1.5f));
     rv_f dp = rv_fma(rv_fma(u, RV_C(-0.0355f), RV_C(0.0433114f)), u, RV_C(0.42792531f));
     rv_f wcorr = rv_mul(wl, rv_fma(dp, RV_C(3.125f), rv_fma(t, RV_C(0.5f), RV_C(1.0f))));
-    rv_f q = RV_C(9.30631343e-06f);
-    q = rv_fma(q, u, RV_C(-1.06554069e-05f));
-    q = rv_fma(q, u, RV_C(-9.67171363e-05f));
-    q = rv_fma(q, u, RV_C(0.000164767871f));
-    q = rv_fma(q, u, RV_C(0.000892931867f));
-    q = rv_fma(q, u, RV_C(-0.00194430249f));
-    q = rv_fma(q, u, RV_C(-0.0118428281f));
-    q = rv_fma(q, u, RV_C(0.0216556983f));
-    q = rv_fma(q, u, RV_C(0.42792531f));
+    static const float qc[] = {9.30631343e-06f,  -1.06554069e-05f, -9.67171363e-05f,
+                               0.000164767871f,  0.000892931867f,  -0.00194430249f,
+                               -0.0118428281f,   0.0216556983f,    0.42792531f};
+    rv_f q = RV_FN(horner)(u, qc, 9);
     rv_f uq = rv_mul(u, q), uql = rv_fms(u, q, uq); /* uq + uql = u Q(u) */
     const double c0 = -0.698621088;
     rv_f s = rv_mul(rv_mul(xc, xc), RV_C(-0.5f));
