@@ -21,7 +21,8 @@
  *   cc -O2 -Iinclude scripts/conv-ab.c -ldnnl -lgomp -ldl -lm -o conv-ab
  *   flock /tmp/ridge-bench.lock ./conv-ab old/libridge.so new/libridge.so 32 112 1 1 nhwc 41
  *
- * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] [--pointwise] */
+ * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] [--pointwise]
+ *                [--batch N] */
 #include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
@@ -90,17 +91,22 @@ int main(int argc, char **argv)
 {
     if (argc < 7) {
         fprintf(stderr, "usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] "
-                        "[--pointwise]\n");
+                        "[--pointwise] [--batch N]\n");
         return 2;
     }
     const int C = atoi(argv[3]), H = atoi(argv[4]), S = atoi(argv[5]), T = atoi(argv[6]);
     const int blocked = argc > 7 && !strcmp(argv[7], "nchw16c");
     const int rounds = argc > 8 ? atoi(argv[8]) : 31;
-    const int pw = argc > 9 && !strcmp(argv[9], "--pointwise");
-    if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1) return 2;
+    int pw = 0, N = 1;
+    for (int i = 9; i < argc; i++) {
+        if (!strcmp(argv[i], "--pointwise")) pw = 1;
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) N = atoi(argv[++i]);
+        else return 2;
+    }
+    if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1 || N < 1) return 2;
     const int OH = pw ? H : (H + 2 - 3) / S + 1;
     const size_t cpad = (size_t)(C + 15) / 16 * 16;
-    const size_t xn = cpad * (size_t)(H * H), yn = cpad * (size_t)(OH * OH);
+    const size_t xn = (size_t)N * cpad * (size_t)(H * H), yn = (size_t)N * cpad * (size_t)(OH * OH);
     const size_t wn = pw ? (size_t)(C * C) : (size_t)C * 9;
     float *x = aligned_alloc(64, xn * 4), *x2 = aligned_alloc(64, xn * 4);
     float *y = aligned_alloc(64, yn * 4), *y2 = aligned_alloc(64, yn * 4);
@@ -117,7 +123,7 @@ int main(int argc, char **argv)
 
     ridge_conv2d_desc d;
     memset(&d, 0, sizeof d); /* ridge_conv2d_desc_init lives in the builds, not here */
-    d.n = 1, d.c_in = d.c_out = C, d.h = d.w = H, d.stride_h = d.stride_w = pw ? 1 : S;
+    d.n = N, d.c_in = d.c_out = C, d.h = d.w = H, d.stride_h = d.stride_w = pw ? 1 : S;
     d.dil_h = d.dil_w = 1, d.layout = blocked ? RIDGE_NCHW16C : RIDGE_NHWC;
     d.r = d.s = pw ? 1 : 3, d.groups = pw ? 1 : C;
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = pw ? 0 : 1;
@@ -134,7 +140,7 @@ int main(int argc, char **argv)
     dnnl_stream_t str;
     dnnl_engine_create(&eng, dnnl_cpu, 0);
     dnnl_stream_create(&str, eng, dnnl_stream_default_flags);
-    dnnl_dims_t sd = {1, C, H, H}, dd = {1, C, OH, OH}, bd = {C};
+    dnnl_dims_t sd = {N, C, H, H}, dd = {N, C, OH, OH}, bd = {C};
     dnnl_dims_t wdw = {C, 1, 1, 3, 3}, wpw = {C, C, 1, 1};
     dnnl_dims_t st = {d.stride_h, d.stride_w}, dl = {0, 0};
     dnnl_dims_t pad = {d.pad_top, d.pad_left};
@@ -188,10 +194,10 @@ int main(int argc, char **argv)
         }
     for (int m = 0; m < 4; m++) qsort(s[m], (size_t)rounds, sizeof(double), cmpd);
     const int mid = rounds / 2;
-    printf("%s C=%d %dx%d stride %d %s %d thread%s, max|A-B| %.2g; ms median/best: A %.3f/%.3f"
+    printf("%s N=%d C=%d %dx%d stride %d %s %d thread%s, max|A-B| %.2g; ms median/best: A %.3f/%.3f"
            "  B %.3f/%.3f  oneDNN (%s) %.3f/%.3f  copy %.3f;  B/A %.2f  oneDNN/B %.2f"
            "  roof%%: B %.0f oneDNN %.0f\n",
-           pw ? "pointwise" : "depthwise", C, H, H, (int)d.stride_h,
+           pw ? "pointwise" : "depthwise", N, C, H, H, (int)d.stride_h,
            blocked ? "nchw16c" : "nhwc", T,
            T > 1 ? "s" : "", diff, s[0][mid] * 1e3, s[0][0] * 1e3, s[1][mid] * 1e3,
            s[1][0] * 1e3, impl, s[2][mid] * 1e3, s[2][0] * 1e3, s[3][mid] * 1e3,
