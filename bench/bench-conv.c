@@ -328,7 +328,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
         if (rc->only_algo != -2 && a != (rc->only_algo == RIDGE_CONV_AUTO ? (int)auto_algo
                                                                            : rc->only_algo))
             continue;
-        ridge_conv2d_plan_options po = {(ridge_conv_algo)a, 0, 0};
+        ridge_conv2d_plan_options po = {.algo = (ridge_conv_algo)a};
         if (ridge_conv2d_plan_create(ctx, &d, w, &po, &m->plan)) continue;
         snprintf(m->name, sizeof m->name, "%s%s", ridge_conv_algo_name((ridge_conv_algo)a),
                  a == (int)auto_algo ? " (auto)" : "");
@@ -479,8 +479,8 @@ static int bench_separable(run_ctx *rc, ridge_ctx *ctx, int threads, int64_t bat
     float *wd = ridge_malloc((size_t)C * 9 * 4), *wp = ridge_malloc((size_t)(C * C) * 4);
     float *wsd = ridge_malloc((size_t)(C * C * 9) * 4);
     ridge_conv2d_plan *dp = NULL, *pp = NULL, *sp = NULL;
-    ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0, 0};
-    ridge_conv2d_plan_options op = {RIDGE_CONV_POINTWISE, 0, 0};
+    ridge_conv2d_plan_options od = {.algo = RIDGE_CONV_DEPTHWISE};
+    ridge_conv2d_plan_options op = {.algo = RIDGE_CONV_POINTWISE};
     int fail = 1;
     if (!x || !mid || !y || !ref || !wd || !wp || !wsd) goto done;
     unsigned seed = 7;

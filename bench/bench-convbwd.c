@@ -243,7 +243,7 @@ static void dx_padded(work *k)
                 for (int64_t s = 0; s < S; s++)
                     k->wt[((o * co + c) * R + r) * S + s] =
                         k->w[((c * ci + o) * R + (R - 1 - r)) * S + (S - 1 - s)];
-    ridge_conv2d_plan_options po = {RIDGE_CONV_DIRECT, 0, 0};
+    ridge_conv2d_plan_options po = {.algo = RIDGE_CONV_DIRECT};
     ridge_conv2d_plan *p;
     if (ridge_conv2d_plan_create(k->ctx, &k->pd, k->wt, &po, &p)) return;
     ridge_conv2d_forward(k->ctx, p, k->pad, k->dx, NULL, NULL, NULL);

@@ -63,6 +63,10 @@ static const shape shapes[] = {
     {"dw-c8-w2",        1, 8,  3,  2,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
     {"dw-c9-w29-s2",    1, 9,  6,  29, 9,  3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    /* the streamed depthwise path (c % 16 == 0): stride 2 over two images, and c = 144 in
+     * two channel tiles (128 + 16) */
+    {"dw-c32-w45-s2",   2, 32, 5,  45, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
+    {"dw-c144-w31",     1, 144, 4, 31, 144, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144},
 };
 
 static float frand(unsigned *s)
@@ -114,7 +118,7 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
     size_t xn0 = (size_t)(d.n * d.c_in * d.h * d.w), yn0 = (size_t)(d.n * d.c_out * oh * ow);
     float *x0 = malloc(xn0 * 4), *x = malloc(xn * 4), *w = malloc(wn * 4),
           *bias = malloc(d.c_out * 4);
-    float *res0 = malloc(yn0 * 4), *res = malloc(yn * 4), *y = malloc((yn + GUARD) * 4);
+    float *res0 = malloc(yn0 * 4), *res = malloc(yn * 4), *y = ridge_malloc((yn + GUARD) * 4);
     float *ref[4], *mag[2];
     float *xa = malloc(xn * 4), *wa = malloc(wn * 4), *ba = malloc(d.c_out * 4),
           *ra = malloc(yn * 4);
@@ -142,67 +146,71 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
 
     for (int ci = 0; ci < nctx; ci++) {
         ridge_ctx *ctx = ctxs[ci];
-        for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++) {
-            if (only >= 0 && a != only) continue;
-            ridge_conv2d_plan_options o = {(ridge_conv_algo)a, 0, fft_tile};
-            ridge_conv2d_plan *p = NULL;
-            ridge_status st = ridge_conv2d_plan_create(ctx, &d, w, &o, &p);
-            const ridge_conv2d_candidate *cand = NULL;
-            if (st == RIDGE_EUNSUPPORTED) {
-                CHECK(p == NULL && strstr(ridge_last_error(), "does not apply"));
-                continue;
-            }
-            CHECKF(st == RIDGE_OK, "%s %s %s: %s", s->name, ridge_layout_name(l),
-                   ridge_conv_algo_name((ridge_conv_algo)a), ridge_last_error());
-            if (st) continue;
-            cand = ridge_conv2d_plan_candidates(p);
-            CHECK(cand[a].applies && ridge_conv2d_plan_algo(p) == a);
-            size_t wsb = ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx));
-            void *ws = ridge_malloc(wsb);
-            /* run e3 -> epilogue e: 0 -> 0, 1 -> 1 (residual aliasing y for odd algorithms),
-             * 2 -> 1 with the residual aliasing y, for depthwise (whose 3x3 rows recompute
-             * overlapped pixels unless the residual is y), 3 -> 2, 4 -> 3 (the kernels
-             * specialize their stores on ReLU and residual) */
-            for (int e3 = 0; e3 < 5; e3++) {
-                if (e3 == 2 && a != RIDGE_CONV_DEPTHWISE) continue;
-                const int e = e3 == 0 ? 0 : e3 <= 2 ? 1 : e3 - 1;
-                const int alias = e3 == 2 || (e3 == 1 && a % 2);
-                for (size_t i = 0; i < yn + GUARD; i++)
-                    y[i] = NAN;                         /* unread outputs stay NaN-free */
-                if (alias) memcpy(y, res, yn * 4);      /* residual aliasing y */
-                ridge_conv2d_epilogue ep = {e == 3 ? RIDGE_CONV_ACT_NONE : RIDGE_CONV_ACT_RELU,
-                                            e == 2 ? NULL : alias ? y : res};
-                CHECK_OK(ridge_conv2d_forward(ctx, p, x, y, e ? bias : NULL, e ? &ep : NULL,
-                                              (a + e3) % 2 ? ws : NULL));
-                double maxerr = 0;
-                size_t bad = 0, at = 0;
-                for (size_t i = 0; i < yn; i++) {
-                    double err = fabs((double)y[i] - ref[e][i]);
-                    double scale = (double)mag[e ? 1 : 0][i] * FLT_EPSILON;
-                    double u = scale > 0 ? err / scale : (err > 0 ? INFINITY : 0);
-                    if (!(u <= maxerr)) maxerr = u, at = i;
-                    if (!(u <= tol_eps((ridge_conv_algo)a, K))) bad++;
+        /* sm 1: depthwise once more with its streamed stores forced (y is 64-byte aligned) */
+        for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++)
+            for (int sm = 0; sm < 1 + (a == RIDGE_CONV_DEPTHWISE); sm++) {
+                if (only >= 0 && a != only) continue;
+                ridge_conv2d_plan_options o = {.algo = (ridge_conv_algo)a, .fft_tile = fft_tile,
+                                               .stream = sm ? 1 : -1};
+                ridge_conv2d_plan *p = NULL;
+                ridge_status st = ridge_conv2d_plan_create(ctx, &d, w, &o, &p);
+                const ridge_conv2d_candidate *cand = NULL;
+                if (st == RIDGE_EUNSUPPORTED) {
+                    CHECK(p == NULL && strstr(ridge_last_error(), "does not apply"));
+                    continue;
                 }
-                if (maxerr > worst[a]) worst[a] = maxerr;
-                CHECKF(bad == 0,
-                       "%s %s %s %s %d threads ep%d fft_tile %d: %zu bad, max %.1f eps at %zu "
-                       "(y %g ref %g)",
-                       s->name, ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a),
-                       ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e, fft_tile,
-                       bad, maxerr, at, y[at], ref[e][at]);
-                if (a == RIDGE_CONV_FFT && verbose > 1)
-                    printf("fft %s %s T=%d: %.2f eps\n", s->name, ridge_layout_name(l),
-                           fft_tile, maxerr);
-                int guard_ok = 1;
-                for (size_t i = yn; i < yn + GUARD; i++) guard_ok &= isnan(y[i]);
-                CHECKF(guard_ok, "%s %s %s: wrote past the output", s->name,
-                       ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a));
+                CHECKF(st == RIDGE_OK, "%s %s %s: %s", s->name, ridge_layout_name(l),
+                       ridge_conv_algo_name((ridge_conv_algo)a), ridge_last_error());
+                if (st) continue;
+                cand = ridge_conv2d_plan_candidates(p);
+                CHECK(cand[a].applies && ridge_conv2d_plan_algo(p) == a);
+                size_t wsb = ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx));
+                void *ws = ridge_malloc(wsb);
+                /* run e3 -> epilogue e: 0 -> 0, 1 -> 1 (residual aliasing y for odd algorithms),
+                 * 2 -> 1 with the residual aliasing y, for depthwise (whose 3x3 rows recompute
+                 * overlapped pixels unless the residual is y), 3 -> 2, 4 -> 3 (the kernels
+                 * specialize their stores on ReLU and residual) */
+                for (int e3 = 0; e3 < 5; e3++) {
+                    if (e3 == 2 && a != RIDGE_CONV_DEPTHWISE) continue;
+                    const int e = e3 == 0 ? 0 : e3 <= 2 ? 1 : e3 - 1;
+                    const int alias = e3 == 2 || (e3 == 1 && a % 2);
+                    for (size_t i = 0; i < yn + GUARD; i++)
+                        y[i] = NAN;                         /* unread outputs stay NaN-free */
+                    if (alias) memcpy(y, res, yn * 4);      /* residual aliasing y */
+                    ridge_conv2d_epilogue ep = {e == 3 ? RIDGE_CONV_ACT_NONE : RIDGE_CONV_ACT_RELU,
+                                                e == 2 ? NULL : alias ? y : res};
+                    CHECK_OK(ridge_conv2d_forward(ctx, p, x, y, e ? bias : NULL, e ? &ep : NULL,
+                                                  (a + e3) % 2 ? ws : NULL));
+                    double maxerr = 0;
+                    size_t bad = 0, at = 0;
+                    for (size_t i = 0; i < yn; i++) {
+                        double err = fabs((double)y[i] - ref[e][i]);
+                        double scale = (double)mag[e ? 1 : 0][i] * FLT_EPSILON;
+                        double u = scale > 0 ? err / scale : (err > 0 ? INFINITY : 0);
+                        if (!(u <= maxerr)) maxerr = u, at = i;
+                        if (!(u <= tol_eps((ridge_conv_algo)a, K))) bad++;
+                    }
+                    if (maxerr > worst[a]) worst[a] = maxerr;
+                    CHECKF(bad == 0,
+                           "%s %s %s%s %s %d threads ep%d fft_tile %d: %zu bad, max %.1f eps "
+                           "at %zu (y %g ref %g)",
+                           s->name, ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a),
+                           sm ? " streamed" : "",
+                           ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e, fft_tile,
+                           bad, maxerr, at, y[at], ref[e][at]);
+                    if (a == RIDGE_CONV_FFT && verbose > 1)
+                        printf("fft %s %s T=%d: %.2f eps\n", s->name, ridge_layout_name(l),
+                               fft_tile, maxerr);
+                    int guard_ok = 1;
+                    for (size_t i = yn; i < yn + GUARD; i++) guard_ok &= isnan(y[i]);
+                    CHECKF(guard_ok, "%s %s %s: wrote past the output", s->name,
+                           ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a));
+                }
+                ridge_free(ws);
+                ridge_conv2d_plan_destroy(p);
             }
-            ridge_free(ws);
-            ridge_conv2d_plan_destroy(p);
-        }
     }
-    free(x0), free(x), free(w), free(bias), free(res0), free(res), free(y);
+    free(x0), free(x), free(w), free(bias), free(res0), free(res), ridge_free(y);
     free(xa), free(wa), free(ba), free(ra);
     for (int e = 0; e < 4; e++) free(ref[e]);
     for (int e = 0; e < 2; e++) free(mag[e]);
@@ -299,7 +307,7 @@ static void expect_bad(ridge_ctx *ctx, ridge_conv2d_desc d, ridge_conv_algo a, r
                        const char *needle)
 {
     static float w[4096];
-    ridge_conv2d_plan_options o = {a, 0, 0};
+    ridge_conv2d_plan_options o = {.algo = a};
     ridge_conv2d_plan *p = (ridge_conv2d_plan *)&o; /* must be reset to NULL */
     ridge_status st = ridge_conv2d_plan_create(ctx, &d, w, &o, &p);
     CHECKF(st == want && p == NULL && strstr(ridge_last_error(), needle),
@@ -340,7 +348,7 @@ static void test_bad(ridge_ctx *ctx)
         static float wz[4096];
         ridge_conv2d_desc f = desc_of(&shapes[11], RIDGE_NHWC); /* 5x5 stride 2 */
         f.stride_h = f.stride_w = 1;
-        ridge_conv2d_plan_options o = {RIDGE_CONV_FFT, 0, 12};
+        ridge_conv2d_plan_options o = {.algo = RIDGE_CONV_FFT, .fft_tile = 12};
         ridge_conv2d_plan *q = NULL;
         CHECK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q) == RIDGE_EINVAL && !q &&
               strstr(ridge_last_error(), "fft_tile = 12"));
@@ -350,6 +358,10 @@ static void test_bad(ridge_ctx *ctx)
         CHECK_OK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q));
         CHECK(q && strstr(ridge_conv2d_plan_explain(q), "16x16 tiles"));
         ridge_conv2d_plan_destroy(q);
+        q = NULL;
+        o.stream = 2;
+        CHECK(ridge_conv2d_plan_create(ctx, &f, wz, &o, &q) == RIDGE_EINVAL && !q &&
+              strstr(ridge_last_error(), "stream = 2"));
     }
     ridge_conv2d_plan *p = NULL;
     CHECK(ridge_conv2d_plan_create(ctx, &d, NULL, NULL, &p) == RIDGE_EINVAL && !p);
@@ -482,8 +494,8 @@ static void test_separable(ridge_ctx *ctx)
         ridge_conv2d_epilogue e1 = {RIDGE_CONV_ACT_RELU, NULL}, e2 = {RIDGE_CONV_ACT_RELU, res};
         CHECK_OK(ridge_conv2d_forward_ref(&dd, x, wd, mid, bd, &e1));
         CHECK_OK(ridge_conv2d_forward_ref(&pd, mid, wp, want, bp, &e2));
-        ridge_conv2d_plan_options od = {RIDGE_CONV_DEPTHWISE, 0, 0};
-        ridge_conv2d_plan_options op = {RIDGE_CONV_POINTWISE, 0, 0};
+        ridge_conv2d_plan_options od = {.algo = RIDGE_CONV_DEPTHWISE};
+        ridge_conv2d_plan_options op = {.algo = RIDGE_CONV_POINTWISE};
         ridge_conv2d_plan *dp = NULL, *pp = NULL;
         CHECK_OK(ridge_conv2d_plan_create(ctx, &dd, wd, &od, &dp));
         CHECK_OK(ridge_conv2d_plan_create(ctx, &pd, wp, &op, &pp));

@@ -25,7 +25,12 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 #include "conv/conv.h"
 
@@ -241,6 +246,15 @@ ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w)
     return RIDGE_OK;
 }
 
+/* Orders this thread's non-temporal stores before what follows (the pool's completion flag
+ * is a plain release store, which does not order them). */
+static void stream_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_sfence();
+#endif
+}
+
 /* ---- shared pieces of the forward passes ----------------------------------------------------- */
 
 typedef struct fwd {
@@ -255,6 +269,7 @@ typedef struct fwd {
     size_t row0;       /* depthwise: the first output row (n*oh + oh) of this call */
     ptrdiff_t yshift;  /* depthwise, pointwise: subtracted from y offsets (a strip's origin) */
     int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
+    int nt;            /* depthwise: stream y (conv_dw_args.nt) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -690,6 +705,9 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.bias = f->bias;
     a.res = f->res;
     a.act = f->act;
+    /* streamed: prefetch the next output row's new input rows (stride_h of them) */
+    a.pf_rows = (int)d->stride_h, a.pf_rs = p->xv.sh;
+    a.pf_off = p->roff[d->r - 1] + p->xv.sh;
     /* When the row's only border pixels are its first, missing just its first column tap,
      * and its last, missing just its last (pad 1 for 3x3), the whole row is one call with
      * edge_l / edge_r: the kernel then runs the border pixels in its blocks too. */
@@ -717,8 +735,9 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         a.yo = yrow + lo * a.yps;
         a.npix = hi - lo;
         a.edge_l = whole && el, a.edge_r = whole && er;
+        a.nt = f->nt;
         if (a.npix > 0) p->k->dw_row(&a);
-        a.edge_l = a.edge_r = 0;
+        a.edge_l = a.edge_r = a.nt = 0;
         for (int64_t ow = 0; ow < p->ow; ow++) {
             if (ow == lo) ow = hi;
             if (ow >= p->ow) break;
@@ -729,6 +748,20 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
             p->k->dw_row(&a);
         }
     }
+    if (f->nt) stream_fence();
+}
+
+/* Whether depthwise writes y with non-temporal stores (ridge_conv2d_plan_options.stream). By
+ * default only past a quarter of the L3 a core can count on, where y would be evicted before
+ * the next layer reads it, and only NHWC: there, at batch 8 (26 and 13 MB), streaming and its
+ * input prefetch measured 1.2-1.55x; on NCHW16c 0.97-1.05x (docs/PERFORMANCE.md). */
+static int depthwise_streams(const ridge_conv2d_plan *p, const float *y)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    if (p->stream < 0 || d->c_out % 16 || (uintptr_t)y % 64 || d->r != 3 || d->s != 3) return 0;
+    if (p->stream == 1) return 1;
+    double bytes = 4.0 * (double)d->n * (double)d->c_out * (double)(d->h * d->w + p->oh * p->ow);
+    return d->layout == RIDGE_NHWC && bytes > (double)ridge_cpu_get()->l3_usable / 4;
 }
 
 /* Depthwise rows (NHWC, NCHW16c) handed out in chunks from a shared counter rather than one
@@ -981,11 +1014,11 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
         for (int64_t oh0 = 0; oh0 < dw->oh; oh0 += rows) {
             int64_t nr = RIDGE_MIN(rows, dw->oh - oh0), np = nr * dw->ow;
             fwd f = {dw, NULL, x, strip, dw_bias, NULL, dw_act, NULL,
-                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0};
+                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0};
             ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
             /* the strip is one image of np pixels; y's rows start at (n, oh0) */
             fwd g = {pw, NULL, strip, y, pw_bias, res, pw_act, NULL, 0,
-                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np};
+                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np, 0};
             ridge_parallel_for_2d(ctx, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK),
                                   (size_t)pw->ncob, 1, 1, pointwise_range, &g);
         }
@@ -998,7 +1031,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {
@@ -1023,6 +1056,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
         else {
             const size_t rows = (size_t)(d->n * p->oh);
             const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), rows);
+            f.nt = depthwise_streams(p, y);
             dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1), 0};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, rows, 0);

@@ -325,7 +325,7 @@ static ridge_status dx_winograd_plan(ridge_ctx *ctx, ridge_conv2d_bwd_plan *p)
     t.pad_left = 2 - d->pad_left, t.pad_right = 2 - d->pad_right;
     float *zw = ridge_calloc((size_t)(d->c_in * p->cog * 9), sizeof(float));
     if (!zw) return ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory");
-    ridge_conv2d_plan_options o = {p->data_algo, 0, 0};
+    ridge_conv2d_plan_options o = {.algo = p->data_algo};
     ridge_status st = ridge_conv2d_plan_create(ctx, &t, zw, &o, &p->wino);
     ridge_free(zw);
     if (st) return st;
@@ -588,7 +588,7 @@ static void dx_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.bias = f->pack + d->r * d->s * cp; /* zeros */
     a.res = NULL;
     a.act = 0;
-    a.edge_l = a.edge_r = 0;
+    a.edge_l = a.edge_r = 0, a.nt = 0;
     for (size_t row = b0; row < e0; row++) {
         int64_t n = (int64_t)row / d->h, ih = (int64_t)row % d->h;
         int64_t ph = (ih + d->pad_top) % sh;

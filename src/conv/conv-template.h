@@ -4,6 +4,7 @@
  *
  *   VF             vector type of VL floats           VZERO()          all zero
  *   VLOAD(p)       unaligned load                     VSTORE(p, v)     unaligned store
+ *   VSTREAM(p, v)  aligned non-temporal store (the portable file: a store)
  *   VBCAST(p)      broadcast *p                       VFMA(a, b, c)    a * b + c
  *   VADD(a, b)     a + b                              VMAX(a, b)       lane max
  *   VSUB(a, b)     a - b                              VSET1(f)         all lanes f
@@ -348,7 +349,8 @@ CONV_DW_INLINE void dw_3x3_block_e(const conv_dw_args *a,
                                                                  int64_t p, int64_t c,
                                                                  const int P, const int st,
                                                                  const int act, const int has_res,
-                                                                 const int skip_l, const int skip_r)
+                                                                 const int skip_l, const int skip_r,
+                                                                 float *yt, ptrdiff_t yts)
 {
     const ptrdiff_t ds = a->soff[1] - a->soff[0], cp = a->cp, yps = a->yps;
     const float *x = a->xb + (a->xo + p * a->xps + a->xco[c] + a->soff[0]);
@@ -375,13 +377,14 @@ CONV_DW_INLINE void dw_3x3_block_e(const conv_dw_args *a,
         }
     }
     const ptrdiff_t yo = a->yo + p * yps + a->yco[c];
-    float *y = a->y + yo;
     const float *res = has_res ? a->res + yo : NULL;
+    float *y = yt ? yt : a->y + yo;
+    const ptrdiff_t ys = yt ? yts : yps;
 #pragma GCC unroll 16
     for (int i = 0; i < P; i++) {
         VF v = acc[i];
         if (has_res) v = VADD(v, VLOAD(res + i * yps));
-        VSTORE(y + i * yps, act_apply(v, act));
+        VSTORE(y + i * ys, act_apply(v, act));
     }
 }
 
@@ -390,7 +393,51 @@ CONV_DW_INLINE void dw_3x3_block(const conv_dw_args *a,
                                                                const int P, const int st,
                                                                const int act, const int has_res)
 {
-    dw_3x3_block_e(a, p, c, P, st, act, has_res, 0, 0);
+    dw_3x3_block_e(a, p, c, P, st, act, has_res, 0, 0, NULL, 0);
+}
+
+/* The streamed path's input prefetch: the lines the output pixels [p, p + P) (stride st) will
+ * need pf_rows rows further down (the next output row's new window rows). */
+static inline void dw_prefetch(const conv_dw_args *a, int64_t p, int P, int st, int64_t cfull)
+{
+    const ptrdiff_t ds = a->soff[1] - a->soff[0];
+    for (int t = 0; t < a->pf_rows; t++) {
+        const float *x = a->xb + (a->xo + a->pf_off + t * a->pf_rs + p * a->xps);
+        for (int i = 0; i < P * st; i++)
+            for (int64_t c = 0; c < cfull; c += 16) __builtin_prefetch(x + i * ds + a->xco[c]);
+    }
+}
+
+/* Channels per tile of the streamed blocks: DW_P x DW_CT floats (7 KiB) on the stack. */
+#define DW_CT 128
+
+/* Every channel vector of the DW_P-pixel block at p (skip_l / skip_r: the row's border column
+ * is not read). With a->nt, DW_CT channels at a time go to a tile in L1 and then out to y as
+ * whole lines of non-temporal stores: y's lines are then written without first being read
+ * (the read-for-ownership that doubles a plain store's traffic once y is past the cache), and
+ * the stores do not stall on misses. */
+CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cfull,
+                                  const int st, const int act, const int has_res,
+                                  const int skip_l, const int skip_r, const int nt)
+{
+    if (!nt) {
+        for (int64_t c = 0; c < cfull; c += VL)
+            dw_3x3_block_e(a, p, c, DW_P, st, act, has_res, skip_l, skip_r, NULL, 0);
+        return;
+    }
+    dw_prefetch(a, p, DW_P, st, cfull);
+    float tile[DW_P * DW_CT];
+    for (int64_t c0 = 0; c0 < cfull; c0 += DW_CT) {
+        const int64_t ct = cfull - c0 < DW_CT ? cfull - c0 : DW_CT;
+        for (int64_t c = 0; c < ct; c += VL)
+            dw_3x3_block_e(a, p, c0 + c, DW_P, st, act, has_res, skip_l, skip_r, tile + c, ct);
+        for (int i = 0; i < DW_P; i++) {
+            float *y = a->y + (a->yo + (p + i) * a->yps);
+            for (int64_t c = 0; c < ct; c += 16)
+                for (int v = 0; v < 16; v += VL)
+                    VSTREAM(y + a->yco[c0 + c] + v, VLOAD(tile + i * ct + c + v));
+        }
+    }
 }
 
 static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull);
@@ -401,18 +448,16 @@ CONV_DW_INLINE void dw_row_3x3_mid(const conv_dw_args *a,
                                                                  int64_t cfull, int64_t p0,
                                                                  int64_t p1, const int st,
                                                                  const int act,
-                                                                 const int has_res)
+                                                                 const int has_res, const int nt)
 {
     int64_t p = p0;
-    for (; p + DW_P <= p1; p += DW_P)
-        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, DW_P, st, act, has_res);
+    for (; p + DW_P <= p1; p += DW_P) dw_3x3_blocks(a, p, cfull, st, act, has_res, 0, 0, nt);
     /* The last 1..DW_P-1 pixels as one more full block ending at p1, overlapping the
      * previous one: the overlapped pixels are recomputed to the same values, which beats 4-
      * and 1-pixel blocks (4 and 1 FMA chains). Not when the residual is y itself: the
      * overlapped pixels would add it twice. */
     if (p < p1 && p1 - p0 >= DW_P && !(has_res && a->res == a->y)) {
-        for (int64_t c = 0; c < cfull; c += VL)
-            dw_3x3_block(a, p1 - DW_P, c, DW_P, st, act, has_res);
+        dw_3x3_blocks(a, p1 - DW_P, cfull, st, act, has_res, 0, 0, nt);
         return;
     }
     for (; p + 4 <= p1; p += 4)
@@ -429,11 +474,12 @@ CONV_DW_INLINE void dw_row_3x3_mid(const conv_dw_args *a,
  * border pixels off to dw_3x3_edge. */
 CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
                                                                 int64_t cfull, const int st,
-                                                                const int act, const int has_res)
+                                                                const int act, const int has_res,
+                                                                const int nt)
 {
     const int64_t n = a->npix;
     if (!a->edge_l && !a->edge_r) {
-        dw_row_3x3_mid(a, cfull, 0, n, st, act, has_res);
+        dw_row_3x3_mid(a, cfull, 0, n, st, act, has_res, nt);
         return;
     }
     if (n <= DW_P || (has_res && a->res == a->y)) {
@@ -445,7 +491,7 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
             return;
         }
         if (a->edge_l) b.s0 = 1, dw_3x3_edge(&b, cfull);
-        dw_row_3x3_mid(a, cfull, a->edge_l, n - a->edge_r, st, act, has_res);
+        dw_row_3x3_mid(a, cfull, a->edge_l, n - a->edge_r, st, act, has_res, nt);
         if (a->edge_r) {
             b.s0 = 0, b.s1 = 2;
             b.xo = a->xo + (n - 1) * a->xps, b.yo = a->yo + (n - 1) * a->yps;
@@ -454,17 +500,12 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
         return;
     }
     /* the first block, the blocks between, the last block ending at the row's end */
-    for (int64_t c = 0; c < cfull; c += VL) {
-        if (a->edge_l) dw_3x3_block_e(a, 0, c, DW_P, st, act, has_res, 1, 0);
-        else dw_3x3_block(a, 0, c, DW_P, st, act, has_res);
-    }
+    if (a->edge_l) dw_3x3_blocks(a, 0, cfull, st, act, has_res, 1, 0, nt);
+    else dw_3x3_blocks(a, 0, cfull, st, act, has_res, 0, 0, nt);
     int64_t p = DW_P;
-    for (; p + DW_P < n; p += DW_P)
-        for (int64_t c = 0; c < cfull; c += VL) dw_3x3_block(a, p, c, DW_P, st, act, has_res);
-    for (int64_t c = 0; c < cfull; c += VL) {
-        if (a->edge_r) dw_3x3_block_e(a, n - DW_P, c, DW_P, st, act, has_res, 0, 1);
-        else dw_3x3_block(a, n - DW_P, c, DW_P, st, act, has_res);
-    }
+    for (; p + DW_P < n; p += DW_P) dw_3x3_blocks(a, p, cfull, st, act, has_res, 0, 0, nt);
+    if (a->edge_r) dw_3x3_blocks(a, n - DW_P, cfull, st, act, has_res, 0, 1, nt);
+    else dw_3x3_blocks(a, n - DW_P, cfull, st, act, has_res, 0, 0, nt);
 }
 
 static inline void dw_store(const conv_dw_args *a, ptrdiff_t o, VF v)
@@ -493,25 +534,36 @@ static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull)
     }
 }
 
-/* one instance per (stride, activation, residual): no epilogue branches in the blocks */
+/* one instance per (stride, activation, residual, streamed): no epilogue branches in the
+ * blocks; the streamed instances are a function of their own, so the cached path's code is
+ * what it was without them (sharing one function measured 10-15% slower on it) */
+#define DW_ROW_3X3(name, nt)                                                                 \
+    static void name(const conv_dw_args *a, int64_t cfull, int st)                          \
+    {                                                                                        \
+        const int e = (a->act ? 1 : 0) + (a->res ? 2 : 0);                                   \
+        if (st == 1) {                                                                       \
+            switch (e) {                                                                     \
+            case 0: dw_row_3x3_ep(a, cfull, 1, 0, 0, nt); break;                             \
+            case 1: dw_row_3x3_ep(a, cfull, 1, 1, 0, nt); break;                             \
+            case 2: dw_row_3x3_ep(a, cfull, 1, 0, 1, nt); break;                             \
+            default: dw_row_3x3_ep(a, cfull, 1, 1, 1, nt); break;                            \
+            }                                                                                \
+        } else {                                                                             \
+            switch (e) {                                                                     \
+            case 0: dw_row_3x3_ep(a, cfull, 2, 0, 0, nt); break;                             \
+            case 1: dw_row_3x3_ep(a, cfull, 2, 1, 0, nt); break;                             \
+            case 2: dw_row_3x3_ep(a, cfull, 2, 0, 1, nt); break;                             \
+            default: dw_row_3x3_ep(a, cfull, 2, 1, 1, nt); break;                            \
+            }                                                                                \
+        }                                                                                    \
+    }
+DW_ROW_3X3(dw_row_3x3_cached, 0)
+DW_ROW_3X3(dw_row_3x3_streamed, 1)
+
 static void dw_row_3x3(const conv_dw_args *a, int64_t cfull, int st)
 {
-    const int e = (a->act ? 1 : 0) + (a->res ? 2 : 0);
-    if (st == 1) {
-        switch (e) {
-        case 0: dw_row_3x3_ep(a, cfull, 1, 0, 0); break;
-        case 1: dw_row_3x3_ep(a, cfull, 1, 1, 0); break;
-        case 2: dw_row_3x3_ep(a, cfull, 1, 0, 1); break;
-        default: dw_row_3x3_ep(a, cfull, 1, 1, 1); break;
-        }
-    } else {
-        switch (e) {
-        case 0: dw_row_3x3_ep(a, cfull, 2, 0, 0); break;
-        case 1: dw_row_3x3_ep(a, cfull, 2, 1, 0); break;
-        case 2: dw_row_3x3_ep(a, cfull, 2, 0, 1); break;
-        default: dw_row_3x3_ep(a, cfull, 2, 1, 1); break;
-        }
-    }
+    if (a->nt) dw_row_3x3_streamed(a, cfull, st);
+    else dw_row_3x3_cached(a, cfull, st);
 }
 
 /* NCHW depthwise, one output row of one channel plane, vectorized across output pixels: the

@@ -225,6 +225,7 @@ void ridge_conv2d_plan_options_init(ridge_conv2d_plan_options *o)
     o->algo = RIDGE_CONV_AUTO;
     o->tune = 0;
     o->fft_tile = 0;
+    o->stream = 0;
 }
 
 const conv_kernels *conv_kernels_for(ridge_isa isa)
@@ -560,7 +561,7 @@ static int cmp_double(const void *a, const void *b)
 static double tune_time(ridge_ctx *ctx, const ridge_conv2d_desc *d, const float *w,
                         ridge_conv_algo a, const float *x, float *y)
 {
-    ridge_conv2d_plan_options o = {a, 0, 0};
+    ridge_conv2d_plan_options o = {.algo = a};
     ridge_conv2d_plan *p = NULL;
     if (ridge_conv2d_plan_create(ctx, d, w, &o, &p)) return 0.0;
     double t[5];
@@ -650,6 +651,9 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
     if (o.algo < RIDGE_CONV_AUTO || o.algo >= RIDGE_CONV_ALGO_COUNT)
         return ridge_error(RIDGE_EINVAL, "conv2d_plan_create: algo = %d is not a ridge_conv_algo",
                            (int)o.algo);
+    if (o.stream < -1 || o.stream > 1)
+        return ridge_error(RIDGE_EINVAL, "conv2d_plan_create: stream = %d must be -1, 0 or 1",
+                           o.stream);
     int64_t oh, ow;
     ridge_status st = ridge_conv2d_desc_check(d, &oh, &ow);
     if (st) return st;
@@ -664,6 +668,7 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
     if (!p) return ridge_error(RIDGE_ENOMEM, "conv2d_plan_create: out of memory");
     p->d = *d;
     p->oh = oh, p->ow = ow;
+    p->stream = o.stream;
     p->cig = d->c_in / d->groups, p->cog = d->c_out / d->groups;
     p->k = conv_kernels_for(ridge_ctx_isa(ctx));
     p->ncob = (p->cog + p->k->nr - 1) / p->k->nr;

@@ -96,6 +96,13 @@ typedef struct conv_dw_args {
      * and pixel npix-1's last column tap fall outside the input, so they are skipped, not read
      * (the taps [s0, s1) hold for the other pixels). */
     int edge_l, edge_r;
+    /* Streamed (3x3 path's full 14-pixel blocks, nt = 1): y written as whole 64-byte lines of
+     * non-temporal stores, and the input lines pf_rows rows below (pf_rs floats apart, the
+     * first pf_off floats below the block's window origin) prefetched. Set only when y is
+     * 64-byte aligned, yps and the 16-channel groups' yco are line multiples and c % 16 == 0;
+     * the caller then issues the store fence. */
+    int nt, pf_rows;
+    ptrdiff_t pf_off, pf_rs;
 } conv_dw_args;
 
 /* NCHW depthwise, one output row of one (image, channel) plane, w the channel's R x S taps:
@@ -207,6 +214,7 @@ struct ridge_conv2d_plan {
     int64_t ncob;                /* output channel blocks of NR per group */
     size_t ws_per_thread;        /* bytes */
     size_t ws_fixed;             /* bytes shared by the threads (FFT: the spectra) */
+    int stream;                  /* depthwise: ridge_conv2d_plan_options.stream */
     int fft_t;                   /* FFT: tile size T (a power of 2), 0 if it cannot apply */
     float *fft_tw;               /* FFT: twiddles e^{-2 pi i m / T}, (cos, -sin), m < T/2 */
     ridge_conv2d_candidate cand[RIDGE_CONV_ALGO_COUNT];

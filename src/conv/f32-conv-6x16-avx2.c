@@ -10,6 +10,7 @@
 #define VZERO() _mm256_setzero_ps()
 #define VLOAD(p) _mm256_loadu_ps(p)
 #define VSTORE(p, v) _mm256_storeu_ps((p), (v))
+#define VSTREAM(p, v) _mm256_stream_ps((p), (v))
 #define VBCAST(p) _mm256_broadcast_ss(p)
 #define VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define VFNMA(a, b, c) _mm256_fnmadd_ps((a), (b), (c))

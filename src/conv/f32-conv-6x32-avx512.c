@@ -10,6 +10,7 @@
 #define VZERO() _mm512_setzero_ps()
 #define VLOAD(p) _mm512_loadu_ps(p)
 #define VSTORE(p, v) _mm512_storeu_ps((p), (v))
+#define VSTREAM(p, v) _mm512_stream_ps((p), (v))
 #define VBCAST(p) _mm512_set1_ps(*(p))
 #define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define VFNMA(a, b, c) _mm512_fnmadd_ps((a), (b), (c))
