@@ -63,8 +63,9 @@ static const shape shapes[] = {
     {"dw-c8-w2",        1, 8,  3,  2,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
     {"dw-c9-w29-s2",    1, 9,  6,  29, 9,  3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    /* the streamed depthwise path (c % 16 == 0): stride 2 over two images, and c = 144 in
-     * two channel tiles (128 + 16) */
+    /* the streamed paths (c_out % 16 == 0): direct over 48 channels; depthwise at stride 2
+     * over two images, and c = 144 in two channel tiles (128 + 16) */
+    {"3x3-co48",        2, 7,  8,  10, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     {"dw-c32-w45-s2",   2, 32, 5,  45, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
     {"dw-c144-w31",     1, 144, 4, 31, 144, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144},
 };
@@ -146,9 +147,11 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
 
     for (int ci = 0; ci < nctx; ci++) {
         ridge_ctx *ctx = ctxs[ci];
-        /* sm 1: depthwise once more with its streamed stores forced (y is 64-byte aligned) */
+        /* sm 1: direct and depthwise once more with their streamed stores forced (y is
+         * 64-byte aligned) */
         for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++)
-            for (int sm = 0; sm < 1 + (a == RIDGE_CONV_DEPTHWISE); sm++) {
+            for (int sm = 0; sm < 1 + (a == RIDGE_CONV_DIRECT || a == RIDGE_CONV_DEPTHWISE);
+                 sm++) {
                 if (only >= 0 && a != only) continue;
                 ridge_conv2d_plan_options o = {.algo = (ridge_conv_algo)a, .fft_tile = fft_tile,
                                                .stream = sm ? 1 : -1};

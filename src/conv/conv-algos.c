@@ -269,7 +269,7 @@ typedef struct fwd {
     size_t row0;       /* depthwise: the first output row (n*oh + oh) of this call */
     ptrdiff_t yshift;  /* depthwise, pointwise: subtracted from y offsets (a strip's origin) */
     int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
-    int nt;            /* depthwise: stream y (conv_dw_args.nt) */
+    int nt;            /* direct, depthwise: stream y (conv_streams) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -293,6 +293,7 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
     a->yco = p->yco + g * p->cog + cob * nr;
     a->nco = (int)RIDGE_MIN(nr, p->cog - cob * nr);
     a->yfast = a->nco == nr && conv_runs_contiguous(a->yco, nr, p->k->vlen);
+    a->nt = f->nt && a->yfast;
     a->bias = f->bias + (g * p->ncob + cob) * nr;
     a->res = f->res;
     a->act = f->act;
@@ -404,6 +405,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         }
         row = end;
     }
+    if (f->nt) stream_fence();
 }
 
 /* ---- pointwise ------------------------------------------------------------------------------- */
@@ -751,16 +753,19 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     if (f->nt) stream_fence();
 }
 
-/* Whether depthwise writes y with non-temporal stores (ridge_conv2d_plan_options.stream). By
- * default only past a quarter of the L3 a core can count on, where y would be evicted before
- * the next layer reads it, and only NHWC: there, at batch 8 (26 and 13 MB), streaming and its
- * input prefetch measured 1.2-1.55x; on NCHW16c 0.97-1.05x (docs/PERFORMANCE.md). */
-static int depthwise_streams(const ridge_conv2d_plan *p, const float *y)
+/* Whether direct or depthwise writes y with non-temporal stores, whole 64-byte lines
+ * (ridge_conv2d_plan_options.stream). By default only past a quarter of the L3 a core can
+ * count on, where y would be evicted before the next layer reads it, and only NHWC. Depthwise
+ * at batch 8 (26 and 13 MB): 1.2-1.55x with its input prefetch; on NCHW16c 0.97-1.05x
+ * (docs/PERFORMANCE.md). */
+static int conv_streams(const ridge_conv2d_plan *p, const float *y)
 {
     const ridge_conv2d_desc *d = &p->d;
-    if (p->stream < 0 || d->c_out % 16 || (uintptr_t)y % 64 || d->r != 3 || d->s != 3) return 0;
+    if (p->stream < 0 || d->layout == RIDGE_NCHW || d->c_out % 16 || (uintptr_t)y % 64)
+        return 0;
+    if (p->algo == RIDGE_CONV_DEPTHWISE && (d->r != 3 || d->s != 3)) return 0;
     if (p->stream == 1) return 1;
-    double bytes = 4.0 * (double)d->n * (double)d->c_out * (double)(d->h * d->w + p->oh * p->ow);
+    double bytes = 4.0 * (double)d->n * (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
     return d->layout == RIDGE_NHWC && bytes > (double)ridge_cpu_get()->l3_usable / 4;
 }
 
@@ -1036,6 +1041,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {
     case RIDGE_CONV_DIRECT:
+        f.nt = conv_streams(p, y);
         ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
         break;
     case RIDGE_CONV_POINTWISE: {
@@ -1056,7 +1062,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
         else {
             const size_t rows = (size_t)(d->n * p->oh);
             const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), rows);
-            f.nt = depthwise_streams(p, y);
+            f.nt = conv_streams(p, y);
             dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1), 0};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, rows, 0);

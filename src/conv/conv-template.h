@@ -55,7 +55,8 @@ static inline float act_scalar(float v, int act)
  * took a large share of the tile). */
 static inline __attribute__((always_inline)) void store_rows(const conv_row_args *a, int64_t p0,
                                                              const int mr, VF acc[MR][2],
-                                                             const int act, const int has_res)
+                                                             const int act, const int has_res,
+                                                             const int nt)
 {
     const VF b0 = VLOAD(a->bias), b1 = VLOAD(a->bias + VL);
     const ptrdiff_t yps = a->yps, o0 = a->yo + p0 * yps + a->yco[0],
@@ -69,8 +70,13 @@ static inline __attribute__((always_inline)) void store_rows(const conv_row_args
             v0 = VADD(v0, VLOAD(res + o0 + p * yps));
             v1 = VADD(v1, VLOAD(res + o1 + p * yps));
         }
-        VSTORE(y + o0 + p * yps, act_apply(v0, act));
-        VSTORE(y + o1 + p * yps, act_apply(v1, act));
+        if (nt) {
+            VSTREAM(y + o0 + p * yps, act_apply(v0, act));
+            VSTREAM(y + o1 + p * yps, act_apply(v1, act));
+        } else {
+            VSTORE(y + o0 + p * yps, act_apply(v0, act));
+            VSTORE(y + o1 + p * yps, act_apply(v1, act));
+        }
     }
 }
 
@@ -79,12 +85,15 @@ static inline __attribute__((always_inline)) void store_tile(const conv_row_args
                                                              const int mr, VF acc[MR][2])
 {
     if (a->yfast) {
-        if (a->res) {
-            if (a->act) store_rows(a, p0, mr, acc, 1, 1);
-            else store_rows(a, p0, mr, acc, 0, 1);
-        } else {
-            if (a->act) store_rows(a, p0, mr, acc, 1, 0);
-            else store_rows(a, p0, mr, acc, 0, 0);
+        switch ((a->act ? 1 : 0) + (a->res ? 2 : 0) + (a->nt ? 4 : 0)) {
+        case 0: store_rows(a, p0, mr, acc, 0, 0, 0); break;
+        case 1: store_rows(a, p0, mr, acc, 1, 0, 0); break;
+        case 2: store_rows(a, p0, mr, acc, 0, 1, 0); break;
+        case 3: store_rows(a, p0, mr, acc, 1, 1, 0); break;
+        case 4: store_rows(a, p0, mr, acc, 0, 0, 1); break;
+        case 5: store_rows(a, p0, mr, acc, 1, 0, 1); break;
+        case 6: store_rows(a, p0, mr, acc, 0, 1, 1); break;
+        default: store_rows(a, p0, mr, acc, 1, 1, 1); break;
         }
         return;
     }

@@ -69,6 +69,8 @@ typedef struct conv_row_args {
     const ptrdiff_t *yco;    /* offsets of the NR (nco valid) output channels */
     int nco;                 /* valid output channels, <= NR */
     int yfast;               /* nco == NR and each vector's channels are contiguous in y */
+    int nt;                  /* with yfast: y is written with non-temporal stores (whole
+                              * 64-byte lines: y aligned, NR channels per pixel per block) */
     const float *bias;       /* NR floats at this channel block (never NULL: zeros) */
     const float *res;        /* residual tensor base (same offsets as y) or NULL */
     int act;
