@@ -22,7 +22,8 @@
  *   flock /tmp/ridge-bench.lock ./conv-ab old/libridge.so new/libridge.so 32 112 1 1 nhwc 41
  *
  * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] [--pointwise]
- *                [--batch N] */
+ *                [--batch N] [--stream SA,SB]
+ * --stream: the plan option `stream` for A and B (-1 never, 0 by size, 1 always; default 0). */
 #include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
@@ -58,7 +59,7 @@ typedef struct build {
 } build;
 
 static int load(build *b, const char *path, const ridge_conv2d_desc *d, const float *w,
-                ridge_conv_algo algo, int threads)
+                ridge_conv_algo algo, int threads, int stream)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -81,7 +82,8 @@ static int load(build *b, const char *path, const ridge_conv2d_desc *d, const fl
     ridge_ctx_options co;
     opt_init(&co);
     co.threads = threads;
-    ridge_conv2d_plan_options po = {algo, 0, 0};
+    ridge_conv2d_plan_options po = {.algo = algo, .stream = stream}; /* builds before
+                                                                       * 2026-12-01 lack stream */
     if (ctx_create(&co, &b->ctx) || plan_create(b->ctx, d, w, &po, &b->plan)) return -1;
     b->ws = aligned_alloc(64, (ws_size(b->plan, threads) + 127) / 64 * 64);
     return b->ws ? 0 : -1;
@@ -91,16 +93,19 @@ int main(int argc, char **argv)
 {
     if (argc < 7) {
         fprintf(stderr, "usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] "
-                        "[--pointwise] [--batch N]\n");
+                        "[--pointwise] [--batch N] [--stream SA,SB]\n");
         return 2;
     }
     const int C = atoi(argv[3]), H = atoi(argv[4]), S = atoi(argv[5]), T = atoi(argv[6]);
     const int blocked = argc > 7 && !strcmp(argv[7], "nchw16c");
     const int rounds = argc > 8 ? atoi(argv[8]) : 31;
-    int pw = 0, N = 1;
+    int pw = 0, N = 1, sa = 0, sb = 0;
     for (int i = 9; i < argc; i++) {
         if (!strcmp(argv[i], "--pointwise")) pw = 1;
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) N = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--stream") && i + 1 < argc &&
+                 sscanf(argv[++i], "%d,%d", &sa, &sb) == 2)
+            continue;
         else return 2;
     }
     if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1 || N < 1) return 2;
@@ -129,7 +134,7 @@ int main(int argc, char **argv)
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = pw ? 0 : 1;
     build A, B;
     ridge_conv_algo algo = pw ? RIDGE_CONV_POINTWISE : RIDGE_CONV_DEPTHWISE;
-    if (load(&A, argv[1], &d, w, algo, T) || load(&B, argv[2], &d, w, algo, T)) {
+    if (load(&A, argv[1], &d, w, algo, T, sa) || load(&B, argv[2], &d, w, algo, T, sb)) {
         fprintf(stderr, "conv-ab: could not load or plan with %s / %s\n", argv[1], argv[2]);
         return 1;
     }

@@ -68,6 +68,10 @@ static const shape shapes[] = {
     {"3x3-co48",        2, 7,  8,  10, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     {"dw-c32-w45-s2",   2, 32, 5,  45, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
     {"dw-c144-w31",     1, 144, 4, 31, 144, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144},
+    /* pointwise with groups (each group's channels one run, read without a table), and
+     * with groups of 12 that straddle NCHW16c's blocks (they are not) */
+    {"1x1-groups2",     2, 8,  5,  6,  12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
+    {"1x1-groups3-c36", 1, 36, 4,  5,  9,  1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3},
 };
 
 static float frand(unsigned *s)

@@ -269,7 +269,7 @@ typedef struct fwd {
     size_t row0;       /* depthwise: the first output row (n*oh + oh) of this call */
     ptrdiff_t yshift;  /* depthwise, pointwise: subtracted from y offsets (a strip's origin) */
     int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
-    int nt;            /* direct, depthwise: stream y (conv_streams) */
+    int nt;            /* direct, pointwise, depthwise: stream y (conv_streams) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -425,19 +425,23 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
     a.r0 = a.s0 = 0, a.r1 = a.s1 = a.S = 1;
     a.kc = p->cig;
     a.yps = p->yv.sw;
+    /* each group's input channels one run (NHWC; NCHW16c with groups inside a block): the
+     * kernel then reads no offset table */
+    const int unit = conv_runs_contiguous(p->xco, (int)p->d.c_in, (int)p->cig);
     for (size_t it = b0; it < e0; it++) {
         int64_t n = (int64_t)it / nblk, q0 = (int64_t)it % nblk * PW_BLOCK;
         for (size_t cb = b1; cb < e1; cb++) {
             int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
             row_channels(f, &a, g, cob);
-            a.coff = p->xco + g * p->cig, a.cunit = 0;
+            a.coff = unit ? p->iota : p->xco + g * p->cig, a.cunit = unit;
             a.w = p->wp + (g * p->ncob + cob) * p->cig * p->k->nr;
-            a.xo = n * p->xv.sn + q0 * p->xv.sw;
+            a.xo = n * p->xv.sn + q0 * p->xv.sw + (unit ? p->xco[g * p->cig] : 0);
             a.yo = n * p->yv.sn + q0 * p->yv.sw - f->yshift;
             a.npix = RIDGE_MIN(PW_BLOCK, hw - q0);
             p->k->row(&a);
         }
     }
+    if (f->nt) stream_fence();
 }
 
 /* ---- im2col ---------------------------------------------------------------------------------- */
@@ -753,11 +757,12 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     if (f->nt) stream_fence();
 }
 
-/* Whether direct or depthwise writes y with non-temporal stores, whole 64-byte lines
- * (ridge_conv2d_plan_options.stream). By default only past a quarter of the L3 a core can
- * count on, where y would be evicted before the next layer reads it, and only NHWC. Depthwise
- * at batch 8 (26 and 13 MB): 1.2-1.55x with its input prefetch; on NCHW16c 0.97-1.05x
- * (docs/PERFORMANCE.md). */
+/* Whether direct, pointwise or depthwise writes y with non-temporal stores, whole 64-byte
+ * lines (ridge_conv2d_plan_options.stream). By default only past a quarter of the L3 a core
+ * can count on, where y would be evicted before the next layer reads it, and only NHWC. At
+ * batch 8: depthwise (26 and 13 MB) 1.2-1.55x with its input prefetch, but 0.97-1.05x on
+ * NCHW16c; pointwise 64 1.10-1.13x; the 7x7 first layer ~1.12x. At batch 1 the 1.6 MB
+ * depthwise measured 0.61-0.66x streamed (docs/PERFORMANCE.md). */
 static int conv_streams(const ridge_conv2d_plan *p, const float *y)
 {
     const ridge_conv2d_desc *d = &p->d;
@@ -1045,6 +1050,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
         ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
         break;
     case RIDGE_CONV_POINTWISE: {
+        f.nt = conv_streams(p, y);
         size_t nblk = (size_t)((p->oh * p->ow + PW_BLOCK - 1) / PW_BLOCK);
         ridge_parallel_for_2d(ctx, (size_t)d->n * nblk, ncb, 1, 1, pointwise_range, &f);
         break;
