@@ -394,9 +394,6 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
          * plus the alpha^2 planes V and M written and read through L2 */
         extra = tiles * G * (cig + cog) * al * al * 8.0 / (m->flops / 4.0) +
                 tiles * G * (cig + cogp) * al * al * 8.0 / m->l2bw;
-        /* per call: the transforms' passes, the batched GEMMs' set-up (Fashion-MNIST's 14x14
-         * 32->64 layer predicted 0.092 ms without this and measured 0.108-0.115) */
-        extra += 2e-5;
         if (!chan_contig) extra *= 2.0, note = "NCHW: strided gathers and stores; ";
         break;
     }
