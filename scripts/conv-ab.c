@@ -16,13 +16,15 @@
  * output is a quarter of the input). With nchw16c oneDNN's AVX2 build offers only its
  * reference loops (~0.1-0.2 s per call), which also leave the caches cold for the others.
  *
- * Shapes: depthwise 3x3, pad 1, stride s (MobileNet), or with --pointwise a 1x1 C -> C.
+ * Shapes: depthwise 3x3, pad 1, stride s (MobileNet), or with --pointwise a 1x1 C -> C, or
+ * with --direct CIN,R,PAD the direct algorithm on CIN -> C channels, an R x R kernel, stride
+ * STRIDE and padding PAD (ResNet's first layer: 64 224 2 1 nhwc 21 --direct 3,7,3).
  *
  *   cc -O2 -Iinclude scripts/conv-ab.c -ldnnl -lgomp -ldl -lm -o conv-ab
  *   flock /tmp/ridge-bench.lock ./conv-ab old/libridge.so new/libridge.so 32 112 1 1 nhwc 41
  *
- * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] [--pointwise]
- *                [--batch N] [--stream SA,SB]
+ * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS]
+ *                [--pointwise | --direct CIN,R,PAD] [--batch N] [--stream SA,SB]
  * --stream: the plan option `stream` for A and B (-1 never, 0 by size, 1 always; default 0). */
 #include <dlfcn.h>
 #include <math.h>
@@ -93,15 +95,18 @@ int main(int argc, char **argv)
 {
     if (argc < 7) {
         fprintf(stderr, "usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] "
-                        "[--pointwise] [--batch N] [--stream SA,SB]\n");
+                        "[--pointwise | --direct CIN,R,PAD] [--batch N] [--stream SA,SB]\n");
         return 2;
     }
     const int C = atoi(argv[3]), H = atoi(argv[4]), S = atoi(argv[5]), T = atoi(argv[6]);
     const int blocked = argc > 7 && !strcmp(argv[7], "nchw16c");
     const int rounds = argc > 8 ? atoi(argv[8]) : 31;
-    int pw = 0, N = 1, sa = 0, sb = 0;
+    int pw = 0, N = 1, sa = 0, sb = 0, dcin = 0, dr = 0, dpad = 0;
     for (int i = 9; i < argc; i++) {
         if (!strcmp(argv[i], "--pointwise")) pw = 1;
+        else if (!strcmp(argv[i], "--direct") && i + 1 < argc &&
+                 sscanf(argv[++i], "%d,%d,%d", &dcin, &dr, &dpad) == 3)
+            continue;
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) N = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--stream") && i + 1 < argc &&
                  sscanf(argv[++i], "%d,%d", &sa, &sb) == 2)
@@ -109,10 +114,13 @@ int main(int argc, char **argv)
         else return 2;
     }
     if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1 || N < 1) return 2;
-    const int OH = pw ? H : (H + 2 - 3) / S + 1;
-    const size_t cpad = (size_t)(C + 15) / 16 * 16;
-    const size_t xn = (size_t)N * cpad * (size_t)(H * H), yn = (size_t)N * cpad * (size_t)(OH * OH);
-    const size_t wn = pw ? (size_t)(C * C) : (size_t)C * 9;
+    const int dir = dcin > 0; /* --direct: c_in, kernel, padding; groups 1 */
+    const int cin = dir ? dcin : C, R = dir ? dr : pw ? 1 : 3, PAD = dir ? dpad : pw ? 0 : 1;
+    const int G = dir || pw ? 1 : C, STR = pw ? 1 : S;
+    const int OH = (H + 2 * PAD - R) / STR + 1;
+    const size_t cpad = (size_t)(C + 15) / 16 * 16, cinpad = (size_t)(cin + 15) / 16 * 16;
+    const size_t xn = (size_t)N * cinpad * (size_t)(H * H), yn = (size_t)N * cpad * (size_t)(OH * OH);
+    const size_t wn = (size_t)C * (size_t)(cin / G) * (size_t)(R * R);
     float *x = aligned_alloc(64, xn * 4), *x2 = aligned_alloc(64, xn * 4);
     float *y = aligned_alloc(64, yn * 4), *y2 = aligned_alloc(64, yn * 4);
     float *xb = aligned_alloc(64, xn * 4), *yb2 = aligned_alloc(64, yn * 4);
@@ -128,12 +136,12 @@ int main(int argc, char **argv)
 
     ridge_conv2d_desc d;
     memset(&d, 0, sizeof d); /* ridge_conv2d_desc_init lives in the builds, not here */
-    d.n = N, d.c_in = d.c_out = C, d.h = d.w = H, d.stride_h = d.stride_w = pw ? 1 : S;
+    d.n = N, d.c_in = cin, d.c_out = C, d.h = d.w = H, d.stride_h = d.stride_w = STR;
     d.dil_h = d.dil_w = 1, d.layout = blocked ? RIDGE_NCHW16C : RIDGE_NHWC;
-    d.r = d.s = pw ? 1 : 3, d.groups = pw ? 1 : C;
-    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = pw ? 0 : 1;
+    d.r = d.s = R, d.groups = G;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = PAD;
     build A, B;
-    ridge_conv_algo algo = pw ? RIDGE_CONV_POINTWISE : RIDGE_CONV_DEPTHWISE;
+    ridge_conv_algo algo = dir ? RIDGE_CONV_DIRECT : pw ? RIDGE_CONV_POINTWISE : RIDGE_CONV_DEPTHWISE;
     if (load(&A, argv[1], &d, w, algo, T, sa) || load(&B, argv[2], &d, w, algo, T, sb)) {
         fprintf(stderr, "conv-ab: could not load or plan with %s / %s\n", argv[1], argv[2]);
         return 1;
@@ -145,15 +153,16 @@ int main(int argc, char **argv)
     dnnl_stream_t str;
     dnnl_engine_create(&eng, dnnl_cpu, 0);
     dnnl_stream_create(&str, eng, dnnl_stream_default_flags);
-    dnnl_dims_t sd = {N, C, H, H}, dd = {N, C, OH, OH}, bd = {C};
-    dnnl_dims_t wdw = {C, 1, 1, 3, 3}, wpw = {C, C, 1, 1};
+    dnnl_dims_t sd = {N, cin, H, H}, dd = {N, C, OH, OH}, bd = {C};
+    dnnl_dims_t wdw = {C, 1, 1, 3, 3}, wg1 = {C, cin, R, R};
     dnnl_dims_t st = {d.stride_h, d.stride_w}, dl = {0, 0};
     dnnl_dims_t pad = {d.pad_top, d.pad_left};
     dnnl_format_tag_t tag = blocked ? dnnl_nChw16c : dnnl_nhwc;
     dnnl_memory_desc_t smd, dmd, wmd, bmd;
     dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, tag);
     dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, tag);
-    dnnl_memory_desc_init_by_tag(&wmd, pw ? 4 : 5, pw ? wpw : wdw, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&wmd, G == 1 ? 4 : 5, G == 1 ? wg1 : wdw, dnnl_f32,
+                                 dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_x);
     dnnl_convolution_desc_t cd;
     dnnl_primitive_desc_t pd;
@@ -202,7 +211,7 @@ int main(int argc, char **argv)
     printf("%s N=%d C=%d %dx%d stride %d %s %d thread%s, max|A-B| %.2g; ms median/best: A %.3f/%.3f"
            "  B %.3f/%.3f  oneDNN (%s) %.3f/%.3f  copy %.3f;  B/A %.2f  oneDNN/B %.2f"
            "  roof%%: B %.0f oneDNN %.0f\n",
-           pw ? "pointwise" : "depthwise", N, C, H, H, (int)d.stride_h,
+           dir ? "direct" : pw ? "pointwise" : "depthwise", N, C, H, H, (int)d.stride_h,
            blocked ? "nchw16c" : "nhwc", T,
            T > 1 ? "s" : "", diff, s[0][mid] * 1e3, s[0][0] * 1e3, s[1][mid] * 1e3,
            s[1][0] * 1e3, impl, s[2][mid] * 1e3, s[2][0] * 1e3, s[3][mid] * 1e3,
