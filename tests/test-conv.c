@@ -63,9 +63,11 @@ static const shape shapes[] = {
     {"dw-c8-w2",        1, 8,  3,  2,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
     {"dw-c9-w29-s2",    1, 9,  6,  29, 9,  3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-    /* the streamed paths (c_out % 16 == 0): direct over 48 channels; depthwise at stride 2
-     * over two images, and c = 144 in two channel tiles (128 + 16) */
+    /* the streamed paths (16-channel blocks per group): direct over 48 channels, and 32 in
+     * groups of 8 (so not streamed); depthwise at stride 2 over two images, and c = 144 in
+     * two channel tiles (128 + 16) */
     {"3x3-co48",        2, 7,  8,  10, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-co32-g4",     1, 8,  6,  7,  32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},
     {"dw-c32-w45-s2",   2, 32, 5,  45, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
     {"dw-c144-w31",     1, 144, 4, 31, 144, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144},
     /* pointwise with groups (each group's channels one run, read without a table), and

@@ -102,9 +102,9 @@ typedef struct ridge_conv2d_plan_options {
                            * fastest; the winner is cached per shape for the process */
     int fft_tile;         /* FFT: tile size T (8, 16, 32 or 64, at least the dilated kernel),
                            * or 0: the cost model picks it */
-    int stream;           /* direct, pointwise, depthwise 3x3; NHWC / NCHW16c with c_out % 16
-                           * == 0 and y 64-byte aligned: write y with non-temporal stores,
-                           * past the caches.
+    int stream;           /* direct, pointwise, depthwise 3x3; NHWC / NCHW16c with c_out /
+                           * groups a multiple of 16 (depthwise: c_out) and y 64-byte
+                           * aligned: write y with non-temporal stores, past the caches.
                            * 0: when x and y together exceed a quarter of the L3 one core
                            * can count on (NHWC only: NCHW16c measured no gain); 1: whenever
                            * the layout allows; -1: never */

@@ -26,7 +26,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -766,9 +765,12 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 static int conv_streams(const ridge_conv2d_plan *p, const float *y)
 {
     const ridge_conv2d_desc *d = &p->d;
-    if (p->stream < 0 || d->layout == RIDGE_NCHW || d->c_out % 16 || (uintptr_t)y % 64)
+    if (p->stream < 0 || d->layout == RIDGE_NCHW || (uintptr_t)y % 64) return 0;
+    /* every 16-channel block a whole, aligned line: per group for direct and pointwise (the
+     * AVX-512 stream instruction faults on a misaligned address), over all channels for the
+     * depthwise 3x3 kernel */
+    if (p->algo == RIDGE_CONV_DEPTHWISE ? d->c_out % 16 || d->r != 3 || d->s != 3 : p->cog % 16)
         return 0;
-    if (p->algo == RIDGE_CONV_DEPTHWISE && (d->r != 3 || d->s != 3)) return 0;
     if (p->stream == 1) return 1;
     double bytes = 4.0 * (double)d->n * (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
     return d->layout == RIDGE_NHWC && bytes > (double)ridge_cpu_get()->l3_usable / 4;
