@@ -429,6 +429,23 @@ static void test_plan(ridge_ctx *ctx)
         if (rep) CHECK(strstr(ridge_conv2d_plan_explain(p), "cached") != NULL);
         ridge_conv2d_plan_destroy(p);
     }
+    /* the explanation says how y is written: depthwise C = 32, forced each way, and by size
+     * (x + y = 3.2 MB against a quarter of the usable L3, whichever way that goes here) */
+    d = desc_of(&shapes[4], RIDGE_NHWC);
+    d.c_in = d.c_out = d.groups = 32, d.h = d.w = 112;
+    ridge_conv2d_plan_options_init(&o);
+    o.algo = RIDGE_CONV_DEPTHWISE;
+    const char *want[3] = {"stores: through the cache (opts.stream = -1)",
+                           "(x + y = 3.2 MB, ",
+                           "stores: non-temporal, past the cache, when y is 64-byte aligned "
+                           "(opts.stream = 1)"};
+    for (o.stream = -1; o.stream <= 1; o.stream++) {
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p));
+        if (!p) continue;
+        CHECKF(strstr(ridge_conv2d_plan_explain(p), want[o.stream + 1]) != NULL, "%s",
+               ridge_conv2d_plan_explain(p));
+        ridge_conv2d_plan_destroy(p);
+    }
     free(w);
 }
 

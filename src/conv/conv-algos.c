@@ -757,23 +757,46 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 }
 
 /* Whether direct, pointwise or depthwise writes y with non-temporal stores, whole 64-byte
- * lines (ridge_conv2d_plan_options.stream). By default only past a quarter of the L3 a core
- * can count on, where y would be evicted before the next layer reads it, and only NHWC. At
- * batch 8: depthwise (26 and 13 MB) 1.2-1.55x with its input prefetch, but 0.97-1.05x on
- * NCHW16c; pointwise 64 1.10-1.13x; the 7x7 first layer ~1.12x. At batch 1 the 1.6 MB
- * depthwise measured 0.61-0.66x streamed (docs/PERFORMANCE.md). */
-static int conv_streams(const ridge_conv2d_plan *p, const float *y)
+ * lines (ridge_conv2d_plan_options.stream), y's alignment aside; why (may be NULL) says so.
+ * By default only past a quarter of the L3 a core can count on, where y would be evicted
+ * before the next layer reads it, and only NHWC. At batch 8: depthwise (26 and 13 MB)
+ * 1.2-1.55x with its input prefetch, but 0.97-1.05x on NCHW16c; pointwise 64 1.10-1.13x; the
+ * 7x7 first layer ~1.12x. At batch 1 the 1.6 MB depthwise measured 0.61-0.66x streamed
+ * (docs/PERFORMANCE.md). */
+int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
 {
     const ridge_conv2d_desc *d = &p->d;
-    if (p->stream < 0 || d->layout == RIDGE_NCHW || (uintptr_t)y % 64) return 0;
+    const int dw = p->algo == RIDGE_CONV_DEPTHWISE;
+    char unused[8];
+    if (!why) why = unused, why_len = sizeof unused;
+    why[0] = 0;
+    if (p->gemm_route || (p->algo != RIDGE_CONV_DIRECT && p->algo != RIDGE_CONV_POINTWISE && !dw))
+        return 0;
+    const double bytes =
+        4.0 * (double)d->n * (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
+    const double limit = (double)ridge_cpu_get()->l3_usable / 4;
     /* every 16-channel block a whole, aligned line: per group for direct and pointwise (the
      * AVX-512 stream instruction faults on a misaligned address), over all channels for the
      * depthwise 3x3 kernel */
-    if (p->algo == RIDGE_CONV_DEPTHWISE ? d->c_out % 16 || d->r != 3 || d->s != 3 : p->cog % 16)
-        return 0;
-    if (p->stream == 1) return 1;
-    double bytes = 4.0 * (double)d->n * (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
-    return d->layout == RIDGE_NHWC && bytes > (double)ridge_cpu_get()->l3_usable / 4;
+    const char *no = p->stream < 0                             ? "opts.stream = -1"
+                     : d->layout == RIDGE_NCHW                 ? "NCHW"
+                     : dw && (d->r != 3 || d->s != 3)          ? "not the depthwise 3x3 kernel"
+                     : dw ? (d->c_out % 16 ? "c_out not a multiple of 16" : NULL)
+                     : p->cog % 16                             ? "c_out / groups not a multiple of 16"
+                                                               : NULL;
+    if (no) return snprintf(why, why_len, "%s", no), 0;
+    if (p->stream == 1) return snprintf(why, why_len, "opts.stream = 1"), 1;
+    if (d->layout != RIDGE_NHWC)
+        return snprintf(why, why_len, "NCHW16c streams only with opts.stream = 1"), 0;
+    snprintf(why, why_len, "x + y = %.1f MB, %s a quarter of the usable L3 (%.1f MB)",
+             bytes / 1e6, bytes > limit ? "over" : "within", limit / 1e6);
+    return bytes > limit;
+}
+
+/* conv_stream_choice for this call: y must be 64-byte aligned too */
+static int conv_streams(const ridge_conv2d_plan *p, const float *y)
+{
+    return (uintptr_t)y % 64 == 0 && conv_stream_choice(p, NULL, 0);
 }
 
 /* Depthwise rows (NHWC, NCHW16c) handed out in chunks from a shared counter rather than one

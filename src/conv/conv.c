@@ -635,6 +635,11 @@ static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason,
             algo_names[a], c->applies ? "yes" : "no", pred, meas, ws, wb, c->why);
     }
     OUT("pick: %s: %s\n", algo_names[p->algo], reason);
+    char why[128];
+    int nt = conv_stream_choice(p, why, sizeof why);
+    if (why[0])
+        OUT("stores: %s (%s)\n", nt ? "non-temporal, past the cache, when y is 64-byte aligned"
+                                    : "through the cache", why);
 #undef OUT
 }
 

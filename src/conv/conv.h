@@ -228,6 +228,9 @@ void conv_forward_ref(const ridge_conv2d_desc *d, int64_t oh, int64_t ow, const 
                       const float *w, float *y, const float *bias, int act, const float *res);
 
 /* conv-algos.c: the algorithms' plan parts and forward passes */
+/* Whether the plan's forward writes y with non-temporal stores (when y is 64-byte aligned), and
+ * why; 0 with an empty why where the algorithm has no streamed path. */
+int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len);
 ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, char *why,
                                size_t why_len);
 ridge_status conv_algo_pack(ridge_conv2d_plan *p, const float *w);
