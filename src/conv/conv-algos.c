@@ -757,7 +757,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 }
 
 /* Whether direct, pointwise or depthwise writes y with non-temporal stores, whole 64-byte
- * lines (ridge_conv2d_plan_options.stream), y's alignment aside; why (may be NULL) says so.
+ * lines (ridge_conv2d_plan_options.stream), y's alignment aside; why says so.
  * By default only past a quarter of the L3 a core can count on, where y would be evicted
  * before the next layer reads it, and only NHWC. At batch 8: depthwise (26 and 13 MB)
  * 1.2-1.55x with its input prefetch, but 0.97-1.05x on NCHW16c; pointwise 64 1.10-1.13x; the
@@ -767,8 +767,6 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
 {
     const ridge_conv2d_desc *d = &p->d;
     const int dw = p->algo == RIDGE_CONV_DEPTHWISE;
-    char unused[8];
-    if (!why) why = unused, why_len = sizeof unused;
     why[0] = 0;
     if (p->gemm_route || (p->algo != RIDGE_CONV_DIRECT && p->algo != RIDGE_CONV_POINTWISE && !dw))
         return 0;
@@ -793,10 +791,10 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
     return bytes > limit;
 }
 
-/* conv_stream_choice for this call: y must be 64-byte aligned too */
+/* The plan's choice for this call: y must be 64-byte aligned too */
 static int conv_streams(const ridge_conv2d_plan *p, const float *y)
 {
-    return (uintptr_t)y % 64 == 0 && conv_stream_choice(p, NULL, 0);
+    return p->streams && (uintptr_t)y % 64 == 0;
 }
 
 /* Depthwise rows (NHWC, NCHW16c) handed out in chunks from a shared counter rather than one

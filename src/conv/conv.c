@@ -603,7 +603,7 @@ static void tune(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w, tune_entr
 }
 
 static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason,
-                         const char *machine_note)
+                         const char *machine_note, const char *stream_why)
 {
     const ridge_conv2d_desc *d = &p->d;
     char *b = p->explain;
@@ -635,11 +635,11 @@ static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason,
             algo_names[a], c->applies ? "yes" : "no", pred, meas, ws, wb, c->why);
     }
     OUT("pick: %s: %s\n", algo_names[p->algo], reason);
-    char why[128];
-    int nt = conv_stream_choice(p, why, sizeof why);
-    if (why[0])
-        OUT("stores: %s (%s)\n", nt ? "non-temporal, past the cache, when y is 64-byte aligned"
-                                    : "through the cache", why);
+    if (stream_why[0])
+        OUT("stores: %s (%s)\n",
+            p->streams ? "non-temporal, past the cache, when y is 64-byte aligned"
+                       : "through the cache",
+            stream_why);
 #undef OUT
 }
 
@@ -751,9 +751,11 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         }
     }
     if ((st = plan_build(ctx, p, w))) goto err_free_plan;
+    char stream_why[128];
+    p->streams = conv_stream_choice(p, stream_why, sizeof stream_why);
     plan_explain(p, threads, reason,
                  m.measured ? "measured roof (ridge roofline profile)"
-                            : "nominal machine (no ridge roofline profile cached)");
+                            : "nominal machine (no ridge roofline profile cached)", stream_why);
     if (ctx->verbose) fprintf(stderr, "ridge: %s", p->explain);
     *out = p;
     return RIDGE_OK;

@@ -216,7 +216,8 @@ struct ridge_conv2d_plan {
     int64_t ncob;                /* output channel blocks of NR per group */
     size_t ws_per_thread;        /* bytes */
     size_t ws_fixed;             /* bytes shared by the threads (FFT: the spectra) */
-    int stream;                  /* depthwise: ridge_conv2d_plan_options.stream */
+    int stream;                  /* ridge_conv2d_plan_options.stream */
+    int streams;                 /* conv_stream_choice, decided once at plan creation */
     int fft_t;                   /* FFT: tile size T (a power of 2), 0 if it cannot apply */
     float *fft_tw;               /* FFT: twiddles e^{-2 pi i m / T}, (cos, -sin), m < T/2 */
     ridge_conv2d_candidate cand[RIDGE_CONV_ALGO_COUNT];
@@ -229,7 +230,8 @@ void conv_forward_ref(const ridge_conv2d_desc *d, int64_t oh, int64_t ow, const 
 
 /* conv-algos.c: the algorithms' plan parts and forward passes */
 /* Whether the plan's forward writes y with non-temporal stores (when y is 64-byte aligned), and
- * why; 0 with an empty why where the algorithm has no streamed path. */
+ * why; 0 with an empty why where the algorithm has no streamed path. Decided once, at plan
+ * creation (the plan's `streams`). */
 int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len);
 ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, char *why,
                                size_t why_len);
