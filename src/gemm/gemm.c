@@ -106,19 +106,23 @@ static const gemm_kernel *select_kernel(ridge_isa isa)
     }
 }
 
-/* KC: a B micro-panel (KC x NR) fills 3/4 of L1 (the A micro-panel streams through the rest),
- * at least 256 so the C tile's load and store are amortized over enough FMAs. 384 on Zen 3
- * (interleaved runs at 1024^3: 86-88 GFLOP/s against 80-84 with KC 256). It fixes the
- * summation blocks, so it depends on the kernel and the L1 only (never on the thread count:
+/* KC: the depth of a block, the same for every block of a product, and as deep as the
+ * kernel's C tile wants: each block ends with a read-modify-write of the MR x NR tile of C,
+ * whose rows (ldc apart, often a multiple of 4 KiB) crowd into a few L1 sets, so a deeper
+ * block pays for it over more FMAs. At most KC_MAX, and the k range split evenly (K = 784:
+ * two blocks of 392, not 768 + 16). The B micro-panel (KC x NR) then streams from L2 rather
+ * than staying in L1; on Zen 4 that costs nothing measurable, the C updates did: at 2048^3,
+ * KC 768 ran 1.05-1.07x KC 256 with the AVX-512 kernel (1.03x with the AVX2 one, against
+ * its previous 384), 1.02-1.06x on the GPT-2 and conv shapes (scripts/gemm-ab.c). The
+ * blocks fix the summation order, so they depend on k only (never on the thread count:
  * results do not depend on it). */
-static size_t blocking_kc(const gemm_kernel *K, const ridge_cpu *cpu)
+#define KC_MAX 768
+static size_t blocking_kc(size_t k)
 {
     if (test_kc) return test_kc;
-    size_t l1 = cpu->l1d ? cpu->l1d : 32768;
-    size_t kc = l1 * 3 / 4 / ((size_t)K->nr * sizeof(float));
-    kc = RIDGE_MAX(kc, 256u);
-    kc = RIDGE_MIN(kc, 1024u);
-    return kc & ~(size_t)7;
+    size_t blocks = RIDGE_MAX((k + KC_MAX - 1) / KC_MAX, 1);
+    size_t kc = (k + blocks - 1) / blocks;
+    return RIDGE_MAX((kc + 7) & ~(size_t)7, 8u);
 }
 
 /* MC: the packed A block (MC x KC) takes 3/10 of the private L2, leaving room for the B
@@ -331,7 +335,7 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
                         const ridge_cpu *cpu, int threads, const plan_b *pb)
 {
     *d = (gemm_driver){.p = p, .K = K, .bplan = pb->bplan, .plan_npad = pb->npad};
-    d->kc = pb->bplan ? pb->kc : blocking_kc(K, cpu);
+    d->kc = pb->bplan ? pb->kc : blocking_kc(p->k);
     d->mc = blocking_mc(K, cpu, d->kc);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
     /* B in place when it is row-major and A has few rows (packing B would be amortized over
@@ -630,7 +634,7 @@ ridge_status ridge_sgemm_plan_create(ridge_ctx *ctx, ridge_trans trans_b, size_t
     plan->K = select_kernel(ridge_ctx_isa(ctx));
     plan->npad = n;
     if (plan->K) {
-        plan->kc = blocking_kc(plan->K, ridge_ctx_cpu(ctx));
+        plan->kc = blocking_kc(k);
         plan->npad = (n + (size_t)plan->K->nr - 1) / (size_t)plan->K->nr * (size_t)plan->K->nr;
     }
     if (n && k) {
