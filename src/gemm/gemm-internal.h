@@ -88,7 +88,7 @@ typedef struct gemm_kernel {
 } gemm_kernel;
 
 extern const gemm_kernel ridge_gemm_kernel_avx2;   /* f32-gemm-6x16-avx2.c */
-extern const gemm_kernel ridge_gemm_kernel_avx512; /* f32-gemm-14x32-avx512.c */
+extern const gemm_kernel ridge_gemm_kernel_avx512; /* f32-gemm-8x32-avx512.c */
 
 /* Tests only: force the cache blocks (0: derive from the CPU as usual); while set, every
  * product is also split among all threads however small. KC changes the rounding, so this is

@@ -1,21 +1,26 @@
-/* SGEMM kernels for AVX-512F: a 14 x 32 register tile (28 zmm accumulators, 2 for B, 1 for the
- * A broadcast: 31 of the 32 zmm registers). Intensity 2 * 14 * 32 / (14 + 32) = 19.5 FLOP per
- * float loaded, the best the 32-register budget allows with 2 B vectors (6 x 64 gives 17.5);
- * 28 independent FMA chains cover the latency of two 512-bit FMA pipes. The matrix-vector tile
- * is 1 x 128 (8 chains). All logic is in f32-gemm-template.h; this file is only the 512-bit
- * mapping (masks are k-registers). */
+/* SGEMM kernels for AVX-512F: an 8 x 32 register tile (16 zmm accumulators, 2 for B, 1 for the
+ * A broadcast). Intensity 2 * 8 * 32 / (8 + 32) = 12.8 FLOP per float loaded; 16 independent
+ * FMA chains cover the 4-cycle latency of the FMA pipes. The register budget would allow
+ * 14 x 32 (28 accumulators, intensity 19.5), which this file was until session 7: on the first
+ * AVX-512 machine (Zen 4, whose 512-bit FMAs issue one per cycle over two 256-bit halves),
+ * 8 x 32 ran 1.02x it at 2048^3 and 4096^3 and 1.01-1.07x on the GPT-2, conv and dense shapes
+ * (6 x 32, 7 x 32, 4 x 64 and 6 x 64 within 1% of 8 x 32 at 2048^3; 12 x 32 and 8 x 48 like
+ * 14 x 32); fewer rows of C per tile also crowd fewer lines into one L1 set when ldc is a
+ * multiple of 4 KiB, and 8 divides the batch and sequence sizes models use. The
+ * matrix-vector tile is 1 x 128 (8 chains). All logic is in f32-gemm-template.h; this file is
+ * only the 512-bit mapping (masks are k-registers). */
 #include <immintrin.h>
 
 #include "gemm/gemm-internal.h"
 #include "vec/math-avx512.h"
 
-#define GEMM_MR 14
+#define GEMM_MR 8
 #define GEMM_NV 2
 #define GEMM_GV 8
 #define GEMM_SUFFIX __avx512
-#define GEMM_UKERNEL ridge_f32_gemm_ukernel_14x32__avx512
+#define GEMM_UKERNEL ridge_f32_gemm_ukernel_8x32__avx512
 #define GEMM_TABLE ridge_gemm_kernel_avx512
-#define GEMM_NAME "f32-gemm-14x32-avx512"
+#define GEMM_NAME "f32-gemm-8x32-avx512"
 
 #define VL 16
 typedef __m512 vf;
