@@ -1,5 +1,12 @@
 /* Removes the names simd-avx2.h / simd-avx512.h define (so the math headers leak nothing). */
 #undef RV_W
+#undef RV_MASKED_SHORT
+#undef rv_load_halves
+#undef rv_store_halves
+#undef rv_load_fill
+#undef rd_load_fill
+#undef ri_load_fill
+#undef rl_load_fill
 #undef RV_SFX
 #undef rv_f
 #undef rv_i
