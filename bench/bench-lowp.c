@@ -357,13 +357,13 @@ static const cshape cshapes[] = {
 
 typedef struct ccall {
     ridge_ctx *ctx;
-    const ridge_qconv2d_plan *qp; /* AUTO, or direct for impl 2 */
+    const ridge_qconv2d_plan *qp; /* AUTO, or the other groups-1 algorithm for impl 2 */
     const ridge_conv2d_plan *fp;
     const uint8_t *x8;
     const float *xf;
     void *y;
     const ridge_requant *rq;
-    int impl; /* 0 int8, 1 fp32, 2 int8 direct */
+    int impl; /* 0 int8, 1 fp32, 2 int8, the other algorithm */
     int failed;
 } ccall;
 
@@ -376,8 +376,8 @@ static void ccall_run(void *arg)
     if (st) g->failed = 1;
 }
 
-/* One NHWC convolution, batch 1: ridge's int8 (AUTO: im2col or pointwise into the int8 GEMM,
- * or depthwise; and the direct algorithm for groups 1; int32 output so that it checks exactly) against ridge's fp32 (its
+/* One NHWC convolution, batch 1: ridge's int8 (AUTO: direct, pointwise or depthwise; and for
+ * groups 1 the other of direct and im2col; int32 output so that it checks exactly) against ridge's fp32 (its
  * own algorithm choice), checked at 200 sampled outputs (int8 exactly, fp32 within (K + 2) eps
  * sum |x w|), then interleaved. */
 static int bench_conv(const ridge_bench_opts *o, bench_table *t, const cshape *cs, ridge_ctx *ctx,
@@ -403,14 +403,18 @@ static int bench_conv(const ridge_bench_opts *o, bench_table *t, const cshape *c
     for (size_t i = 0; i < xn; i++) x8[i] = (uint8_t)rnd(), xf[i] = (float)x8[i] / 255.0f;
     for (size_t i = 0; i < wn; i++) w8[i] = (int8_t)rnd(), wf[i] = (float)w8[i] / 128.0f;
     if (ridge_qconv2d_plan_create(ctx, &d, w8, RIDGE_CONV_AUTO, &qp) ||
-        (cs->groups == 1 && ridge_qconv2d_plan_create(ctx, &d, w8, RIDGE_CONV_DIRECT, &qd)) ||
+        (cs->groups == 1 &&
+         ridge_qconv2d_plan_create(ctx, &d, w8,
+                                   ridge_qconv2d_plan_algo(qp) == RIDGE_CONV_DIRECT ? RIDGE_CONV_IM2COL
+                                                                                   : RIDGE_CONV_DIRECT,
+                                   &qd)) ||
         ridge_conv2d_plan_create(ctx, &d, wf, NULL, &fp)) {
         fprintf(stderr, "bench lowp: %s\n", ridge_last_error());
         goto out;
     }
     ccall g[3] = {{ctx, qp, fp, x8, xf, y8, NULL, 0, 0}, {ctx, qp, fp, x8, xf, yf, NULL, 1, 0},
                   {ctx, qd, fp, x8, xf, yd, NULL, 2, 0}};
-    const int impls = qd ? 3 : 2; /* direct: groups 1 only */
+    const int impls = qd ? 3 : 2; /* the other algorithm: groups 1 only */
     double est = 0;
     for (int i = 0; i < impls; i++) {
         uint64_t t0 = ridge_time_ns();
@@ -463,6 +467,7 @@ static int bench_conv(const ridge_bench_opts *o, bench_table *t, const cshape *c
         snprintf(name, sizeof name, "conv %s", cs->name);
         bench_val row[] = {{name, 0}, {ridge_conv_algo_name(ridge_qconv2d_plan_algo(qp)), 0},
                            {ridge_conv_algo_name(ridge_conv2d_plan_algo(fp)), 0},
+                           {qd ? ridge_conv_algo_name(ridge_qconv2d_plan_algo(qd)) : "-", 0},
                            {NULL, threads}, {NULL, ops / s8.median * 1e-9},
                            {NULL, ops / s8.best * 1e-9}, {NULL, qd ? ops / sd.median * 1e-9 : NAN},
                            {NULL, ops / sf.median * 1e-9}, {NULL, sf.median / s8.median},
@@ -533,11 +538,11 @@ int ridge_bench_lowp(const ridge_bench_opts *o, int argc, char **argv)
 
     static const bench_col ccols[] = {
         {"case", BENCH_STR},     {"i8_algo", BENCH_STR},  {"f32_algo", BENCH_STR},
-        {"thr", BENCH_INT},      {"i8_gops", BENCH_F1},   {"i8_best", BENCH_F1},
-        {"direct_gops", BENCH_F1}, {"f32_gflops", BENCH_F1}, {"i8_x_f32", BENCH_F2},
-        {"direct_x_f32", BENCH_F2},
+        {"alt_algo", BENCH_STR}, {"thr", BENCH_INT},      {"i8_gops", BENCH_F1},
+        {"i8_best", BENCH_F1},   {"alt_gops", BENCH_F1},  {"f32_gflops", BENCH_F1},
+        {"i8_x_f32", BENCH_F2},  {"alt_x_f32", BENCH_F2},
     };
-    bench_table_begin(&t, o, "lowp conv: int8 (AUTO: im2col/pointwise on the int8 GEMM, depthwise; and direct) vs fp32, NHWC, batch 1",
+    bench_table_begin(&t, o, "lowp conv: int8 (AUTO, and the other of direct and im2col) vs fp32, NHWC, batch 1",
                       ccols, (int)(sizeof ccols / sizeof ccols[0]));
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1) && !rc; ti++) {
         ridge_ctx *ctx = bench_ctx(o, counts[ti], "lowp");

@@ -120,7 +120,8 @@ ridge_status ridge_gemm_s8s8s32(ridge_ctx *ctx, ridge_trans trans_b, size_t m, s
 typedef struct ridge_qconv2d_plan ridge_qconv2d_plan;
 
 /* Validates d, and packs the OIHW int8 weights (c_out x c_in/groups x r x s) once. algo:
- *   RIDGE_CONV_AUTO       depthwise for depthwise, pointwise where it applies, else im2col
+ *   RIDGE_CONV_AUTO       depthwise for depthwise, pointwise where it applies, else direct
+ *                         (im2col where the ISA has no int8 kernel: RIDGE_ISA_REF)
  *   RIDGE_CONV_IM2COL     lowered strips into the int8 GEMM (groups 1)
  *   RIDGE_CONV_POINTWISE  1x1, stride 1, no padding: the GEMM on x itself
  *   RIDGE_CONV_DIRECT     no lowering: the GEMM micro-kernel reads the windows of a

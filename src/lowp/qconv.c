@@ -65,14 +65,21 @@ static int is_pointwise(const ridge_conv2d_desc *d)
            d->pad_top == 0 && d->pad_bottom == 0 && d->pad_left == 0 && d->pad_right == 0;
 }
 
-/* The algorithm for algo on d, or an error saying why it cannot run. */
+/* The algorithm for algo on d, or an error saying why it cannot run. AUTO: depthwise, else
+ * pointwise where it applies, else direct where the ISA has an int8 kernel (im2col without
+ * one). Direct ran 1.3-2.4x im2col on every 3x3 shape of `ridge bench lowp` (Zen 4, VNNI,
+ * session 7; on Zen 3's AVX2 1.1-2.1x in noisy runs): it reads each window in place instead
+ * of writing and re-reading an r*s-times larger lowered matrix. */
 static ridge_status choose_algo(const char *fn, const ridge_conv2d_desc *d, ridge_conv_algo algo,
-                                ridge_conv_algo *out)
+                                int have_kernel, ridge_conv_algo *out)
 {
     const int dw = d->groups != 1;
     switch (algo) {
     case RIDGE_CONV_AUTO:
-        *out = dw ? RIDGE_CONV_DEPTHWISE : is_pointwise(d) ? RIDGE_CONV_POINTWISE : RIDGE_CONV_IM2COL;
+        *out = dw                ? RIDGE_CONV_DEPTHWISE
+               : is_pointwise(d) ? RIDGE_CONV_POINTWISE
+               : have_kernel     ? RIDGE_CONV_DIRECT
+                                 : RIDGE_CONV_IM2COL;
         return RIDGE_OK;
     case RIDGE_CONV_REF: *out = algo; return RIDGE_OK;
     case RIDGE_CONV_IM2COL:
@@ -157,7 +164,7 @@ ridge_status ridge_qconv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *
         return ridge_error(RIDGE_EINVAL, "%s: %s is NULL", fn, ctx ? "weights" : "ctx");
     int64_t oh, ow;
     ridge_status st = check_desc(fn, d, &oh, &ow);
-    if (st || (st = choose_algo(fn, d, algo, &algo))) return st;
+    if (st || (st = choose_algo(fn, d, algo, lowp_select_i8(ctx) != NULL, &algo))) return st;
     ridge_qconv2d_plan *P = ridge_calloc(1, sizeof *P);
     if (!P) return ridge_error(RIDGE_ENOMEM, "%s: out of memory", fn);
     P->d = *d, P->oh = oh, P->ow = ow, P->algo = algo;
