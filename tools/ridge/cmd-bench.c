@@ -45,15 +45,17 @@ static void help(void)
  * peers' own to 60-80% of theirs; docs/PERFORMANCE.md, `## gemm`). Both libraries read their
  * setting once when loaded, libgomp at process start (this binary links it for `bench pool`),
  * so the process re-executes itself once with OPENBLAS_THREAD_TIMEOUT=17 (2^17 cycles, ~40
- * us) and GOMP_SPINCOUNT=2000 (~60 us), unless the caller set them. Returns only if it did not
- * re-execute. */
+ * us) and GOMP_SPINCOUNT=20000, unless the caller set them. 2000 was enough on Zen 3; on the
+ * Zen 4 VM oneDNN's team then slept between back-to-back calls and paid ~0.1 ms to wake on
+ * each (2-thread fmnist-conv1: 113 us median against 5 us best; 7 us with 20000, which still
+ * ends well inside the benches' 1-3 ms quiesce). Returns only if it did not re-execute. */
 static void peers_short_spin(int argc, char **argv)
 {
     char *args[80];
     if (getenv("RIDGE_BENCH_PEER_SPIN") || argc > 78) return; /* done, asked not to, or odd */
     setenv("RIDGE_BENCH_PEER_SPIN", "1", 1);
     setenv("OPENBLAS_THREAD_TIMEOUT", "17", 0);
-    setenv("GOMP_SPINCOUNT", "2000", 0);
+    setenv("GOMP_SPINCOUNT", "20000", 0);
     args[0] = "ridge";
     for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
     args[argc + 1] = NULL;
