@@ -377,9 +377,9 @@ static void ccall_run(void *arg)
 }
 
 /* One NHWC convolution, batch 1: ridge's int8 (AUTO: direct, pointwise or depthwise; and for
- * groups 1 the other of direct and im2col; int32 output so that it checks exactly) against ridge's fp32 (its
- * own algorithm choice), checked at 200 sampled outputs (int8 exactly, fp32 within (K + 2) eps
- * sum |x w|), then interleaved. */
+ * groups 1 the other of direct and im2col; int32 output so that it checks exactly) against
+ * ridge's fp32 (its own algorithm choice), checked at 200 sampled outputs (int8 exactly, fp32
+ * within (K + 2) eps sum |x w|), then interleaved. */
 static int bench_conv(const ridge_bench_opts *o, bench_table *t, const cshape *cs, ridge_ctx *ctx,
                       int threads)
 {
@@ -405,8 +405,9 @@ static int bench_conv(const ridge_bench_opts *o, bench_table *t, const cshape *c
     if (ridge_qconv2d_plan_create(ctx, &d, w8, RIDGE_CONV_AUTO, &qp) ||
         (cs->groups == 1 &&
          ridge_qconv2d_plan_create(ctx, &d, w8,
-                                   ridge_qconv2d_plan_algo(qp) == RIDGE_CONV_DIRECT ? RIDGE_CONV_IM2COL
-                                                                                   : RIDGE_CONV_DIRECT,
+                                   ridge_qconv2d_plan_algo(qp) == RIDGE_CONV_DIRECT
+                                       ? RIDGE_CONV_IM2COL
+                                       : RIDGE_CONV_DIRECT,
                                    &qd)) ||
         ridge_conv2d_plan_create(ctx, &d, wf, NULL, &fp)) {
         fprintf(stderr, "bench lowp: %s\n", ridge_last_error());
@@ -542,7 +543,9 @@ int ridge_bench_lowp(const ridge_bench_opts *o, int argc, char **argv)
         {"i8_best", BENCH_F1},   {"alt_gops", BENCH_F1},  {"f32_gflops", BENCH_F1},
         {"i8_x_f32", BENCH_F2},  {"alt_x_f32", BENCH_F2},
     };
-    bench_table_begin(&t, o, "lowp conv: int8 (AUTO, and the other of direct and im2col) vs fp32, NHWC, batch 1",
+    bench_table_begin(&t, o,
+                      "lowp conv: int8 (AUTO, and the other of direct and im2col) vs fp32, NHWC, "
+                      "batch 1",
                       ccols, (int)(sizeof ccols / sizeof ccols[0]));
     for (int ti = 0; ti < (max_threads > 1 ? 2 : 1) && !rc; ti++) {
         ridge_ctx *ctx = bench_ctx(o, counts[ti], "lowp");

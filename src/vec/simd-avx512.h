@@ -51,17 +51,18 @@
 #define rv_load_nz(p, n) _mm512_maskz_loadu_ps(ridge_avx512_tail(n), (p))
 #define rv_store_n(p, v, n) _mm512_mask_storeu_ps((p), ridge_avx512_tail(n), (v))
 #define rv_store_part(p, v, n) rv_store_n((p), (v), (n)) /* masked stores are not slow here */
-/* Spans shorter than a vector are one masked vector (vec-template.h, RV_MASKED_SHORT): the
- * lanes past n are not read, or not written; loads fill them with `fill` (an element of the
- * span, for min and max) */
+/* Spans shorter than a vector take one vector (vec-template.h, RV_MASKED_SHORT): masked
+ * loads whose lanes past n are not read but filled with `fill` (an element of the span, for
+ * min, max and find), or two overlapping 8-lane halves (elementwise) */
 #define RV_MASKED_SHORT 1
 /* n in 8..16: elements 0..7 in the low half, n-8..n-1 in the high half; stored back the same way */
 #define rv_load_halves(p, n)                                                                       \
-    _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p)), _mm256_loadu_ps((p) + (n) - 8), 1)
+    _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p)), _mm256_loadu_ps((p) + (n)-8), 1)
 #define rv_store_halves(p, v, n)                                                                   \
     (_mm256_storeu_ps((p), _mm512_castps512_ps256(v)),                                             \
      _mm256_storeu_ps((p) + (n) - 8, _mm512_extractf32x8_ps((v), 1)))
-#define rv_load_fill(p, n, fill) _mm512_mask_loadu_ps(_mm512_set1_ps(fill), ridge_avx512_tail(n), (p))
+#define rv_load_fill(p, n, fill)                                                                   \
+    _mm512_mask_loadu_ps(_mm512_set1_ps(fill), ridge_avx512_tail(n), (p))
 #define rd_load_fill(p, n, fill)                                                                   \
     _mm512_mask_loadu_pd(_mm512_set1_pd(fill), (__mmask8)ridge_avx512_tail(n), (p))
 #define ri_load_fill(p, n, fill)                                                                   \

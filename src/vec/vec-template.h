@@ -393,12 +393,10 @@ static inline size_t find_f64(const double *x, size_t n, double v);
         return op(op(m0, m1), op(m2, m3));                                                         \
     }
 
-/* name: spans of up to two vectors inline (two overlapping vectors), longer ones out of line;
- * a NaN anywhere gives the first NaN (float) */
 /* MM_SHORT: spans shorter than a vector as one masked vector where the ISA has cheap masks
  * (RV_MASKED_SHORT), the missing lanes filled with x[0] (min and max are idempotent) */
 #ifdef RV_MASKED_SHORT
-#define MM_SHORT(T, W, vt, loadfill, NAN2, mbits, reduce, findfn, nanv)                            \
+#define MM_SHORT(W, vt, loadfill, NAN2, mbits, reduce, findfn, nanv)                               \
     if (__builtin_expect(n - 1 < W, 1)) {                                                          \
         vt a = loadfill(x, n, x[0]);                                                               \
         if (__builtin_expect(mbits(NAN2(a, a)) != 0, 0)) return x[findfn(x, n, nanv)];             \
@@ -407,9 +405,11 @@ static inline size_t find_f64(const double *x, size_t n, double v);
 #define MM_SHORT_I(W, loadfill, reduce)                                                            \
     if (__builtin_expect(n - 1 < W, 1)) return reduce(loadfill(x, n, x[0]));
 #else
-#define MM_SHORT(T, W, vt, loadfill, NAN2, mbits, reduce, findfn, nanv)
+#define MM_SHORT(W, vt, loadfill, NAN2, mbits, reduce, findfn, nanv)
 #define MM_SHORT_I(W, loadfill, reduce)
 #endif
+/* name: spans of up to two vectors inline (two overlapping vectors), longer ones out of line;
+ * a NaN anywhere gives the first NaN (float) */
 #define FMINMAX(name, T, W, vt, load, loadfill, op, NAN2, mor, mbits, reduce, findfn, sop)         \
     MINMAX_VEC(name, T, W, vt, load, op, NAN2, mor, mbits, rv_keep)                                \
     static __attribute__((noinline)) T name##_long(const T *x, size_t n);                          \
@@ -420,7 +420,7 @@ static inline size_t find_f64(const double *x, size_t n, double v);
             if (__builtin_expect(mbits(NAN2(a, b)) != 0, 0)) return x[findfn(x, n, (T)NAN)];       \
             return reduce(op(a, b));                                                               \
         }                                                                                          \
-        MM_SHORT(T, W, vt, loadfill, NAN2, mbits, reduce, findfn, (T)NAN)                          \
+        MM_SHORT(W, vt, loadfill, NAN2, mbits, reduce, findfn, (T)NAN)                             \
         return name##_long(x, n);                                                                  \
     }                                                                                              \
     static T name##_long(const T *x, size_t n)                                                     \
@@ -440,14 +440,14 @@ static inline size_t find_f64(const double *x, size_t n, double v);
     }
 #define F32_NAN2(a, b) rv_cmp(a, b, _CMP_UNORD_Q)
 #define F64_NAN2(a, b) rd_cmp(a, b, _CMP_UNORD_Q)
-FMINMAX(min_f32, float, RV_W, rv_f, rv_load, rv_load_fill, rv_min, F32_NAN2, rv_mor, rv_mbits, rv_reduce_min,
-        find_f32, <)
-FMINMAX(max_f32, float, RV_W, rv_f, rv_load, rv_load_fill, rv_max, F32_NAN2, rv_mor, rv_mbits, rv_reduce_max,
-        find_f32, >)
-FMINMAX(min_f64, double, RD_W, rd_f, rd_load, rd_load_fill, rd_min, F64_NAN2, rd_mor, rd_mbits, rd_reduce_min,
-        find_f64, <)
-FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_load_fill, rd_max, F64_NAN2, rd_mor, rd_mbits, rd_reduce_max,
-        find_f64, >)
+FMINMAX(min_f32, float, RV_W, rv_f, rv_load, rv_load_fill, rv_min, F32_NAN2, rv_mor, rv_mbits,
+        rv_reduce_min, find_f32, <)
+FMINMAX(max_f32, float, RV_W, rv_f, rv_load, rv_load_fill, rv_max, F32_NAN2, rv_mor, rv_mbits,
+        rv_reduce_max, find_f32, >)
+FMINMAX(min_f64, double, RD_W, rd_f, rd_load, rd_load_fill, rd_min, F64_NAN2, rd_mor, rd_mbits,
+        rd_reduce_min, find_f64, <)
+FMINMAX(max_f64, double, RD_W, rd_f, rd_load, rd_load_fill, rd_max, F64_NAN2, rd_mor, rd_mbits,
+        rd_reduce_max, find_f64, >)
 #define I_NAN2(a, b) 0
 #define I_MOR(a, b) ((a) | (b))
 #define I_MBITS(m) ((unsigned)(m))
@@ -623,17 +623,13 @@ ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 
 /* ---- elementwise ---------------------------------------------------------------------------- */
 
-/* out[i] = VF(a, b, c) on the vectors of A, B, C at i (SF: the same on scalars, for spans
- * shorter than a vector). No scalar tail: the last vector is computed at n - W, overlapping;
- * its inputs are loaded before anything is stored, so the result is right in place too
- * (out == A), and the overlapped elements are stored twice with the same value. */
 /* EW_SHORT (RV_MASKED_SHORT): spans shorter than a vector, out of place. From half a vector
  * up: one vector joined from two overlapping half-vector loads, stored as the same two
  * halves; below: one masked vector, the lanes past n loaded as 0 and not stored. In place,
  * the plain loop below: the next call's load of the output (axpy called again on its y)
  * cannot be forwarded from two overlapping stores at once, nor from a masked store, and
- * waits for them to retire (axpy on 10 elements: 0.44-0.58x the plain loop both ways; a
- * half-vector and a scalar tail 0.81x; scalar 0.94x). */
+ * waits for them to retire (axpy on 10 elements, single runs: 0.44-0.58x the plain loop both
+ * ways, a half-vector and a scalar tail 0.81x, the loop 0.73-0.94x). */
 #ifdef RV_MASKED_SHORT
 #define EW_SHORT(VF, A, B, C)                                                                      \
     if (__builtin_expect(n - 1 < RV_W - 1, 1) && out != (A) && out != (B)) {                       \
@@ -648,6 +644,10 @@ ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 #else
 #define EW_SHORT(VF, A, B, C)
 #endif
+/* out[i] = VF(a, b, c) on the vectors of A, B, C at i (SF: the same on scalars, for spans
+ * shorter than a vector). No scalar tail: the last vector is computed at n - W, overlapping;
+ * its inputs are loaded before anything is stored, so the result is right in place too
+ * (out == A), and the overlapped elements are stored twice with the same value. */
 #define EW_KERNEL(VF, SF, A, B, C)                                                                 \
     EW_SHORT(VF, A, B, C)                                                                          \
     if (__builtin_expect(n - RV_W <= RV_W, 1)) {                                                   \
