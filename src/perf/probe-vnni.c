@@ -26,7 +26,11 @@ ridge_probe_result ridge_probe_dot_i8__vnni(uint64_t iters)
     }
     __m512i s = _mm512_setzero_si512();
     CHAINS(SUM)
-    ridge_probe_result r = {(double)iters * 16 * 16 * 4 * 2, (float)_mm512_reduce_add_epi32(s)};
+    /* the lanes summed wrapping (gcc's _mm512_reduce_add_epi32 uses signed +: UB on overflow) */
+    uint32_t lanes[16], sum = 0;
+    _mm512_storeu_si512(lanes, s);
+    for (int i = 0; i < 16; i++) sum += lanes[i];
+    ridge_probe_result r = {(double)iters * 16 * 16 * 4 * 2, (float)sum};
 #undef DECL
 #undef STEP
 #undef SUM

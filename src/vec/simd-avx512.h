@@ -2,6 +2,7 @@
  * (read that file for the contract), so math-template.h and vec-template.h expand to the
  * AVX-512 variants unchanged. Masks are __mmask16 instead of vectors. */
 #include <immintrin.h>
+#include <stdint.h>
 
 #define RV_W 16
 #define RV_SFX f32x16
@@ -100,13 +101,13 @@
 #define ri_eq32_bits(a, b) ((unsigned)_mm512_cmpeq_epi32_mask((a), (b)))
 #define ri_store(p, v) _mm512_storeu_si512((void *)(p), (v))
 #define ri_load_n(p, n) _mm512_maskz_loadu_epi32(ridge_avx512_tail(n), (p))
-#define ri_hsum32(v) _mm512_reduce_add_epi32(v)
+#define ri_hsum32(v) ridge_avx512_hsum_epi32(v) /* the sum of the lanes, wrapped to int32 */
 #define ri_mul32(a, b) _mm512_mul_epi32((a), (b))
 #define ri_widen_lo(a) _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a))
 #define ri_widen_hi(a) _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64((a), 1))
 #define rl_set1(c) _mm512_set1_epi64(c)
 #define rl_load_n(p, n) _mm512_maskz_loadu_epi64((__mmask8)ridge_avx512_tail(n), (p))
-#define rl_hsum(v) _mm512_reduce_add_epi64(v)
+#define rl_hsum(v) ridge_avx512_hsum_epi64(v) /* the sum of the lanes, wrapped to int64 */
 #define rl_add(a, b) _mm512_add_epi64((a), (b))
 #define rl_and(a, b) _mm512_and_si512((a), (b))
 #define rl_srli(a, n) _mm512_srli_epi64((a), (n))
@@ -121,6 +122,23 @@
 
 #ifndef RIDGE_SIMD_AVX512_FUNCS
 #define RIDGE_SIMD_AVX512_FUNCS
+/* Wrapped lane sums. Not gcc's _mm512_reduce_add_epi32/64: those add the lanes with C's signed
+ * +, whose overflow UBSan reports (int64 sums wrap on purpose and check the result after) */
+static inline int64_t ridge_avx512_hsum_epi64(__m512i v)
+{
+    __m256i h = _mm256_add_epi64(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m128i q = _mm_add_epi64(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    q = _mm_add_epi64(q, _mm_unpackhi_epi64(q, q));
+    return _mm_cvtsi128_si64(q);
+}
+static inline int32_t ridge_avx512_hsum_epi32(__m512i v)
+{
+    __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    q = _mm_add_epi32(q, _mm_unpackhi_epi64(q, q));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x55));
+    return _mm_cvtsi128_si32(q);
+}
 /* the first n lanes, n in 0..16 */
 static inline __mmask16 ridge_avx512_tail(size_t n) { return (__mmask16)((1u << n) - 1); }
 /* the same tree as AVX2's: the 256-bit halves first, then within 256 bits */
