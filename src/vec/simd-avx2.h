@@ -40,6 +40,10 @@
 #define rv_any(m) (_mm256_movemask_ps(m) != 0)
 #define rv_mbits(m) ((unsigned)_mm256_movemask_ps(m))
 #define rv_cvt(a) _mm256_cvtps_epi32(a)
+/* a 2^n, n integral with a 2^n normal: 2^n built in the exponent field */
+#define rv_scale2(a, n)                                                                            \
+    _mm256_mul_ps((a), _mm256_castsi256_ps(_mm256_slli_epi32(                                      \
+                           _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)))
 #define rv_cvtf(i) _mm256_cvtepi32_ps(i)
 #define rv_asi(a) _mm256_castps_si256(a)
 #define rv_asf(i) _mm256_castsi256_ps(i)

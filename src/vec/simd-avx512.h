@@ -35,6 +35,7 @@
 #define rv_any(m) ((m) != 0)
 #define rv_mbits(m) ((unsigned)(m))
 #define rv_cvt(a) _mm512_cvtps_epi32(a)
+#define rv_scale2(a, n) _mm512_scalef_ps((a), (n)) /* a 2^n, n integral */
 #define rv_cvtf(i) _mm512_cvtepi32_ps(i)
 #define rv_asi(a) _mm512_castps_si512(a)
 #define rv_asf(i) _mm512_castsi512_ps(i)

@@ -36,6 +36,7 @@
 #undef rv_any
 #undef rv_mbits
 #undef rv_cvt
+#undef rv_scale2
 #undef rv_cvtf
 #undef rv_asi
 #undef rv_asf
