@@ -71,12 +71,11 @@ static inline rv_f RV_FN(exp_ext_mul)(rv_f x, rv_f xlo, rv_f m, rv_f *em)
     p = rv_fma(p, rv_mul(r, r), r);
     p = rv_add(p, RV_C(1.0f));
     rv_f pm = rv_mul(p, m);
-    rv_i k = rv_cvt(n);
-    if (!wide) {
-        rv_f s = RV_FN(pow2i)(k);
-        *em = rv_mul(pm, s);
-        return rv_mul(p, s);
+    if (!wide) { /* 2^n normal: one vscalefps each on AVX-512 (exp 0.226 -> 0.208 ns) */
+        *em = rv_scale2(pm, n);
+        return rv_scale2(p, n);
     }
+    rv_i k = rv_cvt(n);
     /* n in [-217, 129]: 2^(n/2) and 2^(n - n/2) are both normal; x < -150 gives 0 even
      * when m is large */
     rv_f s1 = RV_FN(pow2i)(rv_srai(k, 1)), s2 = RV_FN(pow2i)(rv_isub(k, rv_srai(k, 1)));
