@@ -53,14 +53,15 @@ static inline __attribute__((always_inline)) rv_f RV_FN(horner)(rv_f x, const fl
 /* 2^k for integer lanes k in [-126, 127] */
 static inline rv_f RV_FN(pow2i)(rv_i k) { return rv_asf(rv_slli(rv_iadd(k, rv_set1i(127)), 23)); }
 
-/* e^(x + xlo) = p 2^n for |x| <= 89 (xlo = 0 for plain exp): returns p, in [0.7, 1.42], and
- * the integral n */
-static inline rv_f RV_FN(exp_poly)(rv_f x, rv_f xlo, rv_f *n)
+/* e^(x + xlo) = p 2^n for |x| <= 89: returns p, in [0.7, 1.42], and the integral n. has_lo
+ * (a constant after inlining) 0: xlo is 0 and is not added (x + 0 is an instruction) */
+static inline __attribute__((always_inline)) rv_f RV_FN(exp_poly)(rv_f x, rv_f xlo,
+                                                                   const int has_lo, rv_f *n)
 {
     *n = rv_round(rv_mul(x, RV_C(1.44269504088896341)));
     rv_f r = rv_fnma(*n, RV_C(0x1.62e4p-1f), x); /* exact: n has <= 8 bits, ln2_hi 16 */
     r = rv_fnma(*n, RV_C(0x1.7f7d1cp-20f), r);
-    r = rv_add(r, xlo);
+    if (has_lo) r = rv_add(r, xlo);
     static const float pc[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
                                4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
     rv_f p = RV_FN(horner)(r, pc, 6);
@@ -71,12 +72,14 @@ static inline rv_f RV_FN(exp_poly)(rv_f x, rv_f xlo, rv_f *n)
 /* e^(x + xlo), |xlo| <= ulp(x) (xlo = 0 for plain exp), and *em = m e^(x + xlo) with m
  * applied before the scaling by 2^n, so that m e^x is rounded once even where e^x alone would
  * be subnormal (silu and gelu need x e^-|a| in that range). */
-static inline rv_f RV_FN(exp_ext_mul)(rv_f x, rv_f xlo, rv_f m, rv_f *em)
+static inline __attribute__((always_inline)) rv_f RV_FN(exp_ext_mul)(rv_f x, rv_f xlo,
+                                                                       const int has_lo, rv_f m,
+                                                                       rv_f *em)
 {
     /* NaN compares false: it takes the fast path and stays NaN through the polynomial */
     int wide = rv_any(rv_cmp(RV_FN(abs)(x), RV_C(87.0f), _CMP_GT_OQ));
     if (wide) x = rv_min(RV_C(89.0f), rv_max(RV_C(-150.0f), x)); /* keeps NaN (see mapping) */
-    rv_f n, p = RV_FN(exp_poly)(x, xlo, &n);
+    rv_f n, p = RV_FN(exp_poly)(x, xlo, has_lo, &n);
     rv_f pm = rv_mul(p, m);
     if (!wide) { /* 2^n normal: one vscalefps each on AVX-512 (exp 0.226 -> 0.208 ns) */
         *em = rv_scale2(pm, n);
@@ -93,16 +96,20 @@ static inline rv_f RV_FN(exp_ext_mul)(rv_f x, rv_f xlo, rv_f m, rv_f *em)
 static inline rv_f RV_FN(exp_ext)(rv_f x, rv_f xlo)
 {
     rv_f unused;
-    return RV_FN(exp_ext_mul)(x, xlo, RV_C(1.0f), &unused);
+    return RV_FN(exp_ext_mul)(x, xlo, 1, RV_C(1.0f), &unused);
 }
 
-static inline rv_f RV_FN(exp)(rv_f x) { return RV_FN(exp_ext)(x, rv_zero()); }
+static inline rv_f RV_FN(exp)(rv_f x)
+{
+    rv_f unused;
+    return RV_FN(exp_ext_mul)(x, rv_zero(), 0, RV_C(1.0f), &unused);
+}
 
 /* e^x for |x| <= 87 only, without exp's test for the wide range (tanh: 0.497 -> 0.444 ns per
  * element with the vscalefps above; the same bits) */
 static inline rv_f RV_FN(exp_narrow)(rv_f x)
 {
-    rv_f n, p = RV_FN(exp_poly)(x, rv_zero(), &n);
+    rv_f n, p = RV_FN(exp_poly)(x, rv_zero(), 0, &n);
     return rv_scale2(p, n);
 }
 
@@ -170,7 +177,8 @@ static inline rv_f RV_FN(sigmoid)(rv_f x)
 static inline rv_f RV_FN(silu)(rv_f x)
 {
     /* x e for x < 0, with x kept finite so that -Inf e^-Inf gives -0, not NaN */
-    rv_f neg, e = RV_FN(exp_ext_mul)(RV_FN(negabs)(x), rv_zero(), rv_max(RV_C(-200.0f), x), &neg);
+    rv_f neg, e = RV_FN(exp_ext_mul)(RV_FN(negabs)(x), rv_zero(), 0, rv_max(RV_C(-200.0f), x),
+                                     &neg);
     rv_f num = rv_sel(rv_cmp(x, rv_zero(), _CMP_GE_OQ), x, neg);
     return rv_div(num, rv_add(RV_C(1.0f), e));
 }
@@ -202,7 +210,7 @@ static inline rv_f RV_FN(exp_negabs_ext)(rv_f hi, rv_f lo, rv_f m, rv_f *em)
 {
     rv_f sm = RV_C(-0.0f);
     rv_f flip = rv_xor(rv_and(hi, sm), sm); /* sign to apply to lo: that of -|hi| / hi */
-    return RV_FN(exp_ext_mul)(rv_or(hi, sm), rv_xor(lo, flip), m, em);
+    return RV_FN(exp_ext_mul)(rv_or(hi, sm), rv_xor(lo, flip), 1, m, em);
 }
 
 static inline rv_f RV_FN(gelu_tanh)(rv_f x)
@@ -262,7 +270,7 @@ static inline rv_f RV_FN(ncdf_mul)(rv_f x, rv_f m, rv_f *gauss)
     rv_f hl = rv_add(rv_add(l1, l2), rv_add(rv_add(se, uql), RV_C(c0 - (double)(float)c0)));
     hl = rv_add(hl, wcorr);
     rv_f hw = rv_mul(RV_C(0.5f), w);
-    rv_f tail_m, tail = rv_mul(hw, RV_FN(exp_ext_mul)(h, hl, rv_mul(hw, m), &tail_m));
+    rv_f tail_m, tail = rv_mul(hw, RV_FN(exp_ext_mul)(h, hl, 1, rv_mul(hw, m), &tail_m));
     *gauss = RV_FN(exp_ext)(s, se);
     /* Phi = erfc(|t|)/2 for x < 0, 1 - erfc(|t|)/2 for x >= 0 */
     rv_m small = rv_cmp(t, RV_C(0.5f), _CMP_LT_OQ);
