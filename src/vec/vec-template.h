@@ -842,6 +842,14 @@ static ridge_status softmax_row(float *y, const float *x, size_t n)
         else rv_store_part(y + RV_W, rv_mul(e1, inv), l);
         return RIDGE_OK;
     }
+#ifdef RV_MASKED_SHORT
+    if (__builtin_expect(n - 1 < RV_W, 1)) { /* shorter than a vector: one masked vector */
+        const rv_f vm = rv_set1(max_f32(x, n));
+        rv_f e = RV_FN(exp)(rv_sub(rv_load_fill(x, n, -INFINITY), vm)); /* e^-Inf = 0 */
+        rv_store_n(y, rv_mul(e, rv_set1(1.0f / rv_reduce_add(e))), n);
+        return RIDGE_OK;
+    }
+#endif
     float s = exp_shift_store(y, x, max_f32(x, n), n);
     return scale_f32(NULL, y, y, 1.0f / s, n);
 }
