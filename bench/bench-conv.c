@@ -399,10 +399,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
              * fall asleep, so they do not steal the other core from this one */
             if (threads > 1) {
                 bench_quiesce(3000);
-                /* then this method's own untimed calls for BENCH_WAKE_NS: a vCPU left idle
-                 * here runs slowly for about a millisecond after waking (bench gemm) */
-                for (uint64_t w0 = ridge_time_ns(); ridge_time_ns() - w0 < BENCH_WAKE_NS;)
-                    run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b);
+                BENCH_WAKE(run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b));
             }
             uint64_t t0 = ridge_time_ns();
             for (int k = 0; k < per; k++) run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b);

@@ -286,12 +286,7 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
              * fall asleep so they do not steal the core from this one */
             if (threads > 1 && o->peers) {
                 bench_quiesce(1000);
-                /* then untimed calls (bench.h, BENCH_WAKE_NS): without them 2-thread
-                 * products under 1 ms ran at the 1-thread rate, ridge's and OpenBLAS's
-                 * always, BLIS's and oneDNN's when the spin of their shared OpenMP team had
-                 * ended */
-                for (uint64_t w0 = ridge_time_ns(); ridge_time_ns() - w0 < BENCH_WAKE_NS;)
-                    call(&g[i]);
+                BENCH_WAKE(call(&g[i]));
             }
             uint64_t t0 = ridge_time_ns();
             for (int q = 0; q < per; q++) call(&g[i]);

@@ -54,10 +54,14 @@ ridge_ctx *bench_ctx(const ridge_bench_opts *o, int threads, const char *name);
 
 /* Sleeps, letting spinning worker threads of any pool go idle between measurements. */
 void bench_quiesce(int us);
-/* Untimed calls of a method before its timed ones with several threads (bench gemm, conv):
- * on the VM these were measured on (Zen 4, KVM) an idle vCPU ran slowly for about 1 ms after
- * it woke, and every library's sub-millisecond 2-thread calls then ran at the 1-thread rate. */
+/* BENCH_WAKE(call): `call` repeated, untimed, for BENCH_WAKE_NS, before a method's timed calls
+ * with several threads (bench gemm, conv): on the VM these were measured on (Zen 4, KVM) an
+ * idle vCPU ran slowly for about 1 ms after it woke, and every library's sub-millisecond
+ * 2-thread calls then ran at the 1-thread rate (ridge's and OpenBLAS's always, BLIS's and
+ * oneDNN's when their shared OpenMP team had fallen asleep). */
 #define BENCH_WAKE_NS 2000000u
+#define BENCH_WAKE(call)                                                                           \
+    for (uint64_t bench_w0_ = ridge_time_ns(); ridge_time_ns() - bench_w0_ < BENCH_WAKE_NS;) call
 
 /* ---- output ------------------------------------------------------------------------------ */
 

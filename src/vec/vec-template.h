@@ -632,7 +632,7 @@ ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
  * ways, a half-vector and a scalar tail 0.81x, the loop 0.73-0.94x). */
 #ifdef RV_MASKED_SHORT
 #define EW_SHORT(VF, A, B, C)                                                                      \
-    if (__builtin_expect(n - 1 < RV_W - 1, 1) && out != (A) && out != (B)) {                       \
+    if (__builtin_expect(n - 1 < RV_W - 1, 1) && out != (A) && out != (B) && out != (C)) {         \
         if (__builtin_expect(n >= RV_W / 2, 1)) {                                                  \
             rv_f r = VF(rv_load_halves(A, n), rv_load_halves(B, n), rv_load_halves(C, n));         \
             rv_store_halves(out, r, n);                                                            \
