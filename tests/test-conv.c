@@ -74,6 +74,12 @@ static const shape shapes[] = {
      * with groups of 12 that straddle NCHW16c's blocks (they are not) */
     {"1x1-groups2",     2, 8,  5,  6,  12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
     {"1x1-groups3-c36", 1, 36, 4,  5,  9,  1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3},
+    /* AVX-512 runs two 32-channel blocks of a group as one 6 x 64 tile: three and a part
+     * blocks (a pair, then a pair whose second block is partial), groups of three blocks (a
+     * pair and a single; no pair across groups), the strided 7x7 first layer */
+    {"3x3-co100",       1, 5,  7,  13, 100, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"1x1-g2-co140",    1, 10, 5,  9,  140, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
+    {"7x7-first-co72",  2, 3,  15, 21, 72, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
 };
 
 static float frand(unsigned *s)

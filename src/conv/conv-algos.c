@@ -299,6 +299,19 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
     a->y = f->y;
 }
 
+/* Whether channel block cb + 1 (< e1) is in cb's group and the kernel runs two blocks at
+ * once; if so, b becomes a (set up for block cb) moved to block cb + 1. */
+static int pair_next(const fwd *f, const conv_row_args *a, size_t cb, size_t e1,
+                     conv_row_args *b)
+{
+    const ridge_conv2d_plan *p = f->p;
+    if (!p->k->row_pair || cb + 1 >= e1 || (int64_t)(cb + 1) % p->ncob == 0) return 0;
+    *b = *a;
+    row_channels(f, b, (int64_t)(cb + 1) / p->ncob, (int64_t)(cb + 1) % p->ncob);
+    b->w = a->w + p->d.r * p->d.s * p->cig * p->k->nr;
+    return 1;
+}
+
 /* ---- direct ---------------------------------------------------------------------------------- */
 
 /* The kernel on each border column ow outside [lo, hi) with its own column tap range; xrow and
@@ -339,7 +352,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
      * first layer's c_in = 3 becomes 21 per row). */
     const int row_run = p->xv.sw == p->cig && dw == 1 &&
                         conv_runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
-    conv_row_args a = {0};
+    conv_row_args a = {0}, bp;
     a.xb = f->x;
     for (size_t row = b0; row < e0;) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
@@ -378,12 +391,20 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                     a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig, a.cunit = 0;
                     a.S = (int)S, a.s0 = 0, a.s1 = (int)S, a.kc = p->cig;
                 }
-                if (a.npix > 0) p->k->row(&a);
-                if (full) continue;
-                /* a row cut by the top or bottom border: its border pixels one by one */
-                a.coff = p->xco + g * p->cig;
-                a.npix = 1;
-                direct_border(f, &a, lo, hi, xrow, yrow);
+                const int paired = a.npix > 0 && pair_next(f, &a, cb, e1, &bp);
+                if (paired) p->k->row_pair(&a, &bp);
+                else if (a.npix > 0) p->k->row(&a);
+                if (!full) {
+                    /* a row cut by the top or bottom border: its border pixels one by one */
+                    a.coff = p->xco + g * p->cig;
+                    a.npix = 1;
+                    direct_border(f, &a, lo, hi, xrow, yrow);
+                    if (paired) {
+                        bp.coff = a.coff, bp.npix = 1;
+                        direct_border(f, &bp, lo, hi, xrow, yrow);
+                    }
+                }
+                cb += (size_t)paired;
             }
         }
         if (full && (lo > 0 || hi < p->ow)) {
@@ -427,6 +448,7 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
     /* each group's input channels one run (NHWC; NCHW16c with groups inside a block): the
      * kernel then reads no offset table */
     const int unit = conv_runs_contiguous(p->xco, (int)p->d.c_in, (int)p->cig);
+    conv_row_args bp;
     for (size_t it = b0; it < e0; it++) {
         int64_t n = (int64_t)it / nblk, q0 = (int64_t)it % nblk * PW_BLOCK;
         for (size_t cb = b1; cb < e1; cb++) {
@@ -437,7 +459,11 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
             a.xo = n * p->xv.sn + q0 * p->xv.sw + (unit ? p->xco[g * p->cig] : 0);
             a.yo = n * p->yv.sn + q0 * p->yv.sw - f->yshift;
             a.npix = RIDGE_MIN(PW_BLOCK, hw - q0);
-            p->k->row(&a);
+            if (pair_next(f, &a, cb, e1, &bp)) {
+                p->k->row_pair(&a, &bp);
+                cb++;
+            } else
+                p->k->row(&a);
         }
     }
     if (f->nt) stream_fence();
@@ -500,7 +526,7 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     const int64_t P = im2col_strip(p), hw = p->oh * p->ow, nstrip = (hw + P - 1) / P;
     const int64_t K = p->cig * d->r * d->s;
     float *col = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
-    conv_row_args a = {0};
+    conv_row_args a = {0}, bp;
     a.xb = col;
     a.xps = K;
     a.roff = p->iota, a.soff = p->iota, a.coff = p->iota, a.cunit = 1;
@@ -512,13 +538,18 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         int64_t np = RIDGE_MIN(P, hw - q0);
         for (size_t g = b1; g < e1; g++) {
             lower_pixels(p, f->x, n, (int64_t)g, q0, np, col);
-            for (int64_t cob = 0; cob < p->ncob; cob++) {
-                row_channels(f, &a, (int64_t)g, cob);
-                a.w = p->wp + ((int64_t)g * p->ncob + cob) * K * p->k->nr;
+            const size_t gb = g * (size_t)p->ncob, ge = gb + (size_t)p->ncob;
+            for (size_t cb = gb; cb < ge; cb++) {
+                row_channels(f, &a, (int64_t)g, (int64_t)(cb - gb));
+                a.w = p->wp + (int64_t)cb * K * p->k->nr;
                 a.xo = 0;
                 a.yo = n * p->yv.sn + q0 * p->yv.sw;
                 a.npix = np;
-                p->k->row(&a);
+                if (pair_next(f, &a, cb, ge, &bp)) {
+                    p->k->row_pair(&a, &bp);
+                    cb++;
+                } else
+                    p->k->row(&a);
             }
         }
     }

@@ -235,6 +235,73 @@ static void conv_row(const conv_row_args *a)
     if (p < a->npix) tile_part(a, p, (int)(a->npix - p));
 }
 
+#ifdef CONV_ROW_PAIR
+/* Two adjacent channel blocks a and b (same pixels, taps and input; b's packed weights wd
+ * floats after a's) in one pass: MR pixels x 2 NR channels, 24 accumulators (AVX-512 only: 24
+ * of 32 zmm). Per reduction step 4 weight vectors and 6 broadcasts feed 24 FMAs, where two
+ * passes of the single tile load 4 and 12; each input pixel is read once for both blocks, and
+ * the fixed cost of a tile (zeroing, epilogue) is spread over twice the FMAs. */
+static inline __attribute__((always_inline)) void tile_pair_core(const conv_row_args *a,
+                                                                 const conv_row_args *b,
+                                                                 int64_t p0, const int unit)
+{
+    VF c[MR][4];
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; p++) c[p][0] = c[p][1] = c[p][2] = c[p][3] = VZERO();
+    const ptrdiff_t xps = a->xps, wd = b->w - a->w;
+    const int64_t kc = a->kc;
+    const ptrdiff_t *coff = a->coff;
+    for (int r = a->r0; r < a->r1; r++) {
+        for (int s = a->s0; s < a->s1; s++) {
+            const float *x = a->xb + (a->xo + p0 * xps + a->roff[r] + a->soff[s]);
+            const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
+            const float *x3 = x + 3 * xps;
+#pragma GCC unroll 2
+            for (int64_t k = 0; k < kc; k++, w += NR) {
+                const float *xk = unit ? x + k : x + coff[k];
+                const float *xk3 = unit ? x3 + k : x3 + coff[k];
+                const VF b0 = VLOAD(w), b1 = VLOAD(w + VL), b2 = VLOAD(w + wd),
+                         b3 = VLOAD(w + wd + VL);
+                const float *xp[MR] = {xk, xk + xps, xk + 2 * xps, xk3, xk3 + xps, xk3 + 2 * xps};
+#pragma GCC unroll 6
+                for (int p = 0; p < MR; p++) {
+                    const VF t = VBCAST(xp[p]);
+                    c[p][0] = VFMA(t, b0, c[p][0]), c[p][1] = VFMA(t, b1, c[p][1]);
+                    c[p][2] = VFMA(t, b2, c[p][2]), c[p][3] = VFMA(t, b3, c[p][3]);
+                }
+            }
+        }
+    }
+    VF ca[MR][2], cb[MR][2];
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; p++)
+        ca[p][0] = c[p][0], ca[p][1] = c[p][1], cb[p][0] = c[p][2], cb[p][1] = c[p][3];
+    store_tile(a, p0, MR, ca);
+    store_tile(b, p0, MR, cb);
+}
+
+static void row_pair_full(const conv_row_args *a, const conv_row_args *b)
+{
+    for (int64_t p = 0; p + MR <= a->npix; p += MR) tile_pair_core(a, b, p, 0);
+}
+static void row_pair_full_unit(const conv_row_args *a, const conv_row_args *b)
+{
+    for (int64_t p = 0; p + MR <= a->npix; p += MR) tile_pair_core(a, b, p, 1);
+}
+
+/* conv_row on blocks a and b at once (the last mr < MR pixels one block at a time) */
+static void conv_row_pair(const conv_row_args *a, const conv_row_args *b)
+{
+    if (a->cunit) row_pair_full_unit(a, b);
+    else row_pair_full(a, b);
+    int64_t p = a->npix / MR * MR;
+    if (p < a->npix) {
+        tile_part(a, p, (int)(a->npix - p));
+        tile_part(b, p, (int)(a->npix - p));
+    }
+}
+#endif
+
 /* ---- weight gradient tile ----------------------------------------------------------------- */
 
 /* mr input channels (broadcasts from x) x NR output channels (2 vectors of dy) per pixel, the
@@ -883,6 +950,9 @@ const conv_kernels KNAME = {
     .mr = MR,
     .nr = NR,
     .row = conv_row,
+#ifdef CONV_ROW_PAIR
+    .row_pair = conv_row_pair,
+#endif
     .dw_row = conv_dw_row,
     .dwp_row = conv_dwp_row,
     .dwt = conv_dwt,

@@ -173,6 +173,9 @@ typedef struct conv_kernels {
     ridge_isa isa;
     int vlen, mr, nr;
     void (*row)(const conv_row_args *a);
+    /* row on two adjacent channel blocks of one group at once (same pixels and taps; b's
+     * weights follow a's), or NULL where the registers do not hold the wider tile */
+    void (*row_pair)(const conv_row_args *a, const conv_row_args *b);
     void (*dw_row)(const conv_dw_args *a);
     void (*dwp_row)(const conv_dwp_args *a);
     void (*dwt)(const conv_dwt_args *a);

@@ -22,5 +22,6 @@
 #define KNAME ridge_f32_conv_kernels__avx512
 #define KNAME_STR "f32-conv-6x32-avx512"
 #define KISA RIDGE_ISA_AVX512
+#define CONV_ROW_PAIR 1 /* 6 x 64 tiles over two channel blocks (24 accumulators) */
 
 #include "conv/conv-template.h"
