@@ -80,6 +80,10 @@ static const shape shapes[] = {
     {"3x3-co100",       1, 5,  7,  13, 100, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     {"1x1-g2-co140",    1, 10, 5,  9,  140, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
     {"7x7-first-co72",  2, 3,  15, 21, 72, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
+    /* c_in = 1 (reductions of <= 9 steps: AVX-512 keeps the weights in registers), rows of
+     * 4-pixel groups and 1..3 left over, alone and in pairs of channel blocks */
+    {"3x3-c1-co40",     2, 1,  9,  30, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"3x3-c1-co64-s2",  1, 1,  11, 23, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
 };
 
 static float frand(unsigned *s)

@@ -225,8 +225,88 @@ static void tile_part(const conv_row_args *a, int64_t p0, int mr)
     }
 }
 
+#ifdef CONV_SMALL_REDUCTION
+/* Rows whose reduction has at most SK_MAX steps (a c_in = 1 first layer: 3 x 3 taps = 9). A
+ * tile's fixed cost (its setup, the loops over taps, zeroing, the epilogue) is then as large
+ * as its FMAs, so the whole row runs with the weights in registers (2 vectors per step: 18 of
+ * 32 zmm) and 4 pixels at a time (8 accumulators), each step one broadcast per pixel at the
+ * step's precomputed input offset. */
+#define SK_MAX 9
+#define SK_P 4
+
+static inline __attribute__((always_inline)) void sk_pixels(const conv_row_args *a, int64_t p0,
+                                                            const int np, const int T,
+                                                            const ptrdiff_t *off,
+                                                            const VF *w0, const VF *w1)
+{
+    VF acc[MR][2];
+#pragma GCC unroll 4
+    for (int q = 0; q < np; q++) acc[q][0] = acc[q][1] = VZERO();
+    const float *x = a->xb + (a->xo + p0 * a->xps);
+#pragma GCC unroll 9
+    for (int j = 0; j < T; j++) {
+        const float *xj = x + off[j];
+#pragma GCC unroll 4
+        for (int q = 0; q < np; q++) {
+            const VF t = VBCAST(xj + q * a->xps);
+            acc[q][0] = VFMA(t, w0[j], acc[q][0]);
+            acc[q][1] = VFMA(t, w1[j], acc[q][1]);
+        }
+    }
+    store_tile(a, p0, np, acc);
+}
+
+static inline __attribute__((always_inline)) void sk_row(const conv_row_args *a,
+                                                         const ptrdiff_t *off,
+                                                         const float *const *wp, const int T)
+{
+    VF w0[SK_MAX], w1[SK_MAX];
+#pragma GCC unroll 9
+    for (int j = 0; j < T; j++) w0[j] = VLOAD(wp[j]), w1[j] = VLOAD(wp[j] + VL);
+    int64_t p = 0;
+    for (; p + SK_P <= a->npix; p += SK_P) sk_pixels(a, p, SK_P, T, off, w0, w1);
+    switch (a->npix - p) {
+    case 3: sk_pixels(a, p, 3, T, off, w0, w1); break;
+    case 2: sk_pixels(a, p, 2, T, off, w0, w1); break;
+    case 1: sk_pixels(a, p, 1, T, off, w0, w1); break;
+    default: break;
+    }
+}
+
+/* The row if its reduction has at most SK_MAX steps (returns 1), else 0. */
+static int conv_row_small(const conv_row_args *a)
+{
+    const int64_t T = (int64_t)(a->r1 - a->r0) * (a->s1 - a->s0) * a->kc;
+    if (T > SK_MAX || T <= 0) return 0;
+    ptrdiff_t off[SK_MAX];
+    const float *wp[SK_MAX];
+    int j = 0;
+    for (int r = a->r0; r < a->r1; r++)
+        for (int s = a->s0; s < a->s1; s++)
+            for (int64_t k = 0; k < a->kc; k++, j++) {
+                off[j] = a->roff[r] + a->soff[s] + (a->cunit ? k : a->coff[k]);
+                wp[j] = a->w + (((int64_t)r * a->S + s) * a->kc + k) * NR;
+            }
+    switch (T) {
+    case 1: sk_row(a, off, wp, 1); break;
+    case 2: sk_row(a, off, wp, 2); break;
+    case 3: sk_row(a, off, wp, 3); break;
+    case 4: sk_row(a, off, wp, 4); break;
+    case 5: sk_row(a, off, wp, 5); break;
+    case 6: sk_row(a, off, wp, 6); break;
+    case 7: sk_row(a, off, wp, 7); break;
+    case 8: sk_row(a, off, wp, 8); break;
+    default: sk_row(a, off, wp, 9); break;
+    }
+    return 1;
+}
+#endif
+
 static void conv_row(const conv_row_args *a)
 {
+#ifdef CONV_SMALL_REDUCTION
+    if (conv_row_small(a)) return;
+#endif
     int64_t p = 0;
     if (a->cunit)
         for (; p + MR <= a->npix; p += MR) tile_full_unit(a, p);
@@ -292,6 +372,12 @@ static void row_pair_full_unit(const conv_row_args *a, const conv_row_args *b)
 /* conv_row on blocks a and b at once (the last mr < MR pixels one block at a time) */
 static void conv_row_pair(const conv_row_args *a, const conv_row_args *b)
 {
+#ifdef CONV_SMALL_REDUCTION
+    if (conv_row_small(a)) {
+        conv_row_small(b);
+        return;
+    }
+#endif
     if (a->cunit) row_pair_full_unit(a, b);
     else row_pair_full(a, b);
     int64_t p = a->npix / MR * MR;

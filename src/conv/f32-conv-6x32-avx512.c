@@ -23,5 +23,6 @@
 #define KNAME_STR "f32-conv-6x32-avx512"
 #define KISA RIDGE_ISA_AVX512
 #define CONV_ROW_PAIR 1 /* 6 x 64 tiles over two channel blocks (24 accumulators) */
+#define CONV_SMALL_REDUCTION 1 /* reductions of <= 9 steps: the weights in registers */
 
 #include "conv/conv-template.h"
