@@ -10,6 +10,8 @@
  *   VSUB(a, b)     a - b                              VSET1(f)         all lanes f
  *   VMUL(a, b)     a * b                              VFNMA(a, b, c)   c - a * b
  *   KNAME          the kernel table's symbol          KNAME_STR, KISA  its name and ISA
+ *   VPIN(v)        optional: keeps v in a register, so the compiler does not fold its load
+ *                  into each FMA that uses it (default: nothing)
  *
  * Micro-kernel (row): MR = 6 output pixels x NR = 2 vectors of output channels, 12 vector
  * accumulators (AVX2 6x16: 12 of 16 ymm, AVX-512 6x32: 12 of 32 zmm), enough independent FMA
@@ -35,6 +37,10 @@
  * FFT (conv-fft-template.h): 2D real FFTs of tiles and the per-frequency complex channel
  * reduction, vectorized across channels. */
 #include <string.h>
+
+#ifndef VPIN
+#define VPIN(v) ((void)0)
+#endif
 
 #define MR 6
 #define NR (2 * VL)
@@ -533,7 +539,8 @@ CONV_DW_INLINE void dw_3x3_block_e(const conv_dw_args *a,
         for (int j = 0; j < (P - 1) * st + 3; j++, xj += ds) {
             /* the row's border columns (left of pixel 0, right of pixel P-1): not read */
             if ((skip_l && j == 0) || (skip_r && j == (P - 1) * st + 2)) continue;
-            const VF v = VLOAD(xj);
+            VF v = VLOAD(xj);
+            VPIN(v);
             if (j % st == 0 && j / st < P) acc[j / st] = VFMA(v, w0, acc[j / st]);
             if (j >= 1 && (j - 1) % st == 0 && (j - 1) / st < P)
                 acc[(j - 1) / st] = VFMA(v, w1, acc[(j - 1) / st]);

@@ -19,6 +19,10 @@
 #define VSUB(a, b) _mm512_sub_ps((a), (b))
 #define VMUL(a, b) _mm512_mul_ps((a), (b))
 #define VSET1(f) _mm512_set1_ps(f)
+/* Zen 4 loads one 512-bit vector per cycle: the depthwise input column, folded by gcc into
+ * each of the up to 3 FMAs that use it, made the 3x3 path load-bound (1.28-1.41x faster with
+ * it loaded once, docs/PERFORMANCE.md) */
+#define VPIN(v) __asm__("" : "+v"(v))
 #define KNAME ridge_f32_conv_kernels__avx512
 #define KNAME_STR "f32-conv-6x32-avx512"
 #define KISA RIDGE_ISA_AVX512
