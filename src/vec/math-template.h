@@ -151,6 +151,28 @@ static inline rv_f RV_FN(log)(rv_f x)
     return rv_sel(rv_cmp(x, zero, _CMP_NGE_UQ), RV_C(NAN), res); /* x < 0 or NaN */
 }
 
+#ifdef RV_LUT32
+#include "vec/tanh-table.h"
+/* AVX-512: piecewise polynomials, neither exp nor a division (0.444 -> 0.28 ns per element,
+ * 0.95 -> 0.76 ULP). |x| (clamped at 9.5) picks its interval by its exponent and two leading
+ * mantissa bits, t = |x| - c is exact (c within a factor 2 of |x|), and tanh ~= the interval's
+ * polynomial in t of degree 5, its coefficients gathered from two-register tables
+ * (vpermt2ps). Interval 0, [0, 0.078), stores c1 = 0 and takes t as its constant term:
+ * t + t (t r(t)) for tanh(t) ~= t (1 + t r(t)). scripts/fit-tanh-table.py made the table. */
+static inline rv_f RV_FN(tanh)(rv_f x)
+{
+    const float(*T)[32] = ridge_tanh_lut;
+    rv_f sign = RV_FN(signbit)(x);
+    rv_f ax = rv_min(RV_C(9.5f), rv_xor(x, sign)); /* NaN stays */
+    rv_i i = rv_imax(rv_isub(rv_srli(rv_asi(ax), 21), rv_set1i(4 * 123)), rv_set1i(0));
+    rv_f t = rv_sub(ax, rv_lut32(T[0], i));
+    rv_f p = rv_lut32(T[6], i);
+#pragma GCC unroll 4
+    for (int k = 5; k >= 2; k--) p = rv_fma(p, t, rv_lut32(T[k], i)); /* c4 .. c1 */
+    rv_f c0 = rv_sel(rv_cmp(ax, RV_C(0.078125f), _CMP_LT_OQ), t, rv_lut32(T[1], i));
+    return rv_xor(rv_fma(p, t, c0), sign);
+}
+#else
 static inline rv_f RV_FN(tanh)(rv_f x)
 {
     rv_f sign = RV_FN(signbit)(x);
@@ -166,6 +188,7 @@ static inline rv_f RV_FN(tanh)(rv_f x)
     rv_f res = rv_sel(rv_cmp(ax, RV_C(1.0f), _CMP_LT_OQ), small, large);
     return rv_xor(res, sign);
 }
+#endif
 
 static inline rv_f RV_FN(sigmoid)(rv_f x)
 {

@@ -47,6 +47,10 @@
 #define rv_srli(a, n) _mm512_srli_epi32((a), (n))
 #define rv_srai(a, n) _mm512_srai_epi32((a), (n))
 #define rv_keep(v) __asm__("" : "+v"(v))
+#define rv_imax(a, b) _mm512_max_epi32((a), (b))
+/* t[i] per lane from a 32-float table (64-byte aligned), i in 0..31 (its low 5 bits are used) */
+#define RV_LUT32 1
+#define rv_lut32(t, i) _mm512_permutex2var_ps(_mm512_load_ps(t), (i), _mm512_load_ps((t) + 16))
 
 /* ---- used by the kernels (vec-template.h) ---- */
 #define rv_load_n(p, n, fill) _mm512_mask_loadu_ps((fill), ridge_avx512_tail(n), (p))

@@ -48,6 +48,9 @@
 #undef rv_srli
 #undef rv_srai
 #undef rv_keep
+#undef rv_imax
+#undef RV_LUT32
+#undef rv_lut32
 #undef rv_load_n
 #undef rv_load_nz
 #undef rv_store_n
