@@ -47,11 +47,11 @@
  * ---- activations (float) -------------------------------------------------------------------
  * Forward y = f(x), backward dx = dy * f'(x) (backward takes the forward INPUT x). In place
  * (y == x, dx == dy) is allowed. Accuracy of the vector kernels (AVX2 and AVX-512 share one
- * source), maximum error against the exact function (double-precision glibc libm), measured
- * over every one of the 2^32 float inputs (test-vec --exhaustive, AVX2, 2026-12-01), where the
- * result is a normal float:
- *     exp 1.01 ULP, log 0.83, tanh 0.95, sigmoid 2.40, silu 3.34, gelu (tanh form) 3.40,
- *     gelu (erf form) 2.81
+ * source but for AVX-512's tanh), maximum error against the exact function (double-precision
+ * glibc libm), measured over every one of the 2^32 float inputs (test-vec --exhaustive,
+ * 2026-12-01), where the result is a normal float:
+ *     exp 1.01 ULP, log 0.83, tanh 0.95 (AVX-512: 0.76), sigmoid 2.40, silu 3.34,
+ *     gelu (tanh form) 3.40, gelu (erf form) 2.81
  * and where the result is subnormal, at most 1.64 units of 2^-149 (exp and sigmoid 0.75).
  * Targets: exp and log <= 2 ULP, the others <= 4. The reference kernels (isa ref) compute in
  * double and round once. Gradients are accurate to a few ULP of the larger terms (tested

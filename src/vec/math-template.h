@@ -17,6 +17,7 @@
  *           the rest were refitted); else 1 - 2 / (e^(2|x|) + 1); sign restored; |x| clamped
  *           at 9.5 where tanh rounds to 1. (Until session 5: Cephes tanhf's degree 4 below
  *           0.625, and the exp form's cancellation on [0.625, 1) gave 1.33 ULP; now 0.95.)
+ *           AVX-512 (RV_LUT32): piecewise degree-5 polynomials picked by the exponent, 0.76.
  *  sigmoid  e = e^-|x|; 1/(1+e) for x >= 0, e/(1+e) for x < 0: no cancellation either side.
  *  silu     x/(1+e) or x e/(1+e), with e = e^-|x|.
  *  gelu     tanh form = x sigmoid(2u), u = sqrt(2/pi)(x + 0.044715 x^3); 2u is computed as a
