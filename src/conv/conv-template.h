@@ -117,15 +117,42 @@ static inline __attribute__((always_inline)) void store_tile(const conv_row_args
     }
 }
 
-/* A full tile of MR pixels: the hot loop. With `unit` the channel offsets are 0..kc-1 (NHWC
- * rows reduced as one run, im2col, Winograd's products): no table load per step, and the
- * broadcasts' addresses step by one float. */
-static inline __attribute__((always_inline)) void tile_full_core(const conv_row_args *a,
-                                                                 int64_t p0, const int unit)
+/* One reduction step of tile_core: pixels xk + {0, 1, 2} xps and xk3 + {0, 1, 2} xps */
+static inline __attribute__((always_inline)) void tile_step(VF c[MR][4], const float *xk,
+                                                            const float *xk3, ptrdiff_t xps,
+                                                            const float *w, ptrdiff_t wd,
+                                                            const int nb)
 {
-    VF c00 = VZERO(), c01 = VZERO(), c10 = VZERO(), c11 = VZERO(), c20 = VZERO(), c21 = VZERO();
-    VF c30 = VZERO(), c31 = VZERO(), c40 = VZERO(), c41 = VZERO(), c50 = VZERO(), c51 = VZERO();
-    const ptrdiff_t xps = a->xps;
+    const float *xp[MR] = {xk, xk + xps, xk + 2 * xps, xk3, xk3 + xps, xk3 + 2 * xps};
+    VF wv[4];
+    wv[0] = VLOAD(w), wv[1] = VLOAD(w + VL);
+    if (nb == 2) wv[2] = VLOAD(w + wd), wv[3] = VLOAD(w + wd + VL);
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; p++) {
+        const VF t = VBCAST(xp[p]);
+#pragma GCC unroll 4
+        for (int j = 0; j < 2 * nb; j++) c[p][j] = VFMA(t, wv[j], c[p][j]);
+    }
+}
+
+/* A full tile of MR pixels: the hot loop, for nb = 1 channel block (a) or nb = 2 adjacent
+ * blocks (a, then b, whose packed weights follow a's at the same offsets: CONV_ROW_PAIR).
+ * With `unit` the channel offsets are 0..kc-1 (NHWC rows reduced as one run, im2col,
+ * Winograd's products): no table load per step, and the broadcasts' addresses step by one
+ * float. Two blocks at once (AVX-512: 24 of 32 zmm as accumulators) load 4 weight vectors and
+ * 6 broadcasts per 24 FMAs, where two passes of one block load 4 and 12; each input pixel is
+ * read once for both, and the tile's fixed cost (zeroing, epilogue) is spread over twice the
+ * FMAs. */
+static inline __attribute__((always_inline)) void tile_core(const conv_row_args *a,
+                                                            const conv_row_args *b, int64_t p0,
+                                                            const int unit, const int nb)
+{
+    VF c[MR][4];
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; p++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 2 * nb; j++) c[p][j] = VZERO();
+    const ptrdiff_t xps = a->xps, wd = nb == 2 ? b->w - a->w : 0;
     const int64_t kc = a->kc;
     const ptrdiff_t *coff = a->coff;
     for (int r = a->r0; r < a->r1; r++) {
@@ -134,34 +161,32 @@ static inline __attribute__((always_inline)) void tile_full_core(const conv_row_
             const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
             /* two row pointers (pixels 0 and 3), so each broadcast is one address mode */
             const float *x3 = x + 3 * xps;
-            /* unrolled by 4: fewer pointer and counter updates per 12 FMAs (pointwise 64
-             * 1.02-1.10x, the 7x7 first layer 1.01-1.07x in scripts/conv-ab; 8 no better) */
+            /* one block unrolled by 4: fewer pointer and counter updates per 12 FMAs
+             * (pointwise 64 1.02-1.10x, the 7x7 first layer 1.01-1.07x in scripts/conv-ab; 8
+             * no better); two blocks by 2 (by 4: 0.88-0.94x) */
+            if (nb == 1) {
 #pragma GCC unroll 4
-            for (int64_t k = 0; k < kc; k++, w += NR) {
-                const float *xk = unit ? x + k : x + coff[k];
-                const float *xk3 = unit ? x3 + k : x3 + coff[k];
-                VF b0 = VLOAD(w), b1 = VLOAD(w + VL), t;
-                t = VBCAST(xk);
-                c00 = VFMA(t, b0, c00), c01 = VFMA(t, b1, c01);
-                t = VBCAST(xk + xps);
-                c10 = VFMA(t, b0, c10), c11 = VFMA(t, b1, c11);
-                t = VBCAST(xk + 2 * xps);
-                c20 = VFMA(t, b0, c20), c21 = VFMA(t, b1, c21);
-                t = VBCAST(xk3);
-                c30 = VFMA(t, b0, c30), c31 = VFMA(t, b1, c31);
-                t = VBCAST(xk3 + xps);
-                c40 = VFMA(t, b0, c40), c41 = VFMA(t, b1, c41);
-                t = VBCAST(xk3 + 2 * xps);
-                c50 = VFMA(t, b0, c50), c51 = VFMA(t, b1, c51);
+                for (int64_t k = 0; k < kc; k++, w += NR)
+                    tile_step(c, unit ? x + k : x + coff[k], unit ? x3 + k : x3 + coff[k], xps, w,
+                              wd, nb);
+            } else {
+#pragma GCC unroll 2
+                for (int64_t k = 0; k < kc; k++, w += NR)
+                    tile_step(c, unit ? x + k : x + coff[k], unit ? x3 + k : x3 + coff[k], xps, w,
+                              wd, nb);
             }
         }
     }
-    VF acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-    store_tile(a, p0, MR, acc);
+    VF ca[MR][2], cb[MR][2];
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; p++)
+        ca[p][0] = c[p][0], ca[p][1] = c[p][1], cb[p][0] = c[p][2], cb[p][1] = c[p][3];
+    store_tile(a, p0, MR, ca);
+    if (nb == 2) store_tile(b, p0, MR, cb);
 }
 
-static void tile_full(const conv_row_args *a, int64_t p0) { tile_full_core(a, p0, 0); }
-static void tile_full_unit(const conv_row_args *a, int64_t p0) { tile_full_core(a, p0, 1); }
+static void tile_full(const conv_row_args *a, int64_t p0) { tile_core(a, a, p0, 0, 1); }
+static void tile_full_unit(const conv_row_args *a, int64_t p0) { tile_core(a, a, p0, 1, 1); }
 
 /* mr < MR pixels (the row's last tile): one function per mr, so the accumulators stay in
  * registers. */
@@ -322,57 +347,13 @@ static void conv_row(const conv_row_args *a)
 }
 
 #ifdef CONV_ROW_PAIR
-/* Two adjacent channel blocks a and b (same pixels, taps and input; b's packed weights wd
- * floats after a's) in one pass: MR pixels x 2 NR channels, 24 accumulators (AVX-512 only: 24
- * of 32 zmm). Per reduction step 4 weight vectors and 6 broadcasts feed 24 FMAs, where two
- * passes of the single tile load 4 and 12; each input pixel is read once for both blocks, and
- * the fixed cost of a tile (zeroing, epilogue) is spread over twice the FMAs. */
-static inline __attribute__((always_inline)) void tile_pair_core(const conv_row_args *a,
-                                                                 const conv_row_args *b,
-                                                                 int64_t p0, const int unit)
-{
-    VF c[MR][4];
-#pragma GCC unroll 6
-    for (int p = 0; p < MR; p++) c[p][0] = c[p][1] = c[p][2] = c[p][3] = VZERO();
-    const ptrdiff_t xps = a->xps, wd = b->w - a->w;
-    const int64_t kc = a->kc;
-    const ptrdiff_t *coff = a->coff;
-    for (int r = a->r0; r < a->r1; r++) {
-        for (int s = a->s0; s < a->s1; s++) {
-            const float *x = a->xb + (a->xo + p0 * xps + a->roff[r] + a->soff[s]);
-            const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
-            const float *x3 = x + 3 * xps;
-#pragma GCC unroll 2
-            for (int64_t k = 0; k < kc; k++, w += NR) {
-                const float *xk = unit ? x + k : x + coff[k];
-                const float *xk3 = unit ? x3 + k : x3 + coff[k];
-                const VF b0 = VLOAD(w), b1 = VLOAD(w + VL), b2 = VLOAD(w + wd),
-                         b3 = VLOAD(w + wd + VL);
-                const float *xp[MR] = {xk, xk + xps, xk + 2 * xps, xk3, xk3 + xps, xk3 + 2 * xps};
-#pragma GCC unroll 6
-                for (int p = 0; p < MR; p++) {
-                    const VF t = VBCAST(xp[p]);
-                    c[p][0] = VFMA(t, b0, c[p][0]), c[p][1] = VFMA(t, b1, c[p][1]);
-                    c[p][2] = VFMA(t, b2, c[p][2]), c[p][3] = VFMA(t, b3, c[p][3]);
-                }
-            }
-        }
-    }
-    VF ca[MR][2], cb[MR][2];
-#pragma GCC unroll 6
-    for (int p = 0; p < MR; p++)
-        ca[p][0] = c[p][0], ca[p][1] = c[p][1], cb[p][0] = c[p][2], cb[p][1] = c[p][3];
-    store_tile(a, p0, MR, ca);
-    store_tile(b, p0, MR, cb);
-}
-
 static void row_pair_full(const conv_row_args *a, const conv_row_args *b)
 {
-    for (int64_t p = 0; p + MR <= a->npix; p += MR) tile_pair_core(a, b, p, 0);
+    for (int64_t p = 0; p + MR <= a->npix; p += MR) tile_core(a, b, p, 0, 2);
 }
 static void row_pair_full_unit(const conv_row_args *a, const conv_row_args *b)
 {
-    for (int64_t p = 0; p + MR <= a->npix; p += MR) tile_pair_core(a, b, p, 1);
+    for (int64_t p = 0; p + MR <= a->npix; p += MR) tile_core(a, b, p, 1, 2);
 }
 
 /* conv_row on blocks a and b at once (the last mr < MR pixels one block at a time) */
