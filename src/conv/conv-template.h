@@ -147,11 +147,9 @@ static inline __attribute__((always_inline)) void tile_core(const conv_row_args 
                                                             const conv_row_args *b, int64_t p0,
                                                             const int unit, const int nb)
 {
-    VF c[MR][4];
+    VF c[MR][4]; /* nb = 1: columns 2 and 3 stay zero and are not stored (dead code) */
 #pragma GCC unroll 6
-    for (int p = 0; p < MR; p++)
-#pragma GCC unroll 4
-        for (int j = 0; j < 2 * nb; j++) c[p][j] = VZERO();
+    for (int p = 0; p < MR; p++) c[p][0] = c[p][1] = c[p][2] = c[p][3] = VZERO();
     const ptrdiff_t xps = a->xps, wd = nb == 2 ? b->w - a->w : 0;
     const int64_t kc = a->kc;
     const ptrdiff_t *coff = a->coff;
