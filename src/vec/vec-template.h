@@ -154,6 +154,10 @@ static inline size_t tail_count(size_t n, size_t o, size_t w)
     static ridge_status name##_to(RIDGE_VEC_CTX, const T *x Y, size_t n, T *out)                   \
     {                                                                                              \
         SMALL(name, out, (x YA, n))                                                                \
+        if (W > 8 && __builtin_expect(n - 1 < W - 1, 1)) { /* 16 lanes: 1..W-1 first (10) */     \
+            *out = reduce(firstt(0, n)); /* the lanes past n are +0: -0 sums become +0 */       \
+            return RIDGE_OK;                                                                       \
+        }                                                                                          \
         if (__builtin_expect(n - W <= W, 1)) { /* W..2W first: one test on that path */            \
             *out = name##_short(x YA, n);                                                          \
             return RIDGE_OK;                                                                       \
