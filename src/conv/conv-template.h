@@ -161,7 +161,7 @@ static inline __attribute__((always_inline)) void tile_core(const conv_row_args 
             const float *x3 = x + 3 * xps;
             /* one block unrolled by 4: fewer pointer and counter updates per 12 FMAs
              * (pointwise 64 1.02-1.10x, the 7x7 first layer 1.01-1.07x in scripts/conv-ab; 8
-             * no better); two blocks by 2 (by 4: 0.88-0.94x) */
+             * no better); two blocks by 2 (4 measured no better) */
             if (nb == 1) {
 #pragma GCC unroll 4
                 for (int64_t k = 0; k < kc; k++, w += NR)
