@@ -33,8 +33,8 @@ static inline const ridge_vec_kernels *K(const ridge_ctx *ctx) { return tables[c
 /* return the kernel `e` (src/vec/vec.h, RIDGE_VEC_DIRECT; table entry `member`) of ctx's ISA
  * applied to ARGS: for AVX2 and AVX-512 a compare and a direct tail jump, not the table's
  * indirect one (docs/PERFORMANCE.md, vec, session 4). AVX-512, the project's machine kind, is
- * tested first: on Zen 4, a 10-element sum and axpy ran 1.14-1.15x faster so, while AVX2
- * (forced on the same machine) lost 1.14x on the sum (docs/PERFORMANCE.md, session 8). */
+ * tested first: on Zen 4, a 10-element sum and axpy ran 1.12-1.15x faster so, while AVX2
+ * (forced on the same machine) lost 1.16x on the sum (docs/PERFORMANCE.md, session 8). */
 #define KCALL(ctx, e, member, ARGS)                                                           \
     do {                                                                                       \
         if (__builtin_expect((ctx)->isa == RIDGE_ISA_AVX512, 1))                               \

@@ -33,13 +33,14 @@ static void help(void)
     printf("  all        every benchmark above, one after the other\n\noptions:\n" CLI_COMMON_HELP
            "  --quick            fewer repeats and sizes (a smoke run)\n"
            "  --peers            also time the peer libraries this build links (their idle\n"
-           "                     threads then spin ~50 us after a call, as ridge's do; set\n"
-           "                     RIDGE_BENCH_PEER_SPIN to keep the libraries' own defaults)\n"
+           "                     threads then spin briefly after a call, as ridge's do, not\n"
+           "                     for milliseconds; set RIDGE_BENCH_PEER_SPIN to keep the\n"
+           "                     libraries' own defaults)\n"
            "  --filter TEXT      only cases whose name contains TEXT\n");
 }
 
-/* With --peers, every library's idle worker threads should spin about as long as ridge's
- * pool (50 us) before sleeping. By default OpenBLAS's spin for ~0.1 s after a call and
+/* With --peers, every library's idle worker threads should spin briefly, as ridge's pool
+ * does (50 us), before sleeping. By default OpenBLAS's spin for ~0.1 s after a call and
  * libgomp's (BLIS, oneDNN) for ~9 ms; with as many threads as cores, the next library timed
  * then shared a core with them, and ridge's 2-thread medians fell to its 1-thread rate (the
  * peers' own to 60-80% of theirs; docs/PERFORMANCE.md, `## gemm`). Both libraries read their
