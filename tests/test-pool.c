@@ -77,7 +77,7 @@ static void test_cover_all(ridge_ctx *ctx)
 
 typedef struct grid {
     _Atomic int *hits;
-    size_t n0, n1;
+    size_t n0, n1, grain;
     _Atomic int bad;
 } grid;
 
@@ -85,25 +85,30 @@ static void grid_range(void *p, size_t b0, size_t e0, size_t b1, size_t e1, int 
 {
     grid *g = p;
     (void)ith;
-    if (b0 >= e0 || b1 >= e1 || e0 > g->n0 || e1 > g->n1) atomic_store(&g->bad, 1);
+    if (b0 >= e0 || b1 >= e1 || e0 > g->n0 || e1 > g->n1 || b0 % g->grain || b1 % g->grain)
+        atomic_store(&g->bad, 1);
     for (size_t i = b0; i < e0; i++)
         for (size_t j = b1; j < e1; j++) atomic_fetch_add(&g->hits[i * g->n1 + j], 1);
 }
 
+/* every cell of the grid exactly once, in grain-aligned blocks, static and dynamic */
 static void test_2d(ridge_ctx *ctx)
 {
-    const size_t sizes[] = {0, 1, 2, 3, 7, 16, 37};
-    for (size_t a = 0; a < 7; a++)
-        for (size_t b = 0; b < 7; b++)
-            for (size_t gr = 1; gr <= 4; gr += 3) {
-                size_t n0 = sizes[a], n1 = sizes[b];
-                grid g = {calloc(n0 * n1 + 1, sizeof(_Atomic int)), n0, n1, 0};
-                ridge_parallel_for_2d(ctx, n0, n1, gr, gr, grid_range, &g);
-                int ok = !atomic_load(&g.bad);
-                for (size_t i = 0; i < n0 * n1; i++) ok &= atomic_load(&g.hits[i]) == 1;
-                CHECKF(ok, "2d %zux%zu grain %zu threads %d", n0, n1, gr, ridge_ctx_threads(ctx));
-                free((void *)g.hits);
-            }
+    const size_t sizes[] = {0, 1, 2, 3, 7, 16, 37, 101};
+    for (size_t a = 0; a < 8; a++)
+        for (size_t b = 0; b < 8; b++)
+            for (size_t gr = 1; gr <= 4; gr += 3)
+                for (int dyn = 0; dyn < 2; dyn++) {
+                    size_t n0 = sizes[a], n1 = sizes[b];
+                    grid g = {calloc(n0 * n1 + 1, sizeof(_Atomic int)), n0, n1, gr, 0};
+                    (dyn ? ridge_parallel_for_2d_dynamic : ridge_parallel_for_2d)(
+                        ctx, n0, n1, gr, gr, grid_range, &g);
+                    int ok = !atomic_load(&g.bad);
+                    for (size_t i = 0; i < n0 * n1; i++) ok &= atomic_load(&g.hits[i]) == 1;
+                    CHECKF(ok, "2d%s %zux%zu grain %zu threads %d", dyn ? " dynamic" : "", n0, n1,
+                           gr, ridge_ctx_threads(ctx));
+                    free((void *)g.hits);
+                }
 }
 
 /* ---- ith/nth: every thread index runs exactly once per job ---------------------------- */

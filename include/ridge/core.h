@@ -129,6 +129,14 @@ typedef void (*ridge_range2d_fn)(void *arg, size_t b0, size_t e0, size_t b1, siz
 void ridge_parallel_for_2d(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, size_t grain1,
                            ridge_range2d_fn fn, void *arg);
 
+/* The same range, but where the grid would have one column block (rows enough for every
+ * thread), rows are handed out from a shared counter in grain0-aligned chunks, each 1/(2
+ * threads) of the rows left: a thread that starts late or runs slowly (a vCPU just woken, a
+ * core shared with another process) takes fewer of them instead of holding up the call.
+ * Which thread runs a chunk varies from call to call; fn's result must not depend on it. */
+void ridge_parallel_for_2d_dynamic(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0,
+                                   size_t grain1, ridge_range2d_fn fn, void *arg);
+
 /* The block [*begin, *end) that thread ith of nth gets when [0, n) is split in grain-aligned
  * contiguous blocks. Exposed so kernels that call ridge_parallel_run split the same way. */
 void ridge_partition(size_t n, size_t grain, int ith, int nth, size_t *begin, size_t *end);

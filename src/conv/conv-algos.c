@@ -1106,7 +1106,9 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
     case RIDGE_CONV_POINTWISE: {
         f.nt = conv_streams(p, y);
         size_t nblk = (size_t)((p->oh * p->ow + PW_BLOCK - 1) / PW_BLOCK);
-        ridge_parallel_for_2d(ctx, (size_t)d->n * nblk, ncb, 1, 1, pointwise_range, &f);
+        /* blocks of PW_BLOCK pixels handed out guided: a static split of 33 blocks (56x56)
+         * ends 17 against 16; 1.02-1.03x at 2 threads (docs/PERFORMANCE.md, session 9) */
+        ridge_parallel_for_2d_dynamic(ctx, (size_t)d->n * nblk, ncb, 1, 1, pointwise_range, &f);
         break;
     }
     case RIDGE_CONV_IM2COL: {

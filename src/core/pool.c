@@ -308,19 +308,15 @@ static void range2d_task(void *p, int ith, int nth)
     if (b0 < e0 && b1 < e1) j->fn(j->arg, b0, e0, b1, e1, ith);
 }
 
-void ridge_parallel_for_2d(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, size_t grain1,
-                           ridge_range2d_fn fn, void *arg)
+/* The p0 x p1 grid of ridge_parallel_for_2d, for threads threads */
+static void grid_2d(int threads, size_t u0, size_t u1, int *p0_out, int *p1_out)
 {
-    if (n0 == 0 || n1 == 0) return;
-    if (grain0 == 0) grain0 = 1;
-    if (grain1 == 0) grain1 = 1;
-    size_t u0 = (n0 + grain0 - 1) / grain0, u1 = (n1 + grain1 - 1) / grain1;
     /* Pick the factorization p0 x p1 <= threads that uses the most threads, then keeps the
      * blocks closest to square (in grain units). */
     int best0 = 1, best1 = 1;
     double best_score = -1;
-    for (int p0 = 1; p0 <= ctx->threads; p0++) {
-        int p1 = ctx->threads / p0;
+    for (int p0 = 1; p0 <= threads; p0++) {
+        int p1 = threads / p0;
         if ((size_t)p0 > u0) break;
         if ((size_t)p1 > u1) p1 = (int)u1;
         double a = (double)u0 / p0, b = (double)u1 / p1;
@@ -328,6 +324,58 @@ void ridge_parallel_for_2d(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, 
         double score = p0 * p1 + shape; /* thread count dominates, squareness breaks ties */
         if (score > best_score) best_score = score, best0 = p0, best1 = p1;
     }
-    range2d_job j = {n0, n1, grain0, grain1, best0, best1, fn, arg};
-    ridge_pool_run(ctx->pool, best0 * best1, range2d_task, &j);
+    *p0_out = best0, *p1_out = best1;
+}
+
+void ridge_parallel_for_2d(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, size_t grain1,
+                           ridge_range2d_fn fn, void *arg)
+{
+    if (n0 == 0 || n1 == 0) return;
+    if (grain0 == 0) grain0 = 1;
+    if (grain1 == 0) grain1 = 1;
+    int p0, p1;
+    grid_2d(ctx->threads, (n0 + grain0 - 1) / grain0, (n1 + grain1 - 1) / grain1, &p0, &p1);
+    range2d_job j = {n0, n1, grain0, grain1, p0, p1, fn, arg};
+    ridge_pool_run(ctx->pool, p0 * p1, range2d_task, &j);
+}
+
+typedef struct guided_job {
+    size_t n0, n1, grain0, units;
+    ridge_range2d_fn fn;
+    void *arg;
+    _Atomic size_t next; /* the first unit of grain0 rows not yet taken */
+} guided_job;
+
+/* Guided self-scheduling: each grab takes 1/(2 nth) of the units left (at least one), so the
+ * first chunks are long and contiguous and the last ones short enough to even out the end. */
+static void guided_task(void *p, int ith, int nth)
+{
+    guided_job *j = p;
+    size_t b = atomic_load_explicit(&j->next, memory_order_relaxed);
+    while (b < j->units) {
+        size_t take = RIDGE_MAX((j->units - b) / (2 * (size_t)nth), 1);
+        if (!atomic_compare_exchange_weak_explicit(&j->next, &b, b + take, memory_order_relaxed,
+                                                   memory_order_relaxed))
+            continue; /* b now holds the current value */
+        j->fn(j->arg, b * j->grain0, RIDGE_MIN((b + take) * j->grain0, j->n0), 0, j->n1, ith);
+        b = atomic_load_explicit(&j->next, memory_order_relaxed);
+    }
+}
+
+void ridge_parallel_for_2d_dynamic(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0,
+                                   size_t grain1, ridge_range2d_fn fn, void *arg)
+{
+    if (n0 == 0 || n1 == 0) return;
+    if (grain0 == 0) grain0 = 1;
+    if (grain1 == 0) grain1 = 1;
+    const size_t u0 = (n0 + grain0 - 1) / grain0;
+    int p0, p1;
+    grid_2d(ctx->threads, u0, (n1 + grain1 - 1) / grain1, &p0, &p1);
+    if (p1 > 1 || p0 == 1) { /* one thread, or fewer row units than threads: static */
+        range2d_job j = {n0, n1, grain0, grain1, p0, p1, fn, arg};
+        ridge_pool_run(ctx->pool, p0 * p1, range2d_task, &j);
+        return;
+    }
+    guided_job j = {n0, n1, grain0, u0, fn, arg, 0};
+    ridge_pool_run(ctx->pool, p0, guided_task, &j);
 }
