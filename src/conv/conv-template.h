@@ -91,20 +91,15 @@ static inline __attribute__((always_inline)) void store_tile(const conv_row_args
                                                              const int mr, VF acc[MR][2])
 {
     if (a->yfast) {
-        switch ((a->act ? 1 : 0) + (a->res ? 2 : 0) + (a->nt ? 4 : 0)) {
-        case 0: store_rows(a, p0, mr, acc, 0, 0, 0); break;
-        case 1: store_rows(a, p0, mr, acc, 1, 0, 0); break;
-        case 2: store_rows(a, p0, mr, acc, 0, 1, 0); break;
-        case 3: store_rows(a, p0, mr, acc, 1, 1, 0); break;
-        case 4: store_rows(a, p0, mr, acc, 0, 0, 1); break;
-        case 5: store_rows(a, p0, mr, acc, 1, 0, 1); break;
-        case 6: store_rows(a, p0, mr, acc, 0, 1, 1); break;
-        default: store_rows(a, p0, mr, acc, 1, 1, 1); break;
-        }
+        store_rows(a, p0, mr, acc, a->act != 0, a->res != NULL, a->nt != 0);
         return;
     }
     float *y = a->y;
     float t[2 * VL];
+    /* unrolled, so that acc is indexed by constants only and stays in registers on the fast
+     * path above (a loop here had gcc keep all of acc on the stack: every full 6 x 64 tile
+     * spilled its 24 accumulators and reloaded them to store) */
+#pragma GCC unroll 6
     for (int p = 0; p < mr; p++) {
         ptrdiff_t o = a->yo + (p0 + p) * a->yps;
         VSTORE(t, acc[p][0]);
