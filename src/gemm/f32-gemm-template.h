@@ -112,6 +112,20 @@ GEMM_INLINE void GEMM_FN(store_tile)(const int R, vf acc[][GEMM_NV], float *c, s
 #undef GEMM_LD
 }
 
+/* The tiles that are not full or carry an epilogue, out of line: the accumulators arrive by
+ * value, so the kernel never takes their address (GEMM_UKERNEL) */
+typedef struct gemm_acc_tile {
+    vf v[GEMM_MR][GEMM_NV];
+} gemm_acc_tile;
+
+static __attribute__((noinline)) void GEMM_FN(store_rest)(gemm_acc_tile a, float *c, size_t ldc,
+                                                          size_t mr, size_t nr,
+                                                          const gemm_tile_params *t)
+{
+    if (mr == GEMM_MR && nr == GEMM_NR) GEMM_FN(store_tile)(GEMM_MR, a.v, c, ldc, mr, nr, t, 1);
+    else GEMM_FN(store_tile)(GEMM_MR, a.v, c, ldc, mr, nr, t, 0);
+}
+
 /* ---- micro-kernel -------------------------------------------------------------------------- */
 
 /* acc (R x NR) = A panel (k-major, R_stride floats per k) x B (kc rows b_rs apart). With
@@ -174,8 +188,27 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
         GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 0);
     else
         GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 1);
-    if (mr == GEMM_MR && nr == GEMM_NR) GEMM_FN(store_tile)(GEMM_MR, acc, c, ldc, mr, nr, t, 1);
-    else GEMM_FN(store_tile)(GEMM_MR, acc, c, ldc, mr, nr, t, 0);
+    /* A full tile with no epilogue (most tiles of a large product) stores straight from the
+     * registers; the other cases get a copy, so that acc's address never escapes and gcc
+     * keeps it in registers (it used to store all 16 accumulators to the stack after the k
+     * loop and load them back) */
+    if (mr == GEMM_MR && nr == GEMM_NR && t->plain) {
+        const int read_c = t->beta != 0.0f;
+#pragma GCC unroll 16
+        for (int r = 0; r < GEMM_MR; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++) {
+                float *cv = c + r * ldc + v * VL;
+                V_STORE(cv, read_c ? V_ADD(V_LOAD(cv), acc[r][v]) : acc[r][v]);
+            }
+        return;
+    }
+    gemm_acc_tile cp;
+#pragma GCC unroll 16
+    for (int r = 0; r < GEMM_MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++) cp.v[r][v] = acc[r][v];
+    GEMM_FN(store_rest)(cp, c, ldc, mr, nr, t);
 }
 #undef GEMM_SHORT_TILE
 
