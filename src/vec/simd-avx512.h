@@ -67,6 +67,16 @@
 #define rv_store_halves(p, v, n)                                                                   \
     (_mm256_storeu_ps((p), _mm512_castps512_ps256(v)),                                             \
      _mm256_storeu_ps((p) + (n) - 8, _mm512_extractf32x8_ps((v), 1)))
+/* In place, spans of 8 to 15 floats go in pieces of 8, 4 and 2 floats and a scalar, each
+ * loaded into the low lanes of a vector and stored back at its own width, so that the next
+ * call's loads of the span are forwarded from single stores (vec-template.h, EW_PIECES). The
+ * lanes above are left as the load leaves them (zero) and never stored. */
+#define rv_load8(p) _mm512_castps256_ps512(_mm256_loadu_ps(p))
+#define rv_store8(p, v) _mm256_storeu_ps((p), _mm512_castps512_ps256(v))
+#define rv_load4(p) _mm512_castps128_ps512(_mm_loadu_ps(p))
+#define rv_store4(p, v) _mm_storeu_ps((p), _mm512_castps512_ps128(v))
+#define rv_load2(p) _mm512_castps128_ps512(_mm_castsi128_ps(_mm_loadu_si64(p)))
+#define rv_store2(p, v) _mm_storeu_si64((p), _mm_castps_si128(_mm512_castps512_ps128(v)))
 #define rv_load_fill(p, n, fill)                                                                   \
     _mm512_mask_loadu_ps(_mm512_set1_ps(fill), ridge_avx512_tail(n), (p))
 #define rd_load_fill(p, n, fill)                                                                   \

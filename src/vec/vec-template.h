@@ -648,6 +648,31 @@ ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 #else
 #define EW_SHORT(VF, A, B, C)
 #endif
+/* In place below a vector: the scalar loop (gcc vectorizes it: 8 lanes, 4, then scalars),
+ * except AVX-512 spans of 8 to 15 in pieces of 8, 4 and 2 and a scalar (rv_load8...):
+ * 10-element axpy in place 1.04-1.26x, where pieces for 1..7 as well were a cycle slower at
+ * 1, 3 and 5 elements (docs/PERFORMANCE.md, session 9) */
+#ifdef RV_MASKED_SHORT
+#define EW_PIECE(VF, A, B, C, k)                                                                   \
+    if (n & k) {                                                                                   \
+        rv_f r = VF(rv_load##k(A + i), rv_load##k(B + i), rv_load##k(C + i));                      \
+        rv_store##k(out + i, r);                                                                   \
+        i += k;                                                                                    \
+    }
+#define EW_PIECES(VF, SF, A, B, C)                                                                 \
+    size_t i = 0;                                                                                  \
+    if (n < 8) {                                                                                   \
+        for (; i < n; i++) out[i] = SF;                                                            \
+    } else {                                                                                       \
+        EW_PIECE(VF, A, B, C, 8)                                                                   \
+        EW_PIECE(VF, A, B, C, 4)                                                                   \
+        EW_PIECE(VF, A, B, C, 2)                                                                   \
+        if (n & 1) out[i] = SF;                                                                    \
+    }
+#else
+#define EW_PIECES(VF, SF, A, B, C)                                                                 \
+    for (size_t i = 0; i < n; i++) out[i] = SF
+#endif
 /* out[i] = VF(a, b, c) on the vectors of A, B, C at i (SF: the same on scalars, for spans
  * shorter than a vector). No scalar tail: the last vector is computed at n - W, overlapping;
  * its inputs are loaded before anything is stored, so the result is right in place too
@@ -665,7 +690,7 @@ ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
         return RIDGE_OK;                                                                           \
     }                                                                                              \
     if (n < RV_W) {                                                                                \
-        for (size_t i = 0; i < n; i++) out[i] = SF;                                                \
+        EW_PIECES(VF, SF, A, B, C);                                                                \
         return RIDGE_OK;                                                                           \
     }                                                                                              \
     const size_t last = n - RV_W;                                                                  \
