@@ -650,8 +650,8 @@ ARGMINMAX(max_i64, int64_t, find_i64, rl_reduce_max, >, 0)
 #endif
 /* In place below a vector: the scalar loop (gcc vectorizes it: 8 lanes, 4, then scalars),
  * except AVX-512 spans of 8 to 15 in pieces of 8, 4 and 2 and a scalar (rv_load8...):
- * 10-element axpy in place 1.04-1.26x, where pieces for 1..7 as well were a cycle slower at
- * 1, 3 and 5 elements (docs/PERFORMANCE.md, session 9) */
+ * 10-element axpy in place 1.07x called on one y, 1.16x on several, where pieces for 1..7
+ * as well were a cycle slower at 1, 3 and 5 elements (docs/PERFORMANCE.md, session 9) */
 #ifdef RV_MASKED_SHORT
 #define EW_PIECE(VF, A, B, C, k)                                                                   \
     if (n & k) {                                                                                   \
