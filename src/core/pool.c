@@ -327,6 +327,14 @@ static void grid_2d(int threads, size_t u0, size_t u1, int *p0_out, int *p1_out)
     *p0_out = best0, *p1_out = best1;
 }
 
+/* Runs fn on the p0 x p1 grid's blocks, one per thread */
+static void grid_run(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, size_t grain1, int p0,
+                     int p1, ridge_range2d_fn fn, void *arg)
+{
+    range2d_job j = {n0, n1, grain0, grain1, p0, p1, fn, arg};
+    ridge_pool_run(ctx->pool, p0 * p1, range2d_task, &j);
+}
+
 void ridge_parallel_for_2d(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, size_t grain1,
                            ridge_range2d_fn fn, void *arg)
 {
@@ -335,8 +343,7 @@ void ridge_parallel_for_2d(ridge_ctx *ctx, size_t n0, size_t n1, size_t grain0, 
     if (grain1 == 0) grain1 = 1;
     int p0, p1;
     grid_2d(ctx->threads, (n0 + grain0 - 1) / grain0, (n1 + grain1 - 1) / grain1, &p0, &p1);
-    range2d_job j = {n0, n1, grain0, grain1, p0, p1, fn, arg};
-    ridge_pool_run(ctx->pool, p0 * p1, range2d_task, &j);
+    grid_run(ctx, n0, n1, grain0, grain1, p0, p1, fn, arg);
 }
 
 typedef struct guided_job {
@@ -372,8 +379,7 @@ void ridge_parallel_for_2d_dynamic(ridge_ctx *ctx, size_t n0, size_t n1, size_t 
     int p0, p1;
     grid_2d(ctx->threads, u0, (n1 + grain1 - 1) / grain1, &p0, &p1);
     if (p1 > 1 || p0 == 1) { /* one thread, or fewer row units than threads: static */
-        range2d_job j = {n0, n1, grain0, grain1, p0, p1, fn, arg};
-        ridge_pool_run(ctx->pool, p0 * p1, range2d_task, &j);
+        grid_run(ctx, n0, n1, grain0, grain1, p0, p1, fn, arg);
         return;
     }
     guided_job j = {n0, n1, grain0, u0, fn, arg, 0};
