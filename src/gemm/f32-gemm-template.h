@@ -49,6 +49,11 @@ GEMM_INLINE vf GEMM_FN(act)(ridge_epi_act act, vf x)
 /* The common cases (a plain product, and every k block but the last): C = acc or C + acc,
  * without the epilogue's per-element tests, which for small k cost as much as the FMAs.
  * C + acc is what the general path's fma(1, C, acc) gives, bit for bit. */
+GEMM_INLINE void GEMM_FN(store_plain_vec)(float *cv, vf x, int read_c)
+{
+    V_STORE(cv, read_c ? V_ADD(V_LOAD(cv), x) : x);
+}
+
 static void GEMM_FN(store_plain)(const int R, vf acc[][GEMM_NV], float *c, size_t ldc,
                                   size_t mr, size_t nr, int read_c)
 {
@@ -57,8 +62,7 @@ static void GEMM_FN(store_plain)(const int R, vf acc[][GEMM_NV], float *c, size_
         for (int v = 0; v < GEMM_NV && (size_t)v * VL < nr; v++) {
             long left = (long)nr - v * VL;
             if (left >= VL) {
-                vf x = read_c ? V_ADD(V_LOAD(cr + v * VL), acc[r][v]) : acc[r][v];
-                V_STORE(cr + v * VL, x);
+                GEMM_FN(store_plain_vec)(cr + v * VL, acc[r][v], read_c);
             } else {
                 vmask m = V_MASK((int)left);
                 vf x = read_c ? V_ADD(V_MASKLOAD(cr + v * VL, m), acc[r][v]) : acc[r][v];
@@ -197,10 +201,8 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
 #pragma GCC unroll 16
         for (int r = 0; r < GEMM_MR; r++)
 #pragma GCC unroll 4
-            for (int v = 0; v < GEMM_NV; v++) {
-                float *cv = c + r * ldc + v * VL;
-                V_STORE(cv, read_c ? V_ADD(V_LOAD(cv), acc[r][v]) : acc[r][v]);
-            }
+            for (int v = 0; v < GEMM_NV; v++)
+                GEMM_FN(store_plain_vec)(c + r * ldc + v * VL, acc[r][v], read_c);
         return;
     }
     gemm_acc_tile cp;
