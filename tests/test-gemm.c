@@ -283,9 +283,11 @@ static void test_isa(ridge_isa isa, int threads)
     }
     /* A few shapes large enough to cross every cache block (KC, MC, NC). */
     {
-        /* the last: the matrix-vector path over several column ranges and row blocks */
-        size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900}, {1, 1300, 45}};
-        for (int s = 0; s < 4 && fails < 5; s++) {
+        /* the fourth: the matrix-vector path over several column ranges and row blocks; the
+         * fifth: more rows than any kernel reads a row-major B in place for (packed B) */
+        size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900}, {1, 1300, 45},
+                              {530, 70, 45}};
+        for (int s = 0; s < 5 && fails < 5; s++) {
             gcase g = plain(s == 1, s == 2, shapes[s][0], shapes[s][1], shapes[s][2]);
             g.beta = s == 0 ? 1.0f : s == 3 ? -0.5f : 0.0f;
             g.epi.bias_kind = s == 3 ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;

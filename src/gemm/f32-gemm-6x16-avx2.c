@@ -11,6 +11,7 @@
 #define GEMM_MR 6
 #define GEMM_NV 2
 #define GEMM_GV 8
+#define GEMM_INPLACE_B_MAX_M 64
 #define GEMM_SUFFIX __avx2
 #define GEMM_UKERNEL ridge_f32_gemm_ukernel_6x16__avx2
 #define GEMM_TABLE ridge_gemm_kernel_avx2

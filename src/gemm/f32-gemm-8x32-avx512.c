@@ -17,6 +17,7 @@
 #define GEMM_MR 8
 #define GEMM_NV 2
 #define GEMM_GV 8
+#define GEMM_INPLACE_B_MAX_M 512
 #define GEMM_SUFFIX __avx512
 #define GEMM_UKERNEL ridge_f32_gemm_ukernel_8x32__avx512
 #define GEMM_TABLE ridge_gemm_kernel_avx512

@@ -65,12 +65,20 @@ typedef struct gemm_tile_params {
     ridge_epi_act act;
     const float *res;       /* residual + i0 * ldr + j0, or NULL */
     size_t ldr;
+    const float *pf;        /* B in place: rows of the next panel to prefetch (b_rs apart), or NULL */
+    size_t pf_rows, pf_step; /* how many, one every pf_step k steps */
 } gemm_tile_params;
 
 /* One ISA's kernels (f32-gemm-template.h instantiated by an ISA file). */
 typedef struct gemm_kernel {
     const char *name; /* "f32-gemm-6x16-avx2" */
     int mr, nr;
+    /* Up to this many rows of A, a row-major B is read in place rather than packed, its next
+     * panel prefetched by the tiles of the current one (gemm_tile_params.pf). Packing reads
+     * B from L3 or DRAM in a pass of its own, which the kernel's FMAs do not hide; in place,
+     * each new row of B is a new line and often a new page, which the 8 x 32 AVX-512 tile
+     * meets once per 16 cycles and the 6 x 16 AVX2 tile once per 6. See f32-gemm-*.c. */
+    int inplace_b_max_m;
     /* C[0:mr, 0:nr] (mr <= MR, nr <= NR) from a packed A panel (kc x MR, k-major) and B rows
      * b_rs apart: a packed panel (b_rs == NR, b_padded: zero columns up to NR) or B in place
      * (b_padded 0: columns >= nr are not read). */

@@ -152,9 +152,6 @@ static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc,
     return RIDGE_MAX(nc / nr, 1) * nr;
 }
 
-/* Up to this many rows of A, a row-major B is read in place instead of packed. */
-#define GEMM_INPLACE_B_MAX_M 64
-
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
 
 typedef struct gemm_driver {
@@ -218,9 +215,16 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                 for (size_t jr = 0; jr < nc; jr += NR) {
                     size_t nr = RIDGE_MIN(NR, nc - jr);
                     const float *bpanel = bblk + jr * b_step;
+                    /* B in place: the tiles of this panel prefetch the next one's rows */
+                    const size_t nt = (mc + MR - 1) / MR, pf_rows = (kc + nt - 1) / nt;
+                    const int pf = !padded && jc + jr + NR < j1;
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t i = ic + ir, j = jc + jr;
                         tile_params(p, i, j, &t);
+                        size_t r0 = ir / MR * pf_rows;
+                        t.pf = pf && r0 < kc ? bpanel + NR + r0 * b_rs : NULL;
+                        t.pf_rows = t.pf ? RIDGE_MIN(pf_rows, kc - r0) : 0;
+                        t.pf_step = RIDGE_MAX(kc / pf_rows, 1);
                         K->ukernel(kc, ap + ir * kc, bpanel, b_rs, padded, p->c + i * p->ldc + j,
                                    p->ldc, RIDGE_MIN(MR, mc - ir), nr, &t);
                     }
@@ -344,10 +348,9 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     d->kc = pb->bplan ? pb->kc : blocking_kc(p->k);
     d->mc = blocking_mc(K, cpu, d->kc);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
-    /* B in place when it is row-major and A has few rows (packing B would be amortized over
-     * too few of them; interleaved A/B runs on Zen 3 favoured it up to m ~ 64), unless its
-     * rows are a multiple of 4 KiB apart (the panel's lines would all fall in one L1 set). */
-    d->pack_b = !pb->bplan && !(p->b_cs == 1 && p->m <= GEMM_INPLACE_B_MAX_M && p->b_rs % 1024 != 0);
+    /* B in place when it is row-major and A has at most the kernel's inplace_b_max_m rows:
+     * packing it costs a pass over B from L3 or DRAM (gemm-internal.h). */
+    d->pack_b = !pb->bplan && !(p->b_cs == 1 && p->m <= (size_t)K->inplace_b_max_m);
     size_t mc_alloc = d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
     d->per_thread = mc_alloc * d->kc + (d->pack_b ? nc_alloc * d->kc : 0);
     d->per_thread = (d->per_thread + 15) & ~(size_t)15; /* 64-byte aligned blocks */
