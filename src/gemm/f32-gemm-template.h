@@ -23,8 +23,8 @@
  * whole k loop; per k step it loads GEMM_NV vectors of B, broadcasts MR elements of A and
  * issues MR * GEMM_NV FMAs. A is packed (k-major MR-row panels, zero-padded) and B either
  * packed (k-major NR-column panels, zero-padded, b_rs == NR) or read in place from a row-major
- * matrix (b_rs == ldb, masked loads on the last partial panel), which is the no-packing path
- * for small problems. After the k loop the epilogue (alpha, beta, bias, activation, residual)
+ * matrix (b_rs == ldb, masked loads on the last partial panel), the path for products with
+ * few rows (GEMM_INPLACE_B_MAX_M). After the k loop the epilogue (alpha, beta, bias, activation, residual)
  * runs on the accumulators before the single store, with masked stores on edge tiles.
  * Packing transposes 8 x 8 blocks with 256-bit instructions in both ISAs (every AVX-512 CPU
  * has AVX2), so that part is also exercised by the AVX2 tests. */
@@ -134,14 +134,11 @@ static __attribute__((noinline)) void GEMM_FN(store_rest)(gemm_acc_tile a, float
 /* ---- micro-kernel -------------------------------------------------------------------------- */
 
 /* acc (R x NR) = A panel (k-major, R_stride floats per k) x B (kc rows b_rs apart). With
- * `masked`, B columns >= nr are neither read nor used. With pf, one row of NR floats at pf
- * (rows b_rs apart) is prefetched every pf_step k steps, pf_rows in all: the tiles of a B
- * panel read in place share out the next panel's rows, which otherwise come from L3 or DRAM
- * on its first tile's demand (64 x 3136 x 576: 1.06-1.09x, 64 x 3136 x 64: 1.20x). */
+ * `masked`, B columns >= nr are neither read nor used. pf's lines are prefetched on the way
+ * (gemm_prefetch; driver_block says whose). */
 GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GEMM_NV],
                                     size_t kc, const float *ap, const float *b, size_t b_rs,
-                                    size_t nr, const int masked, const float *pf,
-                                    size_t pf_rows, size_t pf_step)
+                                    size_t nr, const int masked, gemm_prefetch pf)
 {
     size_t pf_next = 0;
     vmask bm[GEMM_NV];
@@ -153,9 +150,11 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
         for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_ZERO();
 #pragma GCC unroll 2
     for (size_t p = 0; p < kc; p++) {
-        if (pf && p == pf_next && pf_rows) {
-            for (int o = 0; o < GEMM_NR; o += 16) _mm_prefetch((const char *)(pf + o), _MM_HINT_T0);
-            pf += b_rs, pf_next += pf_step, pf_rows--;
+        if (pf.lines && p == pf_next) {
+            _mm_prefetch((const char *)(pf.row + pf.off), _MM_HINT_T0);
+            pf.off += GEMM_LINE_FLOATS;
+            if (pf.off >= pf.len) pf.off = 0, pf.row += pf.rs;
+            pf.lines--, pf_next += pf.step;
         }
         vf bv[GEMM_NV];
         for (int v = 0; v < GEMM_NV; v++)
@@ -171,14 +170,14 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
 
 /* The MR x NR tile C[0:mr, 0:nr] from a packed A panel and B (packed or in place). */
 /* An edge tile of exactly R < MR rows: only R rows of FMAs (B is read the same way). */
-#define GEMM_SHORT_TILE(R)                                                                     \
-    do {                                                                                       \
-        vf accr[R][GEMM_NV];                                                                   \
-        if (nr == GEMM_NR || b_padded)                                                         \
-            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 0, NULL, 0, 0);                      \
-        else                                                                                   \
-            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 1, NULL, 0, 0);                      \
-        GEMM_FN(store_tile)(R, accr, c, ldc, mr, nr, t, 0);                                    \
+#define GEMM_SHORT_TILE(R)                                                                         \
+    do {                                                                                           \
+        vf accr[R][GEMM_NV];                                                                       \
+        if (nr == GEMM_NR || b_padded)                                                             \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 0, (gemm_prefetch){0});      \
+        else                                                                                       \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 1, (gemm_prefetch){0});      \
+        GEMM_FN(store_tile)(R, accr, c, ldc, mr, nr, t, 0);                                        \
     } while (0)
 
 static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs, int b_padded,
@@ -199,9 +198,9 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
     }
     vf acc[GEMM_MR][GEMM_NV];
     if (nr == GEMM_NR || b_padded)
-        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 0, t->pf, t->pf_rows, t->pf_step);
+        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 0, t->pf);
     else
-        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 1, NULL, 0, 0);
+        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 1, (gemm_prefetch){0});
     /* A full tile with no epilogue (most tiles of a large product) stores straight from the
      * registers; the other cases get a copy, so that acc's address never escapes and gcc
      * keeps it in registers (it used to store all 16 accumulators to the stack after the k

@@ -53,6 +53,15 @@ static inline float gemm_finish_scalar(const gemm_problem *p, size_t i, size_t j
     return v;
 }
 
+/* Lines a micro-kernel prefetches while it computes, one every `step` k steps, `lines` in
+ * all (0: none): a walk over rows `rs` floats apart, `len` floats each, starting at float
+ * `off` of the row at `row`. */
+#define GEMM_LINE_FLOATS 16
+typedef struct gemm_prefetch {
+    const float *row;
+    size_t rs, len, off, lines, step;
+} gemm_prefetch;
+
 /* What a micro-kernel needs besides the operands: the scalars and the epilogue, with the
  * bias and residual pointers already offset to the tile's origin (row i0, column j0). */
 typedef struct gemm_tile_params {
@@ -65,8 +74,7 @@ typedef struct gemm_tile_params {
     ridge_epi_act act;
     const float *res;       /* residual + i0 * ldr + j0, or NULL */
     size_t ldr;
-    const float *pf;        /* B in place: rows of the next panel to prefetch (b_rs apart), or NULL */
-    size_t pf_rows, pf_step; /* how many, one every pf_step k steps */
+    gemm_prefetch pf;       /* lines of B's next panel to prefetch while computing */
 } gemm_tile_params;
 
 /* One ISA's kernels (f32-gemm-template.h instantiated by an ISA file). */

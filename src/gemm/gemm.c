@@ -173,9 +173,29 @@ static void tile_params(const gemm_problem *p, size_t i, size_t j, gemm_tile_par
     t->res = p->epi.residual ? p->epi.residual + i * p->epi.ldr + j : NULL;
 }
 
+/* Tile q of nt's share of the lines of a region (rows x len floats, rows rs apart) to
+ * prefetch over its kc steps; none without a region. */
+static gemm_prefetch prefetch_share(const float *base, size_t rows, size_t len, size_t rs,
+                                    size_t q, size_t nt, size_t kc)
+{
+    gemm_prefetch f = {0};
+    const size_t lpr = (len + GEMM_LINE_FLOATS - 1) / GEMM_LINE_FLOATS, total = rows * lpr;
+    const size_t per = (total + nt - 1) / nt, first = q * per;
+    if (!base || first >= total) return f;
+    f.row = base + first / lpr * rs;
+    f.off = first % lpr * GEMM_LINE_FLOATS;
+    f.rs = rs, f.len = len;
+    f.lines = RIDGE_MIN(per, total - first);
+    f.step = RIDGE_MAX(kc / f.lines, 1);
+    return f;
+}
+
 /* C[i0:i1, j0:j1], one thread's contiguous block (micro-tile aligned). Loop order (BLIS):
- * jc over NC columns (B block in L3), pc over KC (pack B), ic over MC rows (pack A, in L2),
- * jr over NR (B micro-panel in L1), ir over MR (the micro-kernel). */
+ * jc over NC columns (B block in L3), pc over KC, ic over MC rows (pack A, in L2), jr over NR
+ * (B micro-panel), ir over MR (the micro-kernel). A packed B block is packed a panel at a
+ * time in the first ic block, just before its first tiles; those tiles prefetch the next
+ * panel's source lines, so its packing reads L2 instead of waiting on L3 or DRAM (B read in
+ * place gets the same prefetch in every ic block). */
 static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
 {
     const gemm_driver *d = arg;
@@ -190,18 +210,17 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
         size_t nc = RIDGE_MIN(d->nc, j1 - jc);
         for (size_t pc = 0; pc < p->k; pc += d->kc) {
             size_t kc = RIDGE_MIN(d->kc, p->k - pc);
-            const float *bblk;
+            const float *bsrc = p->b + pc * p->b_rs + jc * p->b_cs, *bblk;
             size_t b_rs, b_step; /* rows apart; floats between two NR panels per column */
             int padded = 1;
             if (d->bplan) {
                 bblk = d->bplan + pc * d->plan_npad + jc * kc;
                 b_rs = NR, b_step = kc;
             } else if (d->pack_b) {
-                K->pack_b(kc, nc, p->b + pc * p->b_rs + jc * p->b_cs, p->b_rs, p->b_cs, bp);
                 bblk = bp;
                 b_rs = NR, b_step = kc;
             } else {
-                bblk = p->b + pc * p->b_rs + jc;
+                bblk = bsrc;
                 b_rs = p->b_rs, b_step = 1, padded = 0;
             }
             t.beta = pc == 0 ? p->beta : 1.0f;
@@ -211,20 +230,29 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                                    p->epi.act == RIDGE_EPI_NONE && !p->epi.residual));
             for (size_t ic = i0; ic < i1; ic += d->mc) {
                 size_t mc = RIDGE_MIN(d->mc, i1 - ic);
+                const int pack_now = d->pack_b && ic == i0;
                 K->pack_a(mc, kc, p->a + ic * p->a_rs + pc * p->a_cs, p->a_rs, p->a_cs, ap);
                 for (size_t jr = 0; jr < nc; jr += NR) {
                     size_t nr = RIDGE_MIN(NR, nc - jr);
                     const float *bpanel = bblk + jr * b_step;
-                    /* B in place: the tiles of this panel prefetch the next one's rows */
-                    const size_t nt = (mc + MR - 1) / MR, pf_rows = (kc + nt - 1) / nt;
-                    const int pf = !padded && jc + jr + NR < j1;
+                    if (pack_now)
+                        K->pack_b(kc, nr, bsrc + jr * p->b_cs, p->b_rs, p->b_cs, bp + jr * kc);
+                    /* the next panel's source: kc rows of its columns (B row-major), or its
+                     * columns' rows of kc floats (B^T row-major) */
+                    const float *nx = NULL;
+                    size_t nx_rows = 0, nx_len = 0, nx_rs = 0;
+                    if (jr + NR < nc && (!padded || pack_now)) {
+                        const size_t nx_nr = RIDGE_MIN(NR, nc - jr - NR);
+                        nx = bsrc + (jr + NR) * p->b_cs;
+                        if (p->b_cs == 1) nx_rows = kc, nx_len = nx_nr, nx_rs = p->b_rs;
+                        else if (p->b_rs == 1) nx_rows = nx_nr, nx_len = kc, nx_rs = p->b_cs;
+                        else nx = NULL;
+                    }
+                    const size_t nt = (mc + MR - 1) / MR;
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t i = ic + ir, j = jc + jr;
                         tile_params(p, i, j, &t);
-                        size_t r0 = ir / MR * pf_rows;
-                        t.pf = pf && r0 < kc ? bpanel + NR + r0 * b_rs : NULL;
-                        t.pf_rows = t.pf ? RIDGE_MIN(pf_rows, kc - r0) : 0;
-                        t.pf_step = RIDGE_MAX(kc / pf_rows, 1);
+                        t.pf = prefetch_share(nx, nx_rows, nx_len, nx_rs, ir / MR, nt, kc);
                         K->ukernel(kc, ap + ir * kc, bpanel, b_rs, padded, p->c + i * p->ldc + j,
                                    p->ldc, RIDGE_MIN(MR, mc - ir), nr, &t);
                     }
