@@ -83,10 +83,11 @@ static void futex_wake(_Atomic uint32_t *word, int count)
 /* Spins until *word != old or spin_ns passes; returns 1 if it changed while spinning.
  * With more threads than CPUs a spinner would hold the CPU the thread it waits for needs,
  * so it yields instead of pausing. */
-static int spin_until_changed(const ridge_pool *pool, _Atomic uint32_t *word, uint32_t old)
+static int spin_until_changed(const ridge_pool *pool, _Atomic uint32_t *word, uint32_t old,
+                              uint64_t spin_ns)
 {
-    if (pool->spin_ns == 0) return atomic_load_explicit(word, memory_order_acquire) != old;
-    uint64_t deadline = ridge_time_ns() + pool->spin_ns;
+    if (spin_ns == 0) return atomic_load_explicit(word, memory_order_acquire) != old;
+    uint64_t deadline = ridge_time_ns() + spin_ns;
     for (;;) {
         for (int i = 0; i < 32; i++) {
             if (atomic_load_explicit(word, memory_order_acquire) != old) return 1;
@@ -129,7 +130,7 @@ static void *worker_main(void *p)
     ridge_pool *pool = p;
     uint32_t seen = 0;
     for (;;) {
-        if (!spin_until_changed(pool, &pool->gen, seen)) {
+        if (!spin_until_changed(pool, &pool->gen, seen, pool->spin_ns)) {
             atomic_fetch_add(&pool->sleeping_workers, 1);
             while (atomic_load(&pool->gen) == seen) futex_wait(&pool->gen, seen);
             atomic_fetch_sub(&pool->sleeping_workers, 1);
@@ -151,16 +152,21 @@ static void fork_join(ridge_pool *pool, int nth)
     atomic_store(&pool->gen, g);
     if (atomic_load(&pool->sleeping_workers) > 0) futex_wake(&pool->gen, nth - 1);
 
-    uint64_t t0 = 0, t1 = 0;
-    if (pool->prof) t0 = ridge_time_ns();
+    const uint64_t t0 = ridge_time_ns();
     run_task(pool->fn, pool->arg, 0, nth);
-    if (pool->prof) t1 = ridge_time_ns();
+    const uint64_t t1 = ridge_time_ns();
     claim_and_run(pool);
 
+    /* The caller waits for the others spinning for spin_ns, or for a quarter of the time its
+     * own share took if that is longer: a worker that runs its equal share a little slower
+     * (a vCPU's slow spell) would otherwise find the caller asleep, and waking it cost this
+     * VM 30-40 us, 3% of a 1 ms convolution (docs/PERFORMANCE.md, session 10). Spinning
+     * longer burns at most that quarter more of one CPU. */
+    const uint64_t wait_ns = pool->spin_ns ? RIDGE_MAX(pool->spin_ns, (t1 - t0) / 4) : 0;
     uint32_t finished;
     while ((finished = atomic_load_explicit(&pool->done, memory_order_acquire)) !=
            (uint32_t)nth - 1) {
-        if (spin_until_changed(pool, &pool->done, finished)) continue;
+        if (spin_until_changed(pool, &pool->done, finished, wait_ns)) continue;
         atomic_store(&pool->caller_sleeping, 1);
         finished = atomic_load(&pool->done);
         if (finished != (uint32_t)nth - 1) futex_wait(&pool->done, finished);
