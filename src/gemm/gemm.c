@@ -299,17 +299,23 @@ static void split2d_task(void *arg, int ith, int nth)
 
 /* Runs fn on nth contiguous blocks of the m x n output, a p0 x p1 grid on multiples of g0 x
  * g1 (micro-tiles). The grid maximizes the smaller block's area over perimeter, i.e. the
- * FLOPs per element packed: each thread packs the A rows and B columns of its own block. */
+ * FLOPs per element packed: each thread packs the A rows and B columns (if b_packed) of its
+ * own block. */
 static void gemm_split_2d(ridge_ctx *ctx, int nth, size_t m, size_t n, size_t g0, size_t g1,
-                          ridge_range2d_fn fn, void *arg)
+                          int b_packed, ridge_range2d_fn fn, void *arg)
 {
     size_t u0 = (m + g0 - 1) / g0, u1 = (n + g1 - 1) / g1;
     split2d s = {m, n, g0, g1, 1, 1, fn, arg};
+    /* B read in place is not packed: only A is, by every thread for its own rows, so rows
+     * are split first while each thread keeps at least 128 (256 x 768 x 2304 and 512 x 768 x
+     * 768 at 2 threads 1.02-1.03x); with fewer, each thread would stream all of B for a few
+     * row tiles (64 x 3136 x 64: 0.83x) */
+    const int rows_first = !b_packed && m >= 128 * (size_t)nth;
     double best = -1;
     for (int p0 = 1; p0 <= nth; p0++) {
         if (nth % p0 || (size_t)p0 > u0 || (size_t)(nth / p0) > u1) continue;
         double bm = (double)((u0 + p0 - 1) / p0 * g0), bn = (double)((u1 + nth / p0 - 1) / (nth / p0) * g1);
-        double score = bm * bn / (bm + bn);
+        double score = rows_first ? bn : bm * bn / (bm + bn);
         if (score > best) best = score, s.p0 = p0, s.p1 = nth / p0;
     }
     if (best < 0) { /* nth does not factor onto the tiles: fall back to the longer side */
@@ -415,7 +421,7 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
     if (path == PATH_REF) {
         ref_job j = {p};
         if (threads == 1) ref_block(&j, 0, p->m, 0, p->n, 0);
-        else gemm_split_2d(ctx, threads, p->m, p->n, 8, 64, ref_block, &j);
+        else gemm_split_2d(ctx, threads, p->m, p->n, 8, 64, 1, ref_block, &j);
         return RIDGE_OK;
     }
     if (path == PATH_GEMV) {
@@ -427,7 +433,7 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
             g.a = scratch;
         }
         if (threads == 1) gemv_range(&g, 0, 1, 0, p->n, 0);
-        else gemm_split_2d(ctx, threads, 1, p->n, 1, p->b_cs == 1 ? 64 : 16, gemv_range, &g);
+        else gemm_split_2d(ctx, threads, 1, p->n, 1, p->b_cs == 1 ? 64 : 16, 1, gemv_range, &g);
         return RIDGE_OK;
     }
     gemm_problem q = *p;
@@ -445,7 +451,8 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
         q.epi.ldr = q.n;
     }
     if (threads == 1) driver_block(&d, 0, q.m, 0, q.n, 0);
-    else gemm_split_2d(ctx, threads, q.m, q.n, (size_t)K->mr, (size_t)K->nr, driver_block, &d);
+    else gemm_split_2d(ctx, threads, q.m, q.n, (size_t)K->mr, (size_t)K->nr, d.pack_b || d.bplan,
+                       driver_block, &d);
     ridge_free(res_copy);
     return RIDGE_OK;
 }
