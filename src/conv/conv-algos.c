@@ -1101,7 +1101,11 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
     switch (p->algo) {
     case RIDGE_CONV_DIRECT:
         f.nt = conv_streams(p, y);
-        ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
+        /* output rows handed out guided, one row the unit: a static half each ended with one
+         * thread waiting on the other whenever a vCPU ran its half 5-15% slower, as this VM's
+         * do at random (the first 7x7 layer at 2 threads 1.01-1.05x; units of 6 rows, the
+         * row groups' height, ended up to 6 rows apart and gained nothing) */
+        ridge_parallel_for_2d_dynamic(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
         break;
     case RIDGE_CONV_POINTWISE: {
         f.nt = conv_streams(p, y);
