@@ -498,6 +498,49 @@ static void test_fold_bn(ridge_ctx *ctx)
     free(w), free(x), free(y), free(yf);
 }
 
+/* Direct on 2 threads gives the bits of 1 thread: the rows are handed out at run time, so a
+ * thread's share may start anywhere, and the border columns of its first rows go as shorter
+ * vertical runs than on 1 thread. Run many times, so that the shares vary. */
+static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
+{
+    const int64_t shapes[][6] = {/* c_in, c_out, hw, kernel, pad, stride */
+                                 {16, 32, 13, 3, 1, 1},
+                                 {3, 64, 40, 7, 3, 2},
+                                 {8, 32, 23, 5, 2, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        ridge_conv2d_desc d;
+        ridge_conv2d_desc_init(&d);
+        d.layout = RIDGE_NHWC, d.n = 2, d.c_in = shapes[s][0], d.c_out = shapes[s][1];
+        d.h = d.w = shapes[s][2], d.r = d.s = shapes[s][3];
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = shapes[s][4];
+        d.stride_h = d.stride_w = shapes[s][5];
+        int64_t oh, ow;
+        CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+        size_t xn = (size_t)(d.n * d.c_in * d.h * d.w), yn = (size_t)(d.n * d.c_out * oh * ow);
+        size_t wn = (size_t)(d.c_out * d.c_in * d.r * d.s);
+        float *x = malloc(xn * 4), *w = malloc(wn * 4), *y1 = malloc(yn * 4), *y2 = malloc(yn * 4);
+        fill(x, xn, 11), fill(w, wn, 12);
+        ridge_conv2d_plan_options o = {.algo = RIDGE_CONV_DIRECT};
+        ridge_conv2d_plan *p1 = NULL, *p2 = NULL;
+        CHECK_OK(ridge_conv2d_plan_create(c1, &d, w, &o, &p1));
+        CHECK_OK(ridge_conv2d_plan_create(c2, &d, w, &o, &p2));
+        if (p1 && p2) {
+            CHECK_OK(ridge_conv2d_forward(c1, p1, x, y1, NULL, NULL, NULL));
+            int differ = 0;
+            for (int rep = 0; rep < 40 && !differ; rep++) {
+                CHECK_OK(ridge_conv2d_forward(c2, p2, x, y2, NULL, NULL, NULL));
+                differ = memcmp(y1, y2, yn * 4) != 0;
+            }
+            CHECKF(!differ, "direct %lldx%lld c%lld->%lld on %lldx%lld: 2 threads differ from 1",
+                   (long long)d.r, (long long)d.s, (long long)d.c_in, (long long)d.c_out,
+                   (long long)d.h, (long long)d.w);
+        }
+        ridge_conv2d_plan_destroy(p1);
+        ridge_conv2d_plan_destroy(p2);
+        free(x), free(w), free(y1), free(y2);
+    }
+}
+
 /* The fused depthwise-separable block against the two references one after the other. */
 static void test_separable(ridge_ctx *ctx)
 {
@@ -632,6 +675,7 @@ int main(int argc, char **argv)
     test_fold_bn(ctxs[nctx - 1]);
     test_pool(ctxs[nctx - 1]);
     for (int i = 0; i < nctx; i++) test_separable(ctxs[i]);
+    test_direct_split(ctxs[nctx - 2], ctxs[nctx - 1]); /* the widest ISA, 1 and 2 threads */
     printf("max error vs the fp64 reference, units of eps x sum of magnitudes:\n");
     for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++)
         printf("  %-13s %.2f\n", ridge_conv_algo_name((ridge_conv_algo)a), worst[a]);

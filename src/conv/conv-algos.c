@@ -413,6 +413,9 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
              * 1.16x and 1.34x faster, no longer slower than the same kernel on a padded copy) */
             a.xps = d->stride_h * p->xv.sh, a.yps = p->yv.sh;
             a.npix = (int64_t)(end - row);
+            /* the run's length depends on where the thread's rows began: the pixels must sum
+             * the same way in a run of one as in a longer one */
+            a.one_chain = 1;
             for (size_t cb = b1; cb < e1; cb++) {
                 int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
                 row_channels(f, &a, g, cob);
@@ -422,6 +425,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                               n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw,
                               n * p->yv.sn + oh * p->yv.sh);
             }
+            a.one_chain = 0;
         }
         row = end;
     }

@@ -259,7 +259,10 @@ static void tile_1(const conv_row_args *a, int64_t p0)
 static void tile_part(const conv_row_args *a, int64_t p0, int mr)
 {
     switch (mr) {
-    case 1: tile_1(a, p0); break;
+    case 1:
+        if (a->one_chain) tile_n(a, p0, 1);
+        else tile_1(a, p0);
+        break;
     case 2: tile_n(a, p0, 2); break;
     case 3: tile_n(a, p0, 3); break;
     case 4: tile_n(a, p0, 4); break;

@@ -75,6 +75,8 @@ typedef struct conv_row_args {
     const float *res;        /* residual tensor base (same offsets as y) or NULL */
     int act;
     int64_t npix;
+    int one_chain;           /* a lone pixel's sum in one chain, as in a tile (not tile_1's
+                              * four): set where npix depends on the thread split */
 } conv_row_args;
 
 /* Depthwise (groups = c_in = c_out) along a row of npix pixels, all channels, for layouts
