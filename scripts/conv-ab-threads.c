@@ -13,8 +13,9 @@
  *   ./conv-ab-threads old/libridge.so new/libridge.so first 40 [THREADS]
  *
  * Shapes (NHWC, batch 1): first (3 -> 64, 7x7, stride 2, pad 3, 224x224), pw64 (1x1 64 -> 64,
- * 56x56), pw256 (1x1 256 -> 64, 56x56), 3x3-256 (256 -> 256, 14x14, pad 1). Paths to the
- * libraries need a slash (./libridge.so). */
+ * 56x56), pw256 (1x1 256 -> 64, 56x56), 3x3-256 (256 -> 256, 14x14, pad 1), fmnist1 (1 -> 32,
+ * 3x3, pad 1, 28x28), fmnist2 (32 -> 64, 3x3, pad 1, 14x14). AUTO picks the algorithm unless
+ * the last argument is "direct". Paths to the libraries need a slash (./libridge.so). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,10 @@ static int set_shape(ridge_conv2d_desc *d, const char *s)
     else if (!strcmp(s, "pw256")) d->c_in = 256, d->h = d->w = 56, d->c_out = 64, d->r = d->s = 1;
     else if (!strcmp(s, "3x3-256"))
         d->c_in = 256, d->h = d->w = 14, d->c_out = 256, d->r = d->s = 3, pad = 1;
+    else if (!strcmp(s, "fmnist1"))
+        d->c_in = 1, d->h = d->w = 28, d->c_out = 32, d->r = d->s = 3, pad = 1;
+    else if (!strcmp(s, "fmnist2"))
+        d->c_in = 32, d->h = d->w = 14, d->c_out = 64, d->r = d->s = 3, pad = 1;
     else return -1;
     d->pad_top = d->pad_bottom = d->pad_left = d->pad_right = pad;
     return 0;
@@ -63,8 +68,8 @@ static int set_shape(ridge_conv2d_desc *d, const char *s)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: conv-ab-threads LIB_A LIB_B first|pw64|pw256|3x3-256 ROUNDS "
-                        "[THREADS]\n");
+        fprintf(stderr, "usage: conv-ab-threads LIB_A LIB_B first|pw64|pw256|3x3-256|fmnist1|"
+                        "fmnist2 ROUNDS [THREADS [direct]]\n");
         return 2;
     }
     const int rounds = atoi(argv[4]), threads = argc > 5 ? atoi(argv[5]) : 2;
@@ -100,7 +105,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "conv-ab-threads: unknown shape %s\n", argv[3]);
             return 2;
         }
-        if (ctx_create(&o, &b[k].ctx) || plan_create(b[k].ctx, &d, w, NULL, &b[k].plan)) {
+        ridge_conv2d_plan_options po = {.algo = RIDGE_CONV_AUTO};
+        if (argc > 6 && !strcmp(argv[6], "direct")) po.algo = RIDGE_CONV_DIRECT;
+        if (ctx_create(&o, &b[k].ctx) || plan_create(b[k].ctx, &d, w, &po, &b[k].plan)) {
             fprintf(stderr, "conv-ab-threads: %s: no context or plan\n", argv[1 + k]);
             return 1;
         }

@@ -498,15 +498,16 @@ static void test_fold_bn(ridge_ctx *ctx)
     free(w), free(x), free(y), free(yf);
 }
 
-/* Direct on 2 threads gives the bits of 1 thread: the rows are handed out at run time, so a
- * thread's share may start anywhere, and the border columns of its first rows go as shorter
- * vertical runs than on 1 thread. Run many times, so that the shares vary. */
+/* Direct on 2 threads gives the bits of 1 thread: the rows of a layer of 20 MFLOP or more
+ * per thread are handed out at run time, so a thread's share may start anywhere, and the
+ * border columns of its first rows go as shorter vertical runs than on 1 thread. Run many
+ * times, so that the shares vary. */
 static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
 {
-    const int64_t shapes[][6] = {/* c_in, c_out, hw, kernel, pad, stride */
-                                 {16, 32, 13, 3, 1, 1},
-                                 {3, 64, 40, 7, 3, 2},
-                                 {8, 32, 23, 5, 2, 1}};
+    const int64_t shapes[][6] = {/* c_in, c_out, hw, kernel, pad, stride: 59, 59, 95 MFLOP */
+                                 {16, 64, 40, 3, 1, 1},
+                                 {3, 64, 112, 7, 3, 2},
+                                 {8, 32, 61, 5, 2, 1}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         ridge_conv2d_desc d;
         ridge_conv2d_desc_init(&d);

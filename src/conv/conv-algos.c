@@ -1094,6 +1094,8 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
+#define DIRECT_GUIDED_MIN_FLOP 2e7 /* per thread */
+
 ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
                                const float *x, float *y, const float *bias, const float *ubias,
                                int act, const float *res, char *ws)
@@ -1108,8 +1110,14 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
         /* output rows handed out guided, one row the unit: a static half each ended with one
          * thread waiting on the other whenever a vCPU ran its half 5-15% slower, as this VM's
          * do at random (the first 7x7 layer at 2 threads 1.01-1.05x; units of 6 rows, the
-         * row groups' height, ended up to 6 rows apart and gained nothing) */
-        ridge_parallel_for_2d_dynamic(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
+         * row groups' height, ended up to 6 rows apart and gained nothing). Not for small
+         * layers, whose short chunks cut their border columns' vertical runs (fmnist-conv2,
+         * 7 MFLOP: best 0.032-0.034 ms guided, 0.029-0.031 static) */
+        if (ridge_conv2d_flops(d) < DIRECT_GUIDED_MIN_FLOP * ridge_ctx_threads(ctx))
+            ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
+        else
+            ridge_parallel_for_2d_dynamic(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range,
+                                          &f);
         break;
     case RIDGE_CONV_POINTWISE: {
         f.nt = conv_streams(p, y);
