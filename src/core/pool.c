@@ -8,9 +8,10 @@
  * So a worker that is slow to wake (a descheduled vCPU can take milliseconds) costs at most
  * the caller's running its share too, never a wait; normally each worker claims one index at
  * once. The caller then waits for `done` (indices finished) to reach nth - 1, with the same
- * spin-then-sleep policy (spinning longer after a long share of its own: fork_join). Wake-ups are skipped when nobody sleeps: the sleeper announces
- * itself (seq_cst) before it re-reads the word it sleeps on, and the waker changes the word
- * (seq_cst) before it reads the sleeper count, so one of the two always sees the other.
+ * spin-then-sleep policy (spinning longer after a long share of its own: fork_join).
+ * Wake-ups are skipped when nobody sleeps: the sleeper announces itself (seq_cst) before it
+ * re-reads the word it sleeps on, and the waker changes the word (seq_cst) before it reads
+ * the sleeper count, so one of the two always sees the other.
  *
  * One job at a time: `busy` is taken with a compare-and-swap; a nested call from inside a task,
  * or a second thread calling in meanwhile, finds it taken and runs the job serially instead.

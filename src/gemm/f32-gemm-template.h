@@ -24,8 +24,9 @@
  * issues MR * GEMM_NV FMAs. A is packed (k-major MR-row panels, zero-padded) and B either
  * packed (k-major NR-column panels, zero-padded, b_rs == NR) or read in place from a row-major
  * matrix (b_rs == ldb, masked loads on the last partial panel), the path for products with
- * few rows (GEMM_INPLACE_B_MAX_M). After the k loop the epilogue (alpha, beta, bias, activation, residual)
- * runs on the accumulators before the single store, with masked stores on edge tiles.
+ * few rows (GEMM_INPLACE_B_MAX_M). After the k loop the epilogue (alpha, beta, bias,
+ * activation, residual) runs on the accumulators before the single store, with masked stores
+ * on edge tiles.
  * Packing transposes 8 x 8 blocks with 256-bit instructions in both ISAs (every AVX-512 CPU
  * has AVX2), so that part is also exercised by the AVX2 tests. */
 #include <immintrin.h>
