@@ -79,7 +79,9 @@ typedef struct ridge_ctx ridge_ctx;  /* opaque */
 typedef struct ridge_ctx_options {
     int threads;     /* total threads including the caller; 0: $RIDGE_NUM_THREADS, else all CPUs */
     ridge_isa isa;   /* RIDGE_ISA_AUTO: $RIDGE_ISA, else the best supported */
-    int spin_us;     /* how long idle workers spin before sleeping; -1: $RIDGE_SPIN_US, else 50 */
+    int spin_us;     /* how long idle workers spin before sleeping; -1: $RIDGE_SPIN_US, else 50
+                      * (the caller waiting for a job's end spins this or a quarter of its own
+                      * share's time, whichever is longer; 0: nobody spins) */
     int verbose;     /* 1: print what was chosen to stderr; -1: $RIDGE_VERBOSE */
 } ridge_ctx_options;
 
