@@ -334,6 +334,8 @@ static void direct_border(const fwd *f, conv_row_args *a, int64_t lo, int64_t hi
     }
 }
 
+#define DIRECT_SMALL_IMAGE 16384 /* bytes of one input image */
+
 static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
     const fwd *f = arg;
@@ -352,19 +354,24 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
      * first layer's c_in = 3 becomes 21 per row). */
     const int row_run = p->xv.sw == p->cig && dw == 1 &&
                         conv_runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
+    /* the border columns' vertical runs: a micro-tile of rows, or every row of an image
+     * small enough to stay in L1 (fmnist-conv1, 3 KB: one call per side, not five; 1.08-1.09x
+     * in scripts/conv-ab-threads.c, and 0.95-0.99 of the padded copy's speed, from 0.89-0.95) */
+    const size_t run_max =
+        (size_t)p->xv.sn * sizeof(float) <= DIRECT_SMALL_IMAGE ? (size_t)p->oh : (size_t)p->k->mr;
     conv_row_args a = {0}, bp;
     a.xb = f->x;
     for (size_t row = b0; row < e0;) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
         tap_range(ih0, d->h, d->dil_h, R, &a.r0, &a.r1);
-        /* rows whose windows are whole in height, up to a micro-tile of them: their border
+        /* rows whose windows are whole in height, up to run_max of them: their border
          * columns go as vertical tiles after the rows' interiors (a column's pixels share its
          * tap range); a run stays short so its input rows are still in cache */
         size_t end = row + 1;
         int full = a.r0 == 0 && a.r1 == R;
         if (full)
-            for (int r0, r1; end < e0 && end - row < (size_t)p->k->mr && (int64_t)end / p->oh == n;
+            for (int r0, r1; end < e0 && end - row < run_max && (int64_t)end / p->oh == n;
                  end++) {
                 tap_range(((int64_t)end % p->oh) * d->stride_h - d->pad_top, d->h, d->dil_h, R,
                           &r0, &r1);
