@@ -504,17 +504,13 @@ static void test_fold_bn(ridge_ctx *ctx)
  * times, so that the shares vary. */
 static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
 {
-    const int64_t shapes[][6] = {/* c_in, c_out, hw, kernel, pad, stride: 59, 59, 95 MFLOP */
-                                 {16, 64, 40, 3, 1, 1},
-                                 {3, 64, 112, 7, 3, 2},
-                                 {8, 32, 61, 5, 2, 1}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        ridge_conv2d_desc d;
-        ridge_conv2d_desc_init(&d);
-        d.layout = RIDGE_NHWC, d.n = 2, d.c_in = shapes[s][0], d.c_out = shapes[s][1];
-        d.h = d.w = shapes[s][2], d.r = d.s = shapes[s][3];
-        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = shapes[s][4];
-        d.stride_h = d.stride_w = shapes[s][5];
+    static const shape split_shapes[] = {/* 59, 59 and 95 MFLOP */
+        /* name          n  ci  h    w    co  r  s  sh sw dh dw pt pb pl pr g */
+        {"3x3-40",       2, 16, 40,  40,  64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {"7x7-s2-112",   1, 3,  112, 112, 64, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
+        {"5x5-61",       2, 8,  61,  61,  32, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1}};
+    for (size_t s = 0; s < sizeof split_shapes / sizeof split_shapes[0]; s++) {
+        const ridge_conv2d_desc d = desc_of(&split_shapes[s], RIDGE_NHWC);
         int64_t oh, ow;
         CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
         size_t xn = (size_t)(d.n * d.c_in * d.h * d.w), yn = (size_t)(d.n * d.c_out * oh * ow);
@@ -532,9 +528,7 @@ static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
                 CHECK_OK(ridge_conv2d_forward(c2, p2, x, y2, NULL, NULL, NULL));
                 differ = memcmp(y1, y2, yn * 4) != 0;
             }
-            CHECKF(!differ, "direct %lldx%lld c%lld->%lld on %lldx%lld: 2 threads differ from 1",
-                   (long long)d.r, (long long)d.s, (long long)d.c_in, (long long)d.c_out,
-                   (long long)d.h, (long long)d.w);
+            CHECKF(!differ, "direct %s: 2 threads differ from 1", split_shapes[s].name);
         }
         ridge_conv2d_plan_destroy(p1);
         ridge_conv2d_plan_destroy(p2);
