@@ -291,7 +291,7 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
     const int nr = p->k->nr;
     a->yco = p->yco + g * p->cog + cob * nr;
     a->nco = (int)RIDGE_MIN(nr, p->cog - cob * nr);
-    a->yfast = a->nco == nr && conv_runs_contiguous(a->yco, nr, p->k->vlen);
+    a->yfast = p->yfast[g * p->ncob + cob];
     a->nt = f->nt && a->yfast;
     a->bias = f->bias + (g * p->ncob + cob) * nr;
     a->res = f->res;

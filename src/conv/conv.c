@@ -461,6 +461,7 @@ void ridge_conv2d_plan_destroy(ridge_conv2d_plan *p)
     ridge_free(p->roff);
     ridge_free(p->soff);
     ridge_free(p->iota);
+    ridge_free(p->yfast);
     ridge_free(p->wp);
     ridge_free(p->wref);
     ridge_free(p->fft_tw);
@@ -485,11 +486,17 @@ static ridge_status plan_build(ridge_ctx *ctx, ridge_conv2d_plan *p, const float
     p->roff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)d->r);
     p->soff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)d->s);
     p->iota = ridge_malloc(sizeof(ptrdiff_t) * (size_t)iota_n);
-    if (!p->xco || !p->yco || !p->roff || !p->soff || !p->iota)
+    p->yfast = ridge_malloc((size_t)(d->groups * p->ncob));
+    if (!p->xco || !p->yco || !p->roff || !p->soff || !p->iota || !p->yfast)
         return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for offset tables");
     conv_view_chan_table(&p->xv, d->c_in, p->xco);
     conv_view_chan_table(&p->yv, d->c_out, p->yco);
     for (int i = 0; i < nr; i++) p->yco[d->c_out + i] = p->yco[d->c_out - 1]; /* never stored */
+    for (int64_t g = 0; g < d->groups; g++)
+        for (int64_t cob = 0; cob < p->ncob; cob++)
+            p->yfast[g * p->ncob + cob] =
+                p->cog - cob * nr >= nr &&
+                conv_runs_contiguous(p->yco + g * p->cog + cob * nr, nr, p->k->vlen);
     for (int64_t r = 0; r < d->r; r++) p->roff[r] = r * d->dil_h * p->xv.sh;
     for (int64_t s = 0; s < d->s; s++) p->soff[s] = s * d->dil_w * p->xv.sw;
     for (int64_t i = 0; i < iota_n; i++) p->iota[i] = i;

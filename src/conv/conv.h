@@ -219,6 +219,8 @@ struct ridge_conv2d_plan {
     int gemm_route;              /* im2col / pointwise on ridge_sgemm (NCHW, NHWC) */
     ridge_sgemm_plan **gplan;    /* NHWC: per group, the prepacked B = W^T (K x cog) */
     int64_t ncob;                /* output channel blocks of NR per group */
+    unsigned char *yfast;        /* per block (g * ncob + cob): NR channels, each vector's
+                                  * yco contiguous (the tile stores whole vectors) */
     size_t ws_per_thread;        /* bytes */
     size_t ws_fixed;             /* bytes shared by the threads (FFT: the spectra) */
     int stream;                  /* ridge_conv2d_plan_options.stream */
