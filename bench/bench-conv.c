@@ -5,7 +5,8 @@
  * Per shape and layout: each candidate is planned (weights packed outside the timing) and
  * checked against the fp64 reference first (max |y - ref| / max |ref|); then all methods are
  * timed round-robin, one call each per round, so slow phases of the VM hit every method
- * alike. GFLOP/s is always on the direct algorithm's FLOP count (Winograd's fewer
+ * alike; each timed call follows untimed calls of the same method (docs/ARCHITECTURE.md,
+ * "Waking before timing"), so it finds its own operands in cache. GFLOP/s is always on the direct algorithm's FLOP count (Winograd's fewer
  * multiplications show as a higher effective rate); % roof judges that against the roofline
  * profile (ridge roofline). `direct-padded` is the direct kernel run the old way, on a
  * zero-padded copy of the input made inside the timing, to show what padding-free saves.
@@ -400,6 +401,11 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
             if (threads > 1) {
                 bench_quiesce(3000);
                 BENCH_WAKE(run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b));
+            } else {
+                /* one untimed call first, so that at 1 thread too (as after BENCH_WAKE) a
+                 * method is timed with its own operands in cache, as a layer finds the input
+                 * its predecessor just wrote, not with whatever the method before left */
+                run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b);
             }
             uint64_t t0 = ridge_time_ns();
             for (int k = 0; k < per; k++) run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b);
