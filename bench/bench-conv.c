@@ -6,9 +6,9 @@
  * checked against the fp64 reference first (max |y - ref| / max |ref|); then all methods are
  * timed round-robin, one call each per round, so slow phases of the VM hit every method
  * alike; each timed call follows untimed calls of the same method (docs/ARCHITECTURE.md,
- * "Waking before timing"), so it finds its own operands in cache. GFLOP/s is always on the direct algorithm's FLOP count (Winograd's fewer
- * multiplications show as a higher effective rate); % roof judges that against the roofline
- * profile (ridge roofline). `direct-padded` is the direct kernel run the old way, on a
+ * "Waking before timing"), so it finds its own operands in cache. GFLOP/s is always on the
+ * direct algorithm's FLOP count (Winograd's fewer multiplications show as a higher effective
+ * rate); % roof judges that against the roofline profile (ridge roofline). `direct-padded` is the direct kernel run the old way, on a
  * zero-padded copy of the input made inside the timing, to show what padding-free saves.
  * oneDNN runs with its own layout (format_tag any, reorders outside the timing) and with the
  * plain layout of the row; one primitive per thread count (its OpenMP team is fixed then). */
