@@ -10,8 +10,9 @@
  * direct algorithm's FLOP count (Winograd's fewer multiplications show as a higher effective
  * rate); % roof judges that against the roofline profile (ridge roofline). `direct-padded` is
  * the direct kernel run the old way, on a zero-padded copy of the input made inside the
- * timing, to show what padding-free saves. oneDNN runs with its own layout (format_tag any, reorders outside the timing) and with the
- * plain layout of the row; one primitive per thread count (its OpenMP team is fixed then). */
+ * timing, to show what padding-free saves. oneDNN runs with its own layout (format_tag any,
+ * reorders outside the timing) and with the plain layout of the row; one primitive per thread
+ * count (its OpenMP team is fixed then). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
