@@ -88,13 +88,14 @@ int main(int argc, char **argv)
             }
             t[s][r] = now() - t0;
         }
-    printf("%s N=%lld C=%lld %lldx%lld, %d thread%s%s, x + y = %.1f MB:\n", dw ? "depthwise 3x3" : "pointwise",
-           (long long)n, (long long)c, (long long)hw, (long long)hw, threads, threads > 1 ? "s" : "",
-           read ? ", y read after" : "", 8.0 * (double)xn / 1e6);
+    printf("%s N=%lld C=%lld %lldx%lld, %d thread%s%s, x + y = %.1f MB:\n",
+           dw ? "depthwise 3x3" : "pointwise", (long long)n, (long long)c, (long long)hw,
+           (long long)hw, threads, threads > 1 ? "s" : "", read ? ", y read after" : "",
+           8.0 * (double)xn / 1e6);
     for (int s = 0; s < 2; s++) {
         qsort(t[s], (size_t)rounds, sizeof(double), cmp_double);
-        printf("  %-8s median %.3f ms  best %.3f ms\n", s ? "streamed" : "cached", t[s][rounds / 2] * 1e3,
-               t[s][0] * 1e3);
+        printf("  %-8s median %.3f ms  best %.3f ms\n", s ? "streamed" : "cached",
+               t[s][rounds / 2] * 1e3, t[s][0] * 1e3);
     }
     for (int s = 0; s < 2; s++) ridge_conv2d_plan_destroy(plan[s]);
     ridge_ctx_destroy(ctx);
