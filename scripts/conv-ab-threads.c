@@ -14,7 +14,8 @@
  *
  * Shapes (NHWC, batch 1): first (3 -> 64, 7x7, stride 2, pad 3, 224x224), pw64 (1x1 64 -> 64,
  * 56x56), pw256 (1x1 256 -> 64, 56x56), 3x3-256 (256 -> 256, 14x14, pad 1), fmnist1 (1 -> 32,
- * 3x3, pad 1, 28x28), fmnist2 (32 -> 64, 3x3, pad 1, 14x14). AUTO picks the algorithm unless
+ * 3x3, pad 1, 28x28), fmnist2 (32 -> 64, 3x3, pad 1, 14x14), dw32 and dw64 (depthwise 3x3,
+ * pad 1, C = 32 on 112x112 and C = 64 on 56x56). AUTO picks the algorithm unless
  * the last argument is "direct". Paths to the libraries need a slash (./libridge.so). */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -60,6 +61,10 @@ static int set_shape(ridge_conv2d_desc *d, const char *s)
         d->c_in = 1, d->h = d->w = 28, d->c_out = 32, d->r = d->s = 3, pad = 1;
     else if (!strcmp(s, "fmnist2"))
         d->c_in = 32, d->h = d->w = 14, d->c_out = 64, d->r = d->s = 3, pad = 1;
+    else if (!strcmp(s, "dw32"))
+        d->c_in = d->c_out = d->groups = 32, d->h = d->w = 112, d->r = d->s = 3, pad = 1;
+    else if (!strcmp(s, "dw64"))
+        d->c_in = d->c_out = d->groups = 64, d->h = d->w = 56, d->r = d->s = 3, pad = 1;
     else return -1;
     d->pad_top = d->pad_bottom = d->pad_left = d->pad_right = pad;
     return 0;
@@ -69,7 +74,7 @@ int main(int argc, char **argv)
 {
     if (argc < 5) {
         fprintf(stderr, "usage: conv-ab-threads LIB_A LIB_B first|pw64|pw256|3x3-256|fmnist1|"
-                        "fmnist2 ROUNDS [THREADS [direct]]\n");
+                        "fmnist2|dw32|dw64 ROUNDS [THREADS [direct]]\n");
         return 2;
     }
     const int rounds = atoi(argv[4]), threads = argc > 5 ? atoi(argv[5]) : 2;
