@@ -28,7 +28,7 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
+static int cmpd(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
            (long long)hw, threads, threads > 1 ? "s" : "", read ? ", y read after" : "",
            8.0 * (double)xn / 1e6);
     for (int s = 0; s < 2; s++) {
-        qsort(t[s], (size_t)rounds, sizeof(double), cmp_double);
+        qsort(t[s], (size_t)rounds, sizeof(double), cmpd);
         printf("  %-8s median %.3f ms  best %.3f ms\n", s ? "streamed" : "cached",
                t[s][rounds / 2] * 1e3, t[s][0] * 1e3);
     }

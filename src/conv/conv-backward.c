@@ -223,6 +223,7 @@ void ridge_conv2d_bwd_plan_destroy(ridge_conv2d_bwd_plan *p)
     ridge_free(p->xco);
     ridge_free(p->yco);
     ridge_free(p->iota);
+    ridge_free(p->dx_yfast);
     ridge_free(p->rtap);
     ridge_free(p->stap);
     ridge_free(p->rph);
@@ -390,6 +391,11 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
         p->yco[d->c_out + i] = p->yco[d->c_out - 1];
     }
     for (int64_t i = 0; i < iota_n; i++) p->iota[i] = i;
+    p->dx_yfast = conv_yfast_table(p->xco, d->groups, p->cig, nr, p->k->vlen);
+    if (!p->dx_yfast) {
+        st = ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory for tables");
+        goto err_free_plan;
+    }
     build_phases(R, sh, d->dil_h, p->yv.sh, p->rtap, p->rph, p->roff);
     build_phases(S, sw, d->dil_w, p->yv.sw, p->stap, p->sph, p->soff);
     size_t off = 0;
@@ -549,7 +555,7 @@ static void dx_direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
             a.coff = p->yco + g * p->cog;
             a.yco = p->xco + g * p->cig + cib * nr;
             a.nco = (int)RIDGE_MIN(nr, p->cig - cib * nr);
-            a.yfast = a.nco == nr && conv_runs_contiguous(a.yco, nr, p->k->vlen);
+            a.yfast = p->dx_yfast[cb];
             for (int64_t b = 0; b < sw; b++) {
                 int nb = p->sph[b + 1] - p->sph[b];
                 a.S = nb;

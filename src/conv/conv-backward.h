@@ -38,6 +38,7 @@ struct ridge_conv2d_bwd_plan {
     bwd_seg *seg;                /* column segments, grouped by phase: seg[segph[b]..) */
     int *segph;
     int64_t ncib, ncob;          /* dx input-channel blocks, dw output-channel blocks (NR) */
+    unsigned char *dx_yfast;     /* conv_yfast_table of xco, per dx block g * ncib + cib */
     bwd_run *runs;
     int64_t nruns;
     ptrdiff_t *dw_roff, *dw_soff; /* dw: x offsets of output rows / columns */

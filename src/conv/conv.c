@@ -55,6 +55,19 @@ void conv_view_chan_table(const conv_view *v, int64_t c, ptrdiff_t *tab)
     for (int64_t i = 0; i < c; i++) tab[i] = conv_view_chan(v, i);
 }
 
+unsigned char *conv_yfast_table(const ptrdiff_t *tab, int64_t groups, int64_t per_group, int nr,
+                                int vl)
+{
+    const int64_t nblk = (per_group + nr - 1) / nr;
+    unsigned char *t = ridge_malloc((size_t)(groups * nblk));
+    if (!t) return NULL;
+    for (int64_t g = 0; g < groups; g++)
+        for (int64_t b = 0; b < nblk; b++)
+            t[g * nblk + b] = per_group - b * nr >= nr &&
+                              conv_runs_contiguous(tab + g * per_group + b * nr, nr, vl);
+    return t;
+}
+
 void conv_zero_channel_padding(float *y, ridge_layout l, int64_t n, int64_t c, int64_t h,
                                int64_t w)
 {
@@ -486,17 +499,13 @@ static ridge_status plan_build(ridge_ctx *ctx, ridge_conv2d_plan *p, const float
     p->roff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)d->r);
     p->soff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)d->s);
     p->iota = ridge_malloc(sizeof(ptrdiff_t) * (size_t)iota_n);
-    p->yfast = ridge_malloc((size_t)(d->groups * p->ncob));
-    if (!p->xco || !p->yco || !p->roff || !p->soff || !p->iota || !p->yfast)
+    if (!p->xco || !p->yco || !p->roff || !p->soff || !p->iota)
         return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for offset tables");
     conv_view_chan_table(&p->xv, d->c_in, p->xco);
     conv_view_chan_table(&p->yv, d->c_out, p->yco);
     for (int i = 0; i < nr; i++) p->yco[d->c_out + i] = p->yco[d->c_out - 1]; /* never stored */
-    for (int64_t g = 0; g < d->groups; g++)
-        for (int64_t cob = 0; cob < p->ncob; cob++)
-            p->yfast[g * p->ncob + cob] =
-                p->cog - cob * nr >= nr &&
-                conv_runs_contiguous(p->yco + g * p->cog + cob * nr, nr, p->k->vlen);
+    p->yfast = conv_yfast_table(p->yco, d->groups, p->cog, nr, p->k->vlen);
+    if (!p->yfast) return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for offset tables");
     for (int64_t r = 0; r < d->r; r++) p->roff[r] = r * d->dil_h * p->xv.sh;
     for (int64_t s = 0; s < d->s; s++) p->soff[s] = s * d->dil_w * p->xv.sw;
     for (int64_t i = 0; i < iota_n; i++) p->iota[i] = i;

@@ -40,6 +40,12 @@ static inline int conv_runs_contiguous(const ptrdiff_t *tab, int n, int vl)
 }
 /* Fills tab[0..c) with conv_view_chan. */
 void conv_view_chan_table(const conv_view *v, int64_t c, ptrdiff_t *tab);
+/* Per channel block g * nblk + b (nblk = per_group / nr rounded up) of a channel table: 1 when
+ * the block has nr channels and each vector's offsets are contiguous, so that a tile stores
+ * whole vectors (conv_row_args.yfast). A table for the plan, so no row call checks again.
+ * NULL when out of memory. */
+unsigned char *conv_yfast_table(const ptrdiff_t *tab, int64_t groups, int64_t per_group, int nr,
+                                int vl);
 
 /* Writes 0 into the padded channels of an NCHW16c tensor (no-op for other layouts). */
 void conv_zero_channel_padding(float *y, ridge_layout l, int64_t n, int64_t c, int64_t h,
@@ -219,8 +225,7 @@ struct ridge_conv2d_plan {
     int gemm_route;              /* im2col / pointwise on ridge_sgemm (NCHW, NHWC) */
     ridge_sgemm_plan **gplan;    /* NHWC: per group, the prepacked B = W^T (K x cog) */
     int64_t ncob;                /* output channel blocks of NR per group */
-    unsigned char *yfast;        /* per block (g * ncob + cob): NR channels, each vector's
-                                  * yco contiguous (the tile stores whole vectors) */
+    unsigned char *yfast;        /* conv_yfast_table of yco, per block g * ncob + cob */
     size_t ws_per_thread;        /* bytes */
     size_t ws_fixed;             /* bytes shared by the threads (FFT: the spectra) */
     int stream;                  /* ridge_conv2d_plan_options.stream */
