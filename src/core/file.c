@@ -136,3 +136,40 @@ ridge_status ridge_file_write_atomic(const char *path, const char *who,
     for (size_t i = 0; i < nparts; i++) ridge_file_atomic_write(&a, parts[i].data, parts[i].bytes);
     return ridge_file_atomic_commit(&a);
 }
+
+int ridge_mkdir_parents(const char *path)
+{
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return -1;
+    for (char *s = dir + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(dir, 0755) && errno != EEXIST) return -1;
+        *s = '/';
+    }
+    return 0;
+}
+
+ridge_status ridge_cache_file_path(const char *stem, const char *brand, const char *suffix,
+                                   char *buf, size_t size)
+{
+    char key[64];
+    size_t k = 0;
+    for (const char *s = brand; *s && k + 1 < sizeof key; s++) {
+        char c = *s;
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '-' || c == '_';
+        if (ok) key[k++] = c;
+        else if (k && key[k - 1] != '_') key[k++] = '_'; /* one '_' per run of others */
+    }
+    key[k] = 0;
+    if (k == 0) strcpy(key, "unknown");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && *xdg) n = snprintf(buf, size, "%s/ridge/%s-%s%s", xdg, stem, key, suffix);
+    else if (home && *home) n = snprintf(buf, size, "%s/.cache/ridge/%s-%s%s", home, stem, key, suffix);
+    else return ridge_error(RIDGE_EINVAL, "%s: neither XDG_CACHE_HOME nor HOME is set", stem);
+    if (n < 0 || (size_t)n >= size)
+        return ridge_error(RIDGE_EINVAL, "%s: cache path buffer of %zu bytes too small", stem, size);
+    return RIDGE_OK;
+}

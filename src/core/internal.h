@@ -62,6 +62,15 @@ typedef struct ridge_file_part {
 ridge_status ridge_file_write_atomic(const char *path, const char *who,
                                      const ridge_file_part *parts, size_t nparts);
 
+/* mkdir -p for the directory part of path: 0, or -1 with errno set. */
+int ridge_mkdir_parents(const char *path);
+
+/* A per-machine cache file: $XDG_CACHE_HOME/ridge/<stem>-<brand><suffix>, else
+ * ~/.cache/ridge/...; brand reduced to [A-Za-z0-9._-] (each run of other characters one '_').
+ * RIDGE_EINVAL if neither variable is set or buf is too small. */
+ridge_status ridge_cache_file_path(const char *stem, const char *brand, const char *suffix,
+                                   char *buf, size_t size);
+
 typedef struct ridge_pool ridge_pool;
 typedef struct ridge_profile ridge_profile;
 

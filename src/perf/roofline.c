@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -312,20 +311,6 @@ ridge_status ridge_roofline_load(const char *path, ridge_roofline *out)
     return RIDGE_OK;
 }
 
-/* mkdir -p for the directory part of `path`. */
-static int make_parent_dirs(const char *path)
-{
-    char dir[4096];
-    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return -1;
-    for (char *s = dir + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        if (mkdir(dir, 0755) && errno != EEXIST) return -1;
-        *s = '/';
-    }
-    return 0;
-}
-
 ridge_status ridge_roofline_save(const ridge_roofline *roof, const char *path)
 {
     if (!roof || !path) return ridge_error(RIDGE_EINVAL, "roofline_save: NULL argument");
@@ -334,7 +319,7 @@ ridge_status ridge_roofline_save(const ridge_roofline *roof, const char *path)
     if (!text) return ridge_error(RIDGE_ENOMEM, "roofline_save: out of memory");
     ridge_roofline_to_json(roof, text, n + 1);
     ridge_status st;
-    if (make_parent_dirs(path))
+    if (ridge_mkdir_parents(path))
         st = ridge_error(RIDGE_EIO, "%s: cannot create the directory: %s", path, strerror(errno));
     else
         st = ridge_file_write_atomic(path, "roofline_save", &(ridge_file_part){text, n}, 1);
@@ -345,26 +330,9 @@ ridge_status ridge_roofline_save(const ridge_roofline *roof, const char *path)
 ridge_status ridge_roofline_cache_path(const char *brand, int threads, char *buf, size_t size)
 {
     if (!brand || !buf) return ridge_error(RIDGE_EINVAL, "roofline_cache_path: NULL argument");
-    char key[64];
-    size_t k = 0;
-    for (const char *s = brand; *s && k + 1 < sizeof key; s++) {
-        char c = *s;
-        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                 c == '.' || c == '-' || c == '_';
-        if (ok) key[k++] = c;
-        else if (k && key[k - 1] != '_') key[k++] = '_'; /* one '_' per run of others */
-    }
-    key[k] = 0;
-    if (k == 0) strcpy(key, "unknown");
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n;
-    if (xdg && *xdg) n = snprintf(buf, size, "%s/ridge/roofline-%s-%dt.json", xdg, key, threads);
-    else if (home && *home)
-        n = snprintf(buf, size, "%s/.cache/ridge/roofline-%s-%dt.json", home, key, threads);
-    else return ridge_error(RIDGE_EINVAL, "roofline: neither XDG_CACHE_HOME nor HOME is set");
-    if (n < 0 || (size_t)n >= size)
-        return ridge_error(RIDGE_EINVAL, "roofline_cache_path: buffer of %zu bytes too small", size);
-    return RIDGE_OK;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "-%dt.json", threads);
+    return ridge_cache_file_path("roofline", brand, suffix, buf, size);
 }
 
 ridge_status ridge_roofline_for_ctx(ridge_ctx *ctx, int flags, ridge_roofline *out)
