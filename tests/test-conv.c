@@ -14,7 +14,9 @@
  * The measured maxima are printed (-v) and quoted in docs/PERFORMANCE.md. */
 #include <float.h>
 #include <math.h>
+#include <unistd.h>
 
+#include "conv/conv.h"
 #include "test.h"
 
 static int verbose;
@@ -424,21 +426,6 @@ static void test_plan(ridge_ctx *ctx)
         ridge_conv2d_plan_destroy(p);
     }
     ridge_conv2d_plan_options o;
-    ridge_conv2d_plan_options_init(&o);
-    o.tune = 1;
-    for (int rep = 0; rep < 2; rep++) { /* the second comes from the cache */
-        CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p));
-        if (!p) continue;
-        const ridge_conv2d_candidate *c = ridge_conv2d_plan_candidates(p);
-        ridge_conv_algo a = ridge_conv2d_plan_algo(p);
-        for (int i = RIDGE_CONV_DIRECT; i < RIDGE_CONV_ALGO_COUNT; i++) {
-            CHECK(!c[i].applies || c[i].measured_s > 0);
-            CHECK(!c[i].applies || c[i].measured_s >= c[a].measured_s);
-        }
-        CHECK(strstr(ridge_conv2d_plan_explain(p), "fastest measured") != NULL);
-        if (rep) CHECK(strstr(ridge_conv2d_plan_explain(p), "cached") != NULL);
-        ridge_conv2d_plan_destroy(p);
-    }
     /* the explanation says how y is written: depthwise C = 32, forced each way, and by size
      * (x + y = 3.2 MB against a quarter of the usable L3, whichever way that goes here) */
     d = desc_of(&shapes[4], RIDGE_NHWC);
@@ -456,6 +443,177 @@ static void test_plan(ridge_ctx *ctx)
                ridge_conv2d_plan_explain(p));
         ridge_conv2d_plan_destroy(p);
     }
+    free(w);
+}
+
+/* The text of a whole small file, or "" when it cannot be read. */
+static const char *slurp(const char *path)
+{
+    static char buf[8192];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static void spit(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f) fputs(text, f), fclose(f);
+}
+
+/* One tuned plan: its explanation must contain `want`; returns the algorithm picked. */
+static ridge_conv_algo tuned(ridge_ctx *ctx, const ridge_conv2d_desc *d, const float *w, int tune,
+                             const char *want)
+{
+    ridge_conv2d_plan_options o;
+    ridge_conv2d_plan_options_init(&o);
+    o.tune = tune;
+    ridge_conv2d_plan *p = NULL;
+    ridge_conv_algo a = RIDGE_CONV_AUTO;
+    CHECK_OK(ridge_conv2d_plan_create(ctx, d, w, &o, &p));
+    if (!p) return a;
+    const ridge_conv2d_candidate *c = ridge_conv2d_plan_candidates(p);
+    a = ridge_conv2d_plan_algo(p);
+    for (int i = RIDGE_CONV_DIRECT; i < RIDGE_CONV_ALGO_COUNT; i++) {
+        CHECK(!c[i].applies || c[i].measured_s > 0);
+        CHECK(!c[i].applies || c[i].measured_s >= c[a].measured_s);
+    }
+    const char *e = ridge_conv2d_plan_explain(p);
+    CHECKF(strstr(e, "fastest measured") && strstr(e, want), "want '%s' in:\n%s", want, e);
+    ridge_conv2d_plan_destroy(p);
+    return a;
+}
+
+/* Tuning: timed once, then reused from this process and, after it forgets, from the file
+ * beside the roofline profile (in a temporary XDG_CACHE_HOME); re-timed on request; a file
+ * that is not ours is left alone, bad lines are skipped and dropped. */
+static void test_tune(ridge_ctx *ctx)
+{
+    ridge_conv2d_desc d = desc_of(&shapes[4], RIDGE_NHWC); /* 3x3 64 -> 40 */
+    size_t wn = (size_t)(d.c_out * d.c_in * 9);
+    float *w = calloc(wn, 4);
+    char dir[] = "/tmp/ridge-test-tune-XXXXXX", path[4200], text[8192];
+    const char *old_xdg = getenv("XDG_CACHE_HOME");
+    char *saved_xdg = old_xdg ? strdup(old_xdg) : NULL;
+    if (!w || !mkdtemp(dir)) {
+        CHECKF(0, "test_tune: no temporary directory");
+        free(w);
+        free(saved_xdg);
+        return;
+    }
+    setenv("XDG_CACHE_HOME", dir, 1);
+    snprintf(path, sizeof path, "%s/ridge/", dir);
+    CHECK_OK(ridge_cache_file_path("conv-tune", ridge_ctx_cpu(ctx)->brand, ".txt", path,
+                                   sizeof path));
+    CHECK(strncmp(path, dir, strlen(dir)) == 0);
+    conv_tune_forget();
+
+    ridge_conv_algo a = tuned(ctx, &d, w, 1, "saved to ");
+    snprintf(text, sizeof text, "%s", slurp(path));
+    CHECKF(!strncmp(text, "ridge-conv-tune 1\n#", 19), "%s", text);
+    conv_tune_entry e;
+    const char *line = strrchr(text, '#') ? strchr(strrchr(text, '#'), '\n') + 1 : "";
+    CHECKF(conv_tune_parse_line(line, &e) && e.algo == a && e.threads == ridge_ctx_threads(ctx) &&
+               e.d.c_in == d.c_in && e.d.c_out == d.c_out && e.d.layout == d.layout,
+           "%s", line);
+    CHECK(tuned(ctx, &d, w, 1, "cached in this process") == a);
+    conv_tune_forget();
+    char want[4300];
+    snprintf(want, sizeof want, "cached in %s", path);
+    CHECK(tuned(ctx, &d, w, 1, want) == a);
+    tuned(ctx, &d, w, 2, "saved to "); /* timed again, the line replaced */
+    int lines = 0;
+    for (const char *t = slurp(path); (t = strchr(t, '\n')); t++) lines++;
+    CHECKF(lines == 3, "%d lines:\n%s", lines, slurp(path));
+
+    /* another shape appends; a line for a third shape with a bad field is dropped */
+    ridge_conv2d_desc d2 = d;
+    d2.h = d2.w = 9;
+    tuned(ctx, &d2, w, 1, "saved to ");
+    snprintf(text, sizeof text, "%sjunk line\navx512 1 1 -5 9 9 40 3 3 1 1 1 1 1 1 1 1 1 nhwc "
+             "direct 1 - - - 1 1 1\n", slurp(path));
+    spit(path, text);
+    conv_tune_forget();
+    snprintf(want, sizeof want, "cached in %s", path);
+    tuned(ctx, &d2, w, 1, want); /* the junk does not hide the good lines */
+    ridge_conv2d_desc d3 = d;
+    d3.h = d3.w = 7;
+    tuned(ctx, &d3, w, 1, "saved to ");
+    snprintf(text, sizeof text, "%s", slurp(path));
+    lines = 0;
+    for (const char *t = text; (t = strchr(t, '\n')); t++) lines++;
+    CHECKF(lines == 5 && !strstr(text, "junk") && !strstr(text, "-5"), "%s", text);
+
+    /* a file that is not ours: timed, not saved, left as it was */
+    spit(path, "my notes\n");
+    conv_tune_forget();
+    tuned(ctx, &d, w, 1, "not saved: ");
+    CHECK(!strcmp(slurp(path), "my notes\n"));
+    /* nowhere to save: still tuned */
+    unsetenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char *saved_home = home ? strdup(home) : NULL;
+    unsetenv("HOME");
+    conv_tune_forget();
+    tuned(ctx, &d, w, 1, "not saved: conv-tune: neither XDG_CACHE_HOME nor HOME is set");
+    if (saved_home) setenv("HOME", saved_home, 1);
+    free(saved_home);
+
+    ridge_conv2d_plan_options o;
+    ridge_conv2d_plan_options_init(&o);
+    ridge_conv2d_plan *p = NULL;
+    for (int t = -1; t <= 3; t += 4) {
+        o.tune = t;
+        CHECK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p) == RIDGE_EINVAL && !p);
+        CHECK(strstr(ridge_last_error(), "tune") != NULL);
+    }
+
+    /* the line parser: a round trip, then each way a line can be wrong */
+    memset(&e, 0, sizeof e);
+    e.d = d, e.isa = RIDGE_ISA_AVX2, e.threads = 3, e.algo = RIDGE_CONV_WINOGRAD_2X3;
+    e.measured[RIDGE_CONV_DIRECT] = 2e-3, e.measured[RIDGE_CONV_WINOGRAD_2X3] = 1.5e-3;
+    char l[512];
+    CHECK(conv_tune_format_line(&e, l, sizeof l) < sizeof l);
+    conv_tune_entry back;
+    CHECKF(conv_tune_parse_line(l, &back) && back.algo == e.algo && back.isa == e.isa &&
+               back.threads == 3 && back.d.h == d.h && back.d.pad_left == d.pad_left &&
+               fabs(back.measured[RIDGE_CONV_DIRECT] - 2e-3) < 1e-9 &&
+               back.measured[RIDGE_CONV_IM2COL] == 0,
+           "%s", l);
+    const char *bad[] = {
+        "",
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2",       /* short */
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 2 2", /* long */
+        "avx999 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 2",
+        "auto 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 2",
+        "avx512 0 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 2",
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 7 nhwc direct 1 - - - 2 2 2", /* groups */
+        "avx512 1 1 64 2 2 40 9 9 1 1 1 1 0 0 0 0 1 nhwc direct 1 - - - 2 2 2",   /* oh < 1 */
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 2x",
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 nan",
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 -2",
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 3 - - - 2 2 2", /* not fastest */
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct - - - - 2 2 2", /* not timed */
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc ref 1 - - - 2 2 2",
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc auto 1 - - - 2 2 2",
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc8 direct 1 - - - 2 2 2",
+        "avx512 1 1 99999999999999999999 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 2",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECKF(!conv_tune_parse_line(bad[i], &back), "accepted: %s", bad[i]);
+    CHECK(conv_tune_parse_line(
+        "avx512 1 1 64 12 14 40 3 3 1 1 1 1 1 1 1 1 1 nhwc direct 1 - - - 2 2 2", &back));
+
+    if (saved_xdg) setenv("XDG_CACHE_HOME", saved_xdg, 1);
+    else unsetenv("XDG_CACHE_HOME");
+    free(saved_xdg);
+    conv_tune_forget();
+    remove(path);
+    snprintf(path, sizeof path, "%s/ridge", dir);
+    rmdir(path);
+    rmdir(dir);
     free(w);
 }
 
@@ -667,6 +825,7 @@ int main(int argc, char **argv)
         for (int l = 0; l < 3; l++) test_shape(&shapes[s], (ridge_layout)l, ctxs, nctx);
     test_fft(ctxs, nctx);
     test_plan(ctxs[nctx - 1]);
+    test_tune(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);
     test_pool(ctxs[nctx - 1]);
     for (int i = 0; i < nctx; i++) test_separable(ctxs[i]);

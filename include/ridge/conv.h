@@ -98,8 +98,13 @@ ridge_status ridge_conv_algo_parse(const char *name, ridge_conv_algo *out);
 
 typedef struct ridge_conv2d_plan_options {
     ridge_conv_algo algo; /* RIDGE_CONV_AUTO, or force one (RIDGE_EUNSUPPORTED if it cannot) */
-    int tune;             /* 1: time every applicable candidate once on this ctx and keep the
-                           * fastest; the winner is cached per shape for the process */
+    int tune;             /* 1: time every applicable candidate on this ctx (median of 5)
+                           * and keep the fastest, unless this shape (with this ISA and
+                           * thread count) was timed before: in this process, or by any
+                           * process on this machine (the results are saved beside the
+                           * roofline profile: $XDG_CACHE_HOME/ridge/conv-tune-<cpu>.txt,
+                           * else ~/.cache/ridge/...); 2: time them again and replace the
+                           * saved result; 0: the cost model alone */
     int fft_tile;         /* FFT: tile size T (8, 16, 32 or 64, at least the dilated kernel),
                            * or 0: the cost model picks it */
     int stream;           /* direct, pointwise, depthwise 3x3; NHWC / NCHW16c with c_out /

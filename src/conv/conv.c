@@ -525,48 +525,6 @@ static ridge_status plan_build(ridge_ctx *ctx, ridge_conv2d_plan *p, const float
     return RIDGE_OK;
 }
 
-/* Tuning results cached per shape for the life of the process. */
-typedef struct tune_entry {
-    ridge_conv2d_desc d;
-    ridge_isa isa;
-    int threads;
-    ridge_conv_algo algo;
-    double measured[RIDGE_CONV_ALGO_COUNT];
-} tune_entry;
-#define TUNE_CACHE 64
-static tune_entry tune_cache[TUNE_CACHE];
-static int tune_count;
-static pthread_mutex_t tune_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int same_desc(const ridge_conv2d_desc *a, const ridge_conv2d_desc *b)
-{
-    return a->n == b->n && a->c_in == b->c_in && a->h == b->h && a->w == b->w &&
-           a->c_out == b->c_out && a->r == b->r && a->s == b->s && a->stride_h == b->stride_h &&
-           a->stride_w == b->stride_w && a->dil_h == b->dil_h && a->dil_w == b->dil_w &&
-           a->pad_top == b->pad_top && a->pad_bottom == b->pad_bottom &&
-           a->pad_left == b->pad_left && a->pad_right == b->pad_right &&
-           a->groups == b->groups && a->layout == b->layout;
-}
-
-static int tune_lookup(const ridge_conv2d_desc *d, ridge_isa isa, int threads, tune_entry *out)
-{
-    int found = 0;
-    pthread_mutex_lock(&tune_lock);
-    for (int i = 0; i < tune_count && i < TUNE_CACHE && !found; i++)
-        if (same_desc(&tune_cache[i].d, d) && tune_cache[i].isa == isa &&
-            tune_cache[i].threads == threads)
-            *out = tune_cache[i], found = 1;
-    pthread_mutex_unlock(&tune_lock);
-    return found;
-}
-
-static void tune_store(const tune_entry *e)
-{
-    pthread_mutex_lock(&tune_lock);
-    tune_cache[tune_count++ % TUNE_CACHE] = *e;
-    pthread_mutex_unlock(&tune_lock);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -593,7 +551,7 @@ static double tune_time(ridge_ctx *ctx, const ridge_conv2d_desc *d, const float 
     return t[2];
 }
 
-static void tune(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w, tune_entry *e)
+static void tune(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w, conv_tune_entry *e)
 {
     const ridge_conv2d_desc *d = &p->d;
     size_t xn = ridge_tensor_elems(d->layout, d->n, d->c_in, d->h, d->w);
@@ -672,6 +630,8 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
     if (o.algo < RIDGE_CONV_AUTO || o.algo >= RIDGE_CONV_ALGO_COUNT)
         return ridge_error(RIDGE_EINVAL, "conv2d_plan_create: algo = %d is not a ridge_conv_algo",
                            (int)o.algo);
+    if (o.tune < 0 || o.tune > 2)
+        return ridge_error(RIDGE_EINVAL, "conv2d_plan_create: tune = %d must be 0, 1 or 2", o.tune);
     if (o.stream < -1 || o.stream > 1)
         return ridge_error(RIDGE_EINVAL, "conv2d_plan_create: stream = %d must be -1, 0 or 1",
                            o.stream);
@@ -750,18 +710,26 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
             snprintf(reason, sizeof reason, "the only fast algorithm that applies (%.4f ms)",
                      p->cand[best].predicted_s * 1e3);
         if (o.tune) {
-            tune_entry e;
-            int cached = tune_lookup(d, p->k->isa, threads, &e);
+            /* a stored result counts only if it timed exactly the algorithms that apply */
+            conv_tune_entry e;
+            char where[320];
+            const char *brand = ridge_ctx_cpu(ctx)->brand;
+            int cached = o.tune == 1 && conv_tune_lookup(brand, d, p->k->isa, threads, &e, where,
+                                                         sizeof where);
+            for (int a = RIDGE_CONV_DIRECT; cached && a < RIDGE_CONV_ALGO_COUNT; a++)
+                if ((e.measured[a] > 0) != (p->cand[a].applies != 0)) cached = 0;
+            int saved = 0;
             if (!cached) {
                 tune(ctx, p, w, &e);
-                tune_store(&e);
+                saved = e.algo != RIDGE_CONV_AUTO && conv_tune_store(brand, &e, where, sizeof where);
             }
             for (int a = 0; a < RIDGE_CONV_ALGO_COUNT; a++) p->cand[a].measured_s = e.measured[a];
             if (e.algo != RIDGE_CONV_AUTO) {
                 p->algo = e.algo;
                 snprintf(reason, sizeof reason,
-                         "fastest measured (%.4f ms, median of 5%s); the model predicted %s",
-                         e.measured[e.algo] * 1e3, cached ? ", cached for this shape" : "",
+                         "fastest measured (%.4f ms, median of 5; %s %s); the model predicted %s",
+                         e.measured[e.algo] * 1e3,
+                         cached ? "cached" : saved ? "saved to" : "not saved:", where,
                          algo_names[best]);
             }
         }

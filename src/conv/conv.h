@@ -244,6 +244,33 @@ void conv_forward_ref(const ridge_conv2d_desc *d, int64_t oh, int64_t ow, const 
 /* Whether the plan's forward writes y with non-temporal stores (when y is 64-byte aligned), and
  * why; 0 with an empty why where the algorithm has no streamed path. Decided once, at plan
  * creation (the plan's `streams`). */
+/* ---- tuning results (conv-tune.c) ------------------------------------------------------------ */
+
+/* One shape's tuning: every candidate's median time, and the fastest. */
+typedef struct conv_tune_entry {
+    ridge_conv2d_desc d;
+    ridge_isa isa;
+    int threads;
+    ridge_conv_algo algo;                   /* the fastest measured; AUTO when none ran */
+    double measured[RIDGE_CONV_ALGO_COUNT]; /* seconds; 0: not measured */
+} conv_tune_entry;
+
+/* The entry for (d, isa, threads): this process's, else the machine's tuning file's
+ * (conv-tune-<brand>.txt beside the roofline profile). 1 when found, where saying which
+ * ("in this process" or "in PATH"). */
+int conv_tune_lookup(const char *brand, const ridge_conv2d_desc *d, ridge_isa isa, int threads,
+                     conv_tune_entry *out, char *where, size_t where_len);
+/* Keeps e for this process and writes it into the machine's tuning file, replacing the line
+ * for the same key. 1 when saved (where: the path); else 0, where saying why (no HOME, a file
+ * that is not ours, an I/O error: the file is then left as it was). */
+int conv_tune_store(const char *brand, const conv_tune_entry *e, char *where, size_t where_len);
+void conv_tune_forget(void); /* drops this process's entries (tests) */
+/* One line of the file, '\n'-terminated: the length it needs (as snprintf); and back: 1 if the
+ * line is a valid entry (exact field count, a descriptor that validates, the named algorithm
+ * the fastest of the times given). */
+size_t conv_tune_format_line(const conv_tune_entry *e, char *buf, size_t size);
+int conv_tune_parse_line(const char *line, conv_tune_entry *e);
+
 int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len);
 ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, char *why,
                                size_t why_len);

@@ -1,5 +1,6 @@
 ridge_add_sources(portable
   src/conv/conv.c
+  src/conv/conv-tune.c
   src/conv/conv-ref.c
   src/conv/conv-algos.c
   src/conv/conv-fft.c
