@@ -47,8 +47,10 @@ size_t conv_tune_format_line(const conv_tune_entry *e, char *buf, size_t size)
 {
     const ridge_conv2d_desc *d = &e->d;
     size_t o = 0;
-#define OUT(...) (o += (size_t)snprintf(o < size ? buf + o : NULL, o < size ? size - o : 0, __VA_ARGS__))
-    OUT("%s %d %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %s %s",
+#define OUT(...)                                                                              \
+    (o += (size_t)snprintf(o < size ? buf + o : NULL, o < size ? size - o : 0, __VA_ARGS__))
+    OUT("%s %d %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld "
+        "%s %s",
         ridge_isa_name(e->isa), e->threads, (long long)d->n, (long long)d->c_in,
         (long long)d->h, (long long)d->w, (long long)d->c_out, (long long)d->r, (long long)d->s,
         (long long)d->stride_h, (long long)d->stride_w, (long long)d->dil_h, (long long)d->dil_w,
@@ -118,8 +120,8 @@ int conv_tune_parse_line(const char *line, conv_tune_entry *e)
     return e->measured[e->algo] > 0;
 }
 
-/* The file's valid entries (at most TUNE_FILE_LINES, the last ones), in order. A missing file
- * is an empty one; 0 with why set when it exists but cannot be read, or is not ours. */
+/* The file's valid entries (at most TUNE_FILE_LINES, the last ones), in order. A missing or
+ * empty file has none; 0 with why set when it cannot be read, or is not ours. */
 static int read_file(const char *path, conv_tune_entry **out, int *n, char *why, size_t why_len)
 {
     *out = NULL, *n = 0;
@@ -130,6 +132,10 @@ static int read_file(const char *path, conv_tune_entry **out, int *n, char *why,
         return 0;
     }
     size_t ml = strlen(TUNE_MAGIC);
+    if (!text[0]) { /* empty: as if missing */
+        free(text);
+        return 1;
+    }
     if (strncmp(text, TUNE_MAGIC, ml) || (text[ml] != '\n' && text[ml] != 0)) {
         snprintf(why, why_len, "%s: not a ridge conv tuning file (its first line is not '%s')",
                  path, TUNE_MAGIC);
@@ -185,7 +191,8 @@ int conv_tune_lookup(const char *brand, const ridge_conv2d_desc *d, ridge_isa is
     char path[4096], why[256];
     conv_tune_entry *e;
     int n;
-    if (!found && ridge_cache_file_path("conv-tune", brand, ".txt", path, sizeof path) == RIDGE_OK &&
+    if (!found &&
+        ridge_cache_file_path("conv-tune", brand, ".txt", path, sizeof path) == RIDGE_OK &&
         read_file(path, &e, &n, why, sizeof why)) {
         for (int i = n - 1; i >= 0 && !found; i--)
             if (same_key(&e[i], d, isa, threads)) {

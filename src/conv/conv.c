@@ -721,7 +721,8 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
             int saved = 0;
             if (!cached) {
                 tune(ctx, p, w, &e);
-                saved = e.algo != RIDGE_CONV_AUTO && conv_tune_store(brand, &e, where, sizeof where);
+                saved = e.algo != RIDGE_CONV_AUTO &&
+                        conv_tune_store(brand, &e, where, sizeof where);
             }
             for (int a = 0; a < RIDGE_CONV_ALGO_COUNT; a++) p->cand[a].measured_s = e.measured[a];
             if (e.algo != RIDGE_CONV_AUTO) {

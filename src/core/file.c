@@ -167,9 +167,11 @@ ridge_status ridge_cache_file_path(const char *stem, const char *brand, const ch
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
     if (xdg && *xdg) n = snprintf(buf, size, "%s/ridge/%s-%s%s", xdg, stem, key, suffix);
-    else if (home && *home) n = snprintf(buf, size, "%s/.cache/ridge/%s-%s%s", home, stem, key, suffix);
+    else if (home && *home)
+        n = snprintf(buf, size, "%s/.cache/ridge/%s-%s%s", home, stem, key, suffix);
     else return ridge_error(RIDGE_EINVAL, "%s: neither XDG_CACHE_HOME nor HOME is set", stem);
     if (n < 0 || (size_t)n >= size)
-        return ridge_error(RIDGE_EINVAL, "%s: cache path buffer of %zu bytes too small", stem, size);
+        return ridge_error(RIDGE_EINVAL, "%s: cache path buffer of %zu bytes too small", stem,
+                           size);
     return RIDGE_OK;
 }
