@@ -174,6 +174,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < 6; i++) gm[2 + 8 * i] = (uint8_t)(gsz[i] << 1);
     raw("shapes", "gemm", gm, sizeof gm);
 
+    /* the conv tuning file: a comment, the fuzzer's own key, another shape */
+    static const char tune[] =
+        "ridge-conv-tune 1\n# isa threads n c_in h w c_out r s ...\n"
+        "avx2 1 1 8 5 5 8 3 3 1 1 1 1 1 1 1 1 1 nhwc winograd-2x3 2 1.5 - - 0.5 0.75 -\n"
+        "avx512 2 8 64 56 56 64 1 1 1 1 1 1 0 0 0 0 1 nchw16c pointwise 1 1.2 0.25 - - - -\n";
+    raw("conv-tune", "two-lines", tune, sizeof tune - 1);
+
     /* bpe: texts (first byte even), and the tiny vocabulary's two files (odd, "JSON\0BPE") */
     static const char text[] = "\0hello the world, it's 42  \n\nx\xc3\xa9\xff aaaaa";
     raw("bpe", "text", text, sizeof text - 1);
