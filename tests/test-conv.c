@@ -524,6 +524,20 @@ static void test_tune(ridge_ctx *ctx)
     char want[4300];
     snprintf(want, sizeof want, "cached in %s", path);
     CHECK(tuned(ctx, &d, w, 1, want) == a);
+    /* a context whose conv_tune is 1 tunes the plans made without options */
+    ridge_ctx_options co;
+    ridge_ctx_options_init(&co);
+    co.threads = ridge_ctx_threads(ctx), co.isa = ridge_ctx_isa(ctx), co.conv_tune = 1;
+    ridge_ctx *tctx = NULL;
+    CHECK_OK(ridge_ctx_create(&co, &tctx));
+    ridge_conv2d_plan *tp = NULL;
+    if (tctx) CHECK_OK(ridge_conv2d_plan_create(tctx, &d, w, NULL, &tp));
+    CHECKF(tp && ridge_conv2d_plan_algo(tp) == a &&
+               strstr(ridge_conv2d_plan_explain(tp), "fastest measured (") &&
+               strstr(ridge_conv2d_plan_explain(tp), "cached in this process"),
+           "%s", tp ? ridge_conv2d_plan_explain(tp) : "no plan");
+    ridge_conv2d_plan_destroy(tp);
+    ridge_ctx_destroy(tctx);
     tuned(ctx, &d, w, 2, "saved to "); /* timed again, the line replaced */
     int lines = 0;
     for (const char *t = slurp(path); (t = strchr(t, '\n')); t++) lines++;

@@ -126,6 +126,14 @@ static void test_ctx_options(void)
     setenv("RIDGE_SPIN_US", "-5", 1);
     CHECK(ridge_ctx_create(NULL, &ctx) == RIDGE_EINVAL);
     unsetenv("RIDGE_SPIN_US");
+    setenv("RIDGE_CONV_TUNE", "2", 1);
+    CHECK(ridge_ctx_create(NULL, &ctx) == RIDGE_EINVAL);
+    CHECK(strstr(ridge_last_error(), "RIDGE_CONV_TUNE") != NULL);
+    unsetenv("RIDGE_CONV_TUNE");
+    ridge_ctx_options_init(&o);
+    o.conv_tune = 2;
+    CHECK(ridge_ctx_create(&o, &ctx) == RIDGE_EINVAL && ctx == NULL);
+    CHECK(strstr(ridge_last_error(), "conv_tune") != NULL);
 
     /* every ISA: either supported, or refused as unsupported */
     for (int isa = RIDGE_ISA_REF; isa <= RIDGE_ISA_AVX512; isa++) {

@@ -119,8 +119,9 @@ void ridge_conv2d_plan_options_init(ridge_conv2d_plan_options *o); /* AUTO, no t
 
 typedef struct ridge_conv2d_plan ridge_conv2d_plan; /* opaque, immutable once created */
 
-/* Validates d, chooses the algorithm (opts NULL: AUTO), transforms and packs the OIHW weights
- * (c_out * c_in/groups * r * s floats) for the ctx's ISA, and sizes the workspace. The plan
+/* Validates d, chooses the algorithm (opts NULL: AUTO, tuned if the context's conv_tune is 1),
+ * transforms and packs the OIHW weights (c_out * c_in/groups * r * s floats) for the ctx's
+ * ISA, and sizes the workspace. The plan
  * uses the kernels of ctx's ISA; run it with any context on this CPU. Free with
  * ridge_conv2d_plan_destroy. On failure *out is NULL. */
 ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d,

@@ -83,6 +83,10 @@ typedef struct ridge_ctx_options {
                       * (the caller waiting for a job's end spins this or a quarter of its own
                       * share's time, whichever is longer; 0: nobody spins) */
     int verbose;     /* 1: print what was chosen to stderr; -1: $RIDGE_VERBOSE */
+    int conv_tune;   /* what convolution plans made without options do (the conv layers of
+                      * ridge's models): 0: the cost model picks; 1: time the candidates once
+                      * per shape and reuse the saved result (ridge_conv2d_plan_options.tune);
+                      * -1: $RIDGE_CONV_TUNE, else 0 */
 } ridge_ctx_options;
 
 /* Fills the defaults listed above (all "from the environment, else automatic"). */

@@ -626,7 +626,7 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
     if (!ctx || !w) return ridge_error(RIDGE_EINVAL, "conv2d_plan_create: ctx or weights NULL");
     ridge_conv2d_plan_options o;
     if (opts) o = *opts;
-    else ridge_conv2d_plan_options_init(&o);
+    else ridge_conv2d_plan_options_init(&o), o.tune = ctx->conv_tune;
     if (o.algo < RIDGE_CONV_AUTO || o.algo >= RIDGE_CONV_ALGO_COUNT)
         return ridge_error(RIDGE_EINVAL, "conv2d_plan_create: algo = %d is not a ridge_conv_algo",
                            (int)o.algo);

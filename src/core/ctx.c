@@ -16,6 +16,7 @@ void ridge_ctx_options_init(ridge_ctx_options *o)
     o->isa = RIDGE_ISA_AUTO;
     o->spin_us = -1;
     o->verbose = -1;
+    o->conv_tune = -1;
 }
 
 /* Reads a non-negative integer environment variable; *out untouched if unset or empty. */
@@ -57,6 +58,13 @@ ridge_status ridge_ctx_create(const ridge_ctx_options *opts, ridge_ctx **out)
         o.verbose = 0;
         if ((st = env_int("RIDGE_VERBOSE", 9, &o.verbose))) return st;
     }
+    if (o.conv_tune < 0) {
+        o.conv_tune = 0;
+        if ((st = env_int("RIDGE_CONV_TUNE", 1, &o.conv_tune))) return st;
+    }
+    if (o.conv_tune > 1)
+        return ridge_error(RIDGE_EINVAL, "ctx_create: conv_tune = %d, expected -1, 0 or 1",
+                           o.conv_tune);
     if (o.isa == RIDGE_ISA_AUTO) {
         const char *s = getenv("RIDGE_ISA");
         if (s && *s && (st = ridge_isa_parse(s, &o.isa)))
@@ -76,6 +84,7 @@ ridge_status ridge_ctx_create(const ridge_ctx_options *opts, ridge_ctx **out)
     ctx->threads = o.threads;
     ctx->spin_us = o.spin_us;
     ctx->verbose = o.verbose;
+    ctx->conv_tune = o.conv_tune;
     if ((st = ridge_pool_create(o.threads, o.spin_us, &ctx->pool))) {
         ridge_free(ctx);
         return st;

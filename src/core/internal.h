@@ -124,6 +124,7 @@ struct ridge_ctx {
     int threads;
     int spin_us;
     int verbose;
+    int conv_tune;        /* ridge_ctx_options.conv_tune, resolved: 0 or 1 */
     ridge_pool *pool;
     void *scratch;        /* the arena: one 64-byte aligned block, grown on demand */
     size_t scratch_bytes;

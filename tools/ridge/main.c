@@ -28,7 +28,9 @@ static void usage(FILE *f)
                "  RIDGE_NUM_THREADS  threads (default: all CPUs)\n"
                "  RIDGE_ISA          ref | avx2 | avx512 (default: the best the CPU has)\n"
                "  RIDGE_SPIN_US      how long idle pool workers spin before sleeping (default 50)\n"
-               "  RIDGE_VERBOSE=1    print what was chosen\n");
+               "  RIDGE_VERBOSE=1    print what was chosen\n"
+               "  RIDGE_CONV_TUNE=1  convolution layers time their algorithms once per shape\n"
+               "                     and keep the fastest (saved in ~/.cache/ridge for later runs)\n");
 }
 
 int main(int argc, char **argv)
