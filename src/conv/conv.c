@@ -261,20 +261,26 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
 
 /* ---- the cost model -------------------------------------------------------------------------- */
 
-/* A roofline-style estimate: time = max(executed FLOPs / (peak * efficiency), bytes / memory
- * bandwidth) + the algorithm's extra passes + a fixed cost per call. The machine numbers are
- * the measured roof (`ridge roofline`'s cached profile for this CPU: the FMA peak of the ISA,
- * DRAM and L2 bandwidth at this thread count) when it exists, else nominal ones (FMA width x
- * 2 pipes x 3 GHz, 12 GB/s DRAM and 70 GB/s L2 per thread, what this VM measures). The
- * efficiencies are what each kernel reached in `ridge bench conv` on the AMD EPYC Zen 3 VM
- * (docs/PERFORMANCE.md). Compute and memory time add up rather than overlap (the max of a
- * strict roofline), since streamed weights with little reuse stall the FMAs: that is what the
- * measurements fit (Winograd F(4,3) at 256 channels, batch 1). They rank candidates; the
- * tuning mode measures instead. */
+/* A roofline-style estimate: time = executed FLOPs / (peak * efficiency) + bytes / the
+ * bandwidth of the level they fit in + the algorithm's extra passes + a fixed cost per call.
+ * The level is judged as the benchmark's roofline judges a working set (per-thread L2, the
+ * shared usable L3, else DRAM): a plan runs many times, and a layer whose x, y and weights fit
+ * the L3 finds them there when it runs again. The machine numbers are the measured roof
+ * (`ridge roofline`'s cached profile for this CPU: the FMA peak of the ISA, DRAM, L3 and L2
+ * bandwidth at this thread count) when it exists, else nominal ones (FMA width x 2 pipes x 3
+ * GHz, 12 GB/s DRAM, 40 GB/s L3 and 70 GB/s L2 per thread). The efficiencies are what each
+ * kernel reached in `ridge bench conv` on the AMD EPYC Zen 3 VM (docs/PERFORMANCE.md).
+ * Compute and memory time add up rather than overlap (the max of a strict roofline), since
+ * streamed weights with little reuse stall the FMAs: with the weights from DRAM that fits the
+ * measurements of Winograd F(4,3) at 256 channels, batch 1, within 5% (session 12). They rank
+ * candidates; the tuning mode measures instead. */
 typedef struct cost_machine {
     double flops; /* peak FLOP/s over the threads */
     double bw;    /* DRAM bytes/s over the threads */
     double l2bw;  /* L2 bytes/s over the threads */
+    double l3bw;  /* L3 bytes/s over the threads */
+    double l2, l3; /* bytes: the private L2 of one thread, the usable L3 */
+    int threads;
     int measured; /* 1: from the roofline profile */
 } cost_machine;
 
@@ -291,12 +297,13 @@ static ridge_roofline roof_cached;
 static cost_machine cost_machine_for(const conv_kernels *k, int threads)
 {
     double per_cycle = k->isa == RIDGE_ISA_REF ? 2.0 : 2.0 * 2.0 * k->vlen;
+    const ridge_cpu *cpu = ridge_cpu_get();
     cost_machine m = {per_cycle * 3.0e9 * threads, 12e9 * (threads > 1 ? 1.3 : 1.0),
-                      70e9 * threads, 0};
+                      70e9 * threads, 40e9 * threads, (double)cpu->l2, (double)cpu->l3_usable,
+                      threads, 0};
     pthread_mutex_lock(&roof_lock);
     if (roof_state == 0) {
         /* the profile of the machine's full thread count also holds the smaller counts */
-        const ridge_cpu *cpu = ridge_cpu_get();
         char path[1024];
         roof_state = -1;
         if (ridge_roofline_cache_path(cpu->brand, cpu->logical_cpus, path, sizeof path) ==
@@ -311,6 +318,8 @@ static cost_machine cost_machine_for(const conv_kernels *k, int threads)
         m.flops = pt.peak[ridge_roofline_peak_f32(k->isa)] * 1e9;
         m.bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_DRAM) * 1e9;
         m.l2bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_L2) * 1e9;
+        m.l3bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_L3) * 1e9;
+        m.l2 = (double)roof_cached.l2, m.l3 = (double)roof_cached.l3_usable;
         m.measured = 1;
     }
     pthread_mutex_unlock(&roof_lock);
@@ -425,7 +434,8 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     }
     default: break;
     }
-    double tc = flops / (m->flops * eff), tm = bytes / m->bw;
+    const double bw = bytes / m->threads <= m->l2 ? m->l2bw : bytes <= m->l3 ? m->l3bw : m->bw;
+    double tc = flops / (m->flops * eff), tm = bytes / bw;
     /* the two walls do not overlap here (weights streamed with little reuse stall the FMAs,
      * measured on Winograd's U): their sum */
     double t = tc + tm + extra + 5e-6;
