@@ -43,6 +43,21 @@ static int same_key(const conv_tune_entry *a, const ridge_conv2d_desc *d, ridge_
            d->groups == b->groups && d->layout == b->layout;
 }
 
+/* The ring's slot for this key, or -1 (lock held) */
+static int ring_find(const ridge_conv2d_desc *d, ridge_isa isa, int threads)
+{
+    for (int i = 0; i < cache_count && i < TUNE_PROCESS; i++)
+        if (same_key(&cache[i], d, isa, threads)) return i;
+    return -1;
+}
+
+/* e into the ring: over its key's slot, else the oldest (lock held) */
+static void ring_put(const conv_tune_entry *e)
+{
+    int i = ring_find(&e->d, e->isa, e->threads);
+    cache[i >= 0 ? i : cache_count++ % TUNE_PROCESS] = *e;
+}
+
 size_t conv_tune_format_line(const conv_tune_entry *e, char *buf, size_t size)
 {
     const ridge_conv2d_desc *d = &e->d;
@@ -181,24 +196,20 @@ void conv_tune_forget(void)
 int conv_tune_lookup(const char *brand, const ridge_conv2d_desc *d, ridge_isa isa, int threads,
                      conv_tune_entry *out, char *where, size_t where_len)
 {
-    int found = 0;
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < cache_count && i < TUNE_PROCESS && !found; i++)
-        if (same_key(&cache[i], d, isa, threads)) {
-            *out = cache[i], found = 1;
-            snprintf(where, where_len, "in this process");
-        }
+    int i = ring_find(d, isa, threads), found = i >= 0;
+    if (found) *out = cache[i], snprintf(where, where_len, "in this process");
     char path[4096], why[256];
     conv_tune_entry *e;
     int n;
     if (!found &&
         ridge_cache_file_path("conv-tune", brand, ".txt", path, sizeof path) == RIDGE_OK &&
         read_file(path, &e, &n, why, sizeof why)) {
-        for (int i = n - 1; i >= 0 && !found; i--)
-            if (same_key(&e[i], d, isa, threads)) {
-                *out = e[i], found = 1;
+        for (int k = n - 1; k >= 0 && !found; k--)
+            if (same_key(&e[k], d, isa, threads)) {
+                *out = e[k], found = 1;
                 snprintf(where, where_len, "in %s", path);
-                cache[cache_count++ % TUNE_PROCESS] = *out;
+                ring_put(out);
             }
         ridge_free(e);
     }
@@ -209,10 +220,7 @@ int conv_tune_lookup(const char *brand, const ridge_conv2d_desc *d, ridge_isa is
 int conv_tune_store(const char *brand, const conv_tune_entry *s, char *where, size_t where_len)
 {
     pthread_mutex_lock(&lock);
-    int i = 0;
-    while (i < cache_count && i < TUNE_PROCESS && !same_key(&cache[i], &s->d, s->isa, s->threads))
-        i++;
-    cache[i < cache_count && i < TUNE_PROCESS ? i : cache_count++ % TUNE_PROCESS] = *s;
+    ring_put(s);
 
     char path[4096];
     conv_tune_entry *e = NULL;
@@ -220,7 +228,9 @@ int conv_tune_store(const char *brand, const conv_tune_entry *s, char *where, si
     if (ridge_cache_file_path("conv-tune", brand, ".txt", path, sizeof path)) {
         snprintf(where, where_len, "%s", ridge_last_error());
     } else if (read_file(path, &e, &n, where, where_len)) {
-        /* the file's lines but any for this key, oldest first, then this one */
+        /* read again, not kept from the lookup: the tuning in between took long enough for
+         * another process to store lines of its own. The file's lines but any for this key,
+         * oldest first, then this one. */
         char line[512];
         size_t cap = sizeof line * (size_t)(n + 2), len = 0;
         char *text = ridge_malloc(cap);

@@ -279,9 +279,10 @@ typedef struct cost_machine {
     double bw;    /* DRAM bytes/s over the threads */
     double l2bw;  /* L2 bytes/s over the threads */
     double l3bw;  /* L3 bytes/s over the threads */
-    double l2, l3; /* bytes: the private L2 of one thread, the usable L3 */
     int threads;
     int measured; /* 1: from the roofline profile */
+    ridge_roofline sizes; /* the cache sizes ridge_roofline_level_of judges by: the cached
+                           * profile's, else the CPU's (only l1d, l2, l3_usable set) */
 } cost_machine;
 
 /* FLOPs one lane of the kernel's vector does per cycle at peak, relative to scalar code */
@@ -298,9 +299,12 @@ static cost_machine cost_machine_for(const conv_kernels *k, int threads)
 {
     double per_cycle = k->isa == RIDGE_ISA_REF ? 2.0 : 2.0 * 2.0 * k->vlen;
     const ridge_cpu *cpu = ridge_cpu_get();
-    cost_machine m = {per_cycle * 3.0e9 * threads, 12e9 * (threads > 1 ? 1.3 : 1.0),
-                      70e9 * threads, 40e9 * threads, (double)cpu->l2, (double)cpu->l3_usable,
-                      threads, 0};
+    cost_machine m = {.flops = per_cycle * 3.0e9 * threads,
+                      .bw = 12e9 * (threads > 1 ? 1.3 : 1.0),
+                      .l2bw = 70e9 * threads,
+                      .l3bw = 40e9 * threads,
+                      .threads = threads};
+    m.sizes.l1d = cpu->l1d, m.sizes.l2 = cpu->l2, m.sizes.l3_usable = cpu->l3_usable;
     pthread_mutex_lock(&roof_lock);
     if (roof_state == 0) {
         /* the profile of the machine's full thread count also holds the smaller counts */
@@ -319,7 +323,7 @@ static cost_machine cost_machine_for(const conv_kernels *k, int threads)
         m.bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_DRAM) * 1e9;
         m.l2bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_L2) * 1e9;
         m.l3bw = ridge_roofline_bandwidth(&pt, RIDGE_LEVEL_L3) * 1e9;
-        m.l2 = (double)roof_cached.l2, m.l3 = (double)roof_cached.l3_usable;
+        m.sizes = roof_cached;
         m.measured = 1;
     }
     pthread_mutex_unlock(&roof_lock);
@@ -434,7 +438,9 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     }
     default: break;
     }
-    const double bw = bytes / m->threads <= m->l2 ? m->l2bw : bytes <= m->l3 ? m->l3bw : m->bw;
+    /* sets that fit L1 move at the L2's rate: a call streams them through */
+    const ridge_roofline_level lv = ridge_roofline_level_of(&m->sizes, m->threads, bytes);
+    const double bw = lv == RIDGE_LEVEL_DRAM ? m->bw : lv == RIDGE_LEVEL_L3 ? m->l3bw : m->l2bw;
     double tc = flops / (m->flops * eff), tm = bytes / bw;
     /* the two walls do not overlap here (weights streamed with little reuse stall the FMAs,
      * measured on Winograd's U): their sum */
