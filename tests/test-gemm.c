@@ -284,14 +284,17 @@ static void test_isa(ridge_isa isa, int threads)
     /* A few shapes large enough to cross every cache block (KC, MC, NC). */
     {
         /* the fourth: the matrix-vector path over several column ranges and row blocks; the
-         * fifth: more rows than any kernel reads a row-major B in place for (packed B) */
+         * fifth: more rows than any kernel reads a row-major B in place for (packed B); the
+         * last two: the matrix-vector path's k segments (2 and 16 of them), with epilogues */
         size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900}, {1, 1300, 45},
-                              {530, 70, 45}};
-        for (int s = 0; s < 5 && fails < 5; s++) {
+                              {530, 70, 45},   {1, 130, 1000},  {1, 517, 2049}};
+        for (int s = 0; s < 7 && fails < 5; s++) {
             gcase g = plain(s == 1, s == 2, shapes[s][0], shapes[s][1], shapes[s][2]);
-            g.beta = s == 0 ? 1.0f : s == 3 ? -0.5f : 0.0f;
-            g.epi.bias_kind = s == 3 ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
-            g.epi.act = s == 3 ? RIDGE_EPI_RELU : RIDGE_EPI_NONE;
+            g.beta = s == 0 ? 1.0f : s == 3 || s == 5 ? -0.5f : 0.0f;
+            g.alpha = s == 6 ? -0.5f : 1.0f;
+            g.epi.bias_kind = s == 3 || s == 5 ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
+            g.epi.act = s == 3 ? RIDGE_EPI_RELU : s == 5 ? RIDGE_EPI_GELU_TANH : RIDGE_EPI_NONE;
+            g.residual_in_c = s == 6;
             g.pad_a = 1;
             g.pad_c = 3;
             fails += !run_case(ctx, &g, tag);
@@ -314,6 +317,15 @@ static void test_deterministic(void)
     CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_NO_TRANS, m, n, k, 1, a, k, b, n, 0, y, n,
                             &e));
     CHECK(memcmp(x, y, m * n * sizeof(float)) == 0);
+    /* one row: the matrix-vector path's k segments, split among the threads */
+    k = 4 * n;
+    free(a), free(b);
+    a = alloc_matrix(1, k, k, 0), b = alloc_matrix(k, n, n, 0);
+    CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, RIDGE_NO_TRANS, 1, n, k, 1, a, k, b, n, 0, x, n,
+                            &e));
+    CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_NO_TRANS, 1, n, k, 1, a, k, b, n, 0, y, n,
+                            &e));
+    CHECK(memcmp(x, y, n * sizeof(float)) == 0);
     free(a), free(b), free(x), free(y);
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);

@@ -31,6 +31,7 @@
  * has AVX2), so that part is also exercised by the AVX2 tests. */
 #include <immintrin.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "gemm/gemm-internal.h"
 
@@ -351,55 +352,102 @@ static void GEMM_FN(pack_b)(size_t kc, size_t nc, const float *b, size_t rs, siz
  * 16), else 16 (8 was 0.94x at 1 x 128 x 784 and 1 x 2304 x 768, 32 and 64 mixed). */
 #define GEMV_RB 16
 #define GEMV_JB 512
+
+/* y[jb:jb+nb] = epilogue(acc[0:nb]), acc zero-padded to whole NR tiles. */
+static void GEMM_FN(gemv_finish)(const float *acc, float *y, size_t jb, size_t nb,
+                                 const gemm_tile_params *t)
+{
+    for (size_t off = 0; off < nb; off += GEMM_NR) {
+        vf piece[1][GEMM_NV];
+        for (int u = 0; u < GEMM_NV; u++) piece[0][u] = V_LOAD(acc + off + u * VL);
+        gemm_tile_params tt = *t;
+        if (tt.bias_kind == RIDGE_BIAS_COL) tt.bias += jb + off;
+        if (tt.res) tt.res += jb + off;
+        GEMM_FN(store_tile)(1, piece, y + jb + off, 0, 1, nb - off, &tt, 0);
+    }
+}
+
+/* acc[0:nb] += a (1 x k) x B (k rows ldb apart, from column 0), in blocks of rows. */
+GEMM_INLINE void GEMM_FN(gemv_rows)(size_t k, const float *a, size_t a_cs, const float *b,
+                                    size_t ldb, float *acc, size_t nb)
+{
+    const size_t W = GEMM_GV * VL;
+    /* one tile of columns: all k rows in one block, its sums never leaving the registers */
+    const size_t RB = nb <= W ? RIDGE_MAX(k, (size_t)1) : ldb % 1024 == 0 ? 8 : GEMV_RB;
+    for (size_t p0 = 0; p0 < k; p0 += RB) {
+        size_t rb = RIDGE_MIN(RB, k - p0);
+        const float *ap = a + p0 * a_cs;
+        for (size_t j = 0; j < nb; j += W) {
+            size_t nw = RIDGE_MIN(W, nb - j);
+            const float *bj = b + p0 * ldb + j;
+            vf s[GEMM_GV];
+            for (int v = 0; v < GEMM_GV; v++) s[v] = V_LOAD(acc + j + v * VL);
+            if (nw == W) {
+                for (size_t p = 0; p < rb; p++) {
+                    const vf av = V_SET1(ap[p * a_cs]);
+                    for (int v = 0; v < GEMM_GV; v++)
+                        s[v] = V_FMA(av, V_LOAD(bj + p * ldb + v * VL), s[v]);
+                }
+            } else {
+                vmask bm[GEMM_GV];
+                for (int v = 0; v < GEMM_GV; v++) {
+                    long left = (long)nw - v * VL;
+                    bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
+                }
+                for (size_t p = 0; p < rb; p++) {
+                    const vf av = V_SET1(ap[p * a_cs]);
+                    for (int v = 0; v < GEMM_GV; v++)
+                        s[v] = V_FMA(av, V_MASKLOAD(bj + p * ldb + v * VL, bm[v]), s[v]);
+                }
+            }
+            for (int v = 0; v < GEMM_GV; v++) V_STORE(acc + j + v * VL, s[v]);
+        }
+    }
+}
+
+/* y[j0:j1] = epilogue of the sum of segments [s0, s1) of k's nseg (each summed from zero, then
+ * added in order, so that one call for all segments gives the bits of gemv_sum over calls for
+ * one each); with t NULL, the plain sum. */
 static void GEMM_FN(gemv_n)(size_t k, const float *a, size_t a_cs, const float *b, size_t ldb,
-                            float *y, size_t j0, size_t j1, const gemm_tile_params *t)
+                            size_t nseg, size_t s0, size_t s1, float *y, size_t j0, size_t j1,
+                            const gemm_tile_params *t)
 {
     const size_t W = GEMM_GV * VL;
     _Static_assert(GEMV_JB % (GEMM_GV * VL) == 0, "GEMV_JB must hold whole tiles");
+    float acc[GEMV_JB] __attribute__((aligned(64))), part[GEMV_JB] __attribute__((aligned(64)));
+    for (size_t jb = j0; jb < j1; jb += GEMV_JB) {
+        size_t nb = RIDGE_MIN((size_t)GEMV_JB, j1 - jb);
+        const size_t nz = (nb + W - 1) / W * W; /* whole tiles: the last loads all */
+        for (size_t s = s0; s < s1; s++) {
+            size_t kb, ke;
+            ridge_partition(k, 8, (int)s, (int)nseg, &kb, &ke);
+            float *dst = s == s0 ? acc : part;
+            for (size_t j = 0; j < nz; j += VL) V_STORE(dst + j, V_ZERO());
+            GEMM_FN(gemv_rows)(ke - kb, a + kb * a_cs, a_cs, b + kb * ldb + jb, ldb, dst, nb);
+            if (s > s0)
+                for (size_t j = 0; j < nz; j += VL)
+                    V_STORE(acc + j, V_ADD(V_LOAD(acc + j), V_LOAD(part + j)));
+        }
+        if (t) GEMM_FN(gemv_finish)(acc, y, jb, nb, t);
+        else memcpy(y + jb, acc, nb * sizeof(float));
+    }
+}
+
+/* y[j0:j1] = epilogue(the sum of nseg partial rows, ld apart, added in row order). */
+static void GEMM_FN(gemv_sum)(const float *part, size_t nseg, size_t ld, float *y, size_t j0,
+                              size_t j1, const gemm_tile_params *t)
+{
     float acc[GEMV_JB] __attribute__((aligned(64)));
     for (size_t jb = j0; jb < j1; jb += GEMV_JB) {
         size_t nb = RIDGE_MIN((size_t)GEMV_JB, j1 - jb);
-        for (size_t j = 0; j < (nb + W - 1) / W * W; j += VL) /* whole tiles: the last loads all */
-            V_STORE(acc + j, V_ZERO());
-        const size_t RB = ldb % 1024 == 0 ? 8 : GEMV_RB;
-        for (size_t p0 = 0; p0 < k; p0 += RB) {
-            size_t rb = RIDGE_MIN(RB, k - p0);
-            const float *ap = a + p0 * a_cs;
-            for (size_t j = 0; j < nb; j += W) {
-                size_t nw = RIDGE_MIN(W, nb - j);
-                const float *bj = b + p0 * ldb + jb + j;
-                vf s[GEMM_GV];
-                for (int v = 0; v < GEMM_GV; v++) s[v] = V_LOAD(acc + j + v * VL);
-                if (nw == W) {
-                    for (size_t p = 0; p < rb; p++) {
-                        const vf av = V_SET1(ap[p * a_cs]);
-                        for (int v = 0; v < GEMM_GV; v++)
-                            s[v] = V_FMA(av, V_LOAD(bj + p * ldb + v * VL), s[v]);
-                    }
-                } else {
-                    vmask bm[GEMM_GV];
-                    for (int v = 0; v < GEMM_GV; v++) {
-                        long left = (long)nw - v * VL;
-                        bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
-                    }
-                    for (size_t p = 0; p < rb; p++) {
-                        const vf av = V_SET1(ap[p * a_cs]);
-                        for (int v = 0; v < GEMM_GV; v++)
-                            s[v] = V_FMA(av, V_MASKLOAD(bj + p * ldb + v * VL, bm[v]), s[v]);
-                    }
-                }
-                for (int v = 0; v < GEMM_GV; v++) V_STORE(acc + j + v * VL, s[v]);
-            }
+        for (size_t j = 0; j < (nb + GEMM_NR - 1) / GEMM_NR * GEMM_NR; j += VL) {
+            long left = (long)nb - (long)j;
+            vmask m = V_MASK(left < 0 ? 0 : left > VL ? VL : (int)left);
+            vf s = V_MASKLOAD(part + jb + j, m);
+            for (size_t q = 1; q < nseg; q++) s = V_ADD(s, V_MASKLOAD(part + q * ld + jb + j, m));
+            V_STORE(acc + j, s);
         }
-        /* the epilogue works in NR-wide pieces */
-        for (size_t off = 0; off < nb; off += GEMM_NR) {
-            vf piece[1][GEMM_NV];
-            for (int u = 0; u < GEMM_NV; u++) piece[0][u] = V_LOAD(acc + off + u * VL);
-            gemm_tile_params tt = *t;
-            if (tt.bias_kind == RIDGE_BIAS_COL) tt.bias += jb + off;
-            if (tt.res) tt.res += jb + off;
-            GEMM_FN(store_tile)(1, piece, y + jb + off, 0, 1, nb - off, &tt, 0);
-        }
+        GEMM_FN(gemv_finish)(acc, y, jb, nb, t);
     }
 }
 #undef GEMV_RB
@@ -464,5 +512,6 @@ const gemm_kernel GEMM_TABLE = {
     .pack_a = GEMM_FN(pack_a),
     .pack_b = GEMM_FN(pack_b),
     .gemv_n = GEMM_FN(gemv_n),
+    .gemv_sum = GEMM_FN(gemv_sum),
     .gemv_t = GEMM_FN(gemv_t),
 };

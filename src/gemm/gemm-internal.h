@@ -97,8 +97,15 @@ typedef struct gemm_kernel {
     void (*pack_b)(size_t kc, size_t nc, const float *b, size_t rs, size_t cs, float *bp);
     /* m == 1: y[j0:j1] = epilogue(a x B), B in place with unit column stride (gemv_n) or as
      * B^T rows ldb apart with a contiguous (gemv_t); t's bias and res point at column 0. */
+    /* gemv_n sums the k rows in nseg segments (ridge_partition, grain 8), each from zero,
+     * added in order; it computes segments [s0, s1), and with t NULL stores the plain sum.
+     * gemv_sum adds nseg such rows (ld apart, in order) and applies t's epilogue into
+     * y[j0:j1]: the bits of one gemv_n call over all segments. */
     void (*gemv_n)(size_t k, const float *a, size_t a_cs, const float *b, size_t ldb,
-                   float *y, size_t j0, size_t j1, const gemm_tile_params *t);
+                   size_t nseg, size_t s0, size_t s1, float *y, size_t j0, size_t j1,
+                   const gemm_tile_params *t);
+    void (*gemv_sum)(const float *part, size_t nseg, size_t ld, float *y, size_t j0, size_t j1,
+                     const gemm_tile_params *t);
     void (*gemv_t)(size_t k, const float *a, const float *b, size_t ldb, float *y, size_t j0,
                    size_t j1, const gemm_tile_params *t);
 } gemm_kernel;

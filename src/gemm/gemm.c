@@ -268,6 +268,23 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
 #define GEMM_MIN_FLOP_PER_THREAD 2e6
 #define GEMV_MIN_BYTES_PER_THREAD 131072.0
 
+/* m == 1 with a row-major B (gemv_n): the k rows are summed in segments, each into a row of
+ * partial sums, and the rows added in segment order at the end (gemv_sum). The count depends
+ * on the shape only, so the bits do not depend on the thread count: a power of two, about one
+ * segment per GEMV_MIN_BYTES_PER_THREAD of B, at most GEMV_SEG_MAX. Threads take whole
+ * segments, each a contiguous share of B that stays in its core's L2 from call to call (halves
+ * of every row instead, by columns, ran 0.8x on 1 x 128 x 784). */
+#define GEMV_SEG_MAX 16
+static size_t gemv_segments(const gemm_problem *p)
+{
+    if (p->m != 1 || p->b_cs != 1) return 1;
+    const double bytes = (double)p->n * (double)p->k * sizeof(float);
+    size_t s = 1;
+    while (2 * s <= GEMV_SEG_MAX && 2 * s <= p->k && 2 * s * GEMV_MIN_BYTES_PER_THREAD <= bytes)
+        s *= 2;
+    return s;
+}
+
 static int useful_threads(const ridge_ctx *ctx, const gemm_problem *p)
 {
     double flop = 2.0 * (double)p->m * (double)p->n * (double)(p->k ? p->k : 1);
@@ -275,9 +292,10 @@ static int useful_threads(const ridge_ctx *ctx, const gemm_problem *p)
     double most = test_kc ? t : flop / GEMM_MIN_FLOP_PER_THREAD; /* tests: split everything */
     /* m == 1 with B^T: each thread reads whole rows of B^T at cache speed, so split by bytes
      * (a dense layer's weights then stay half in each core's L2: 1 x 128 x 784 ran 1.5-1.7x
-     * on 2 threads). Row-major B is not: halves of every row ran 0.8x. */
+     * on 2 threads). Row-major B: by its k segments (gemv_segments). */
     if (p->m == 1 && p->b_cs != 1 && !test_kc)
         most = (double)p->n * (double)p->k * sizeof(float) / GEMV_MIN_BYTES_PER_THREAD;
+    if (p->m == 1 && p->b_cs == 1) most = (double)gemv_segments(p);
     return most < 1 ? 1 : most < t ? (int)most : t;
 }
 
@@ -333,14 +351,29 @@ typedef struct gemv_job {
     const gemm_kernel *K;
     const float *a; /* contiguous copy of op(A) for gemv_t */
     gemm_tile_params t;
+    size_t segs;    /* gemv_segments; > 1: partial sums in part, segs rows of n */
+    float *part;
 } gemv_job;
+
+/* The partial sums of this thread's share of the k segments. */
+static void gemv_segment_task(void *arg, int ith, int nth)
+{
+    const gemv_job *g = arg;
+    const gemm_problem *p = g->p;
+    size_t s0, s1;
+    ridge_partition(g->segs, 1, ith, nth, &s0, &s1);
+    for (size_t s = s0; s < s1; s++)
+        g->K->gemv_n(p->k, p->a, p->a_cs, p->b, p->b_rs, g->segs, s, s + 1, g->part + s * p->n, 0,
+                     p->n, NULL);
+}
 
 /* Columns [j0, j1) of the single row (i0, i1 are 0, 1). */
 static void gemv_range(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
 {
     const gemv_job *g = arg;
     const gemm_problem *p = g->p;
-    if (p->b_cs == 1) g->K->gemv_n(p->k, p->a, p->a_cs, p->b, p->b_rs, p->c, j0, j1, &g->t);
+    if (p->b_cs == 1)
+        g->K->gemv_n(p->k, p->a, p->a_cs, p->b, p->b_rs, g->segs, 0, g->segs, p->c, j0, j1, &g->t);
     else g->K->gemv_t(p->k, g->a, p->b, p->b_cs, p->c, j0, j1, &g->t);
 }
 
@@ -395,7 +428,12 @@ static size_t product_scratch(const gemm_problem *p, const gemm_kernel *K, const
                               int threads, const plan_b *pb)
 {
     switch (choose_path(p, K, pb)) {
-    case PATH_GEMV: return (p->b_cs != 1 && p->a_cs != 1) ? (p->k + 15) & ~(size_t)15 : 0;
+    case PATH_GEMV: {
+        if (p->b_cs == 1) /* partial sums, when the threads split the segments */
+            return threads > 1 ? (gemv_segments(p) * p->n + (size_t)threads - 1) / (size_t)threads
+                               : 0;
+        return p->a_cs != 1 ? (p->k + 15) & ~(size_t)15 : 0;
+    }
     case PATH_LOOPS: {
         gemm_driver d;
         driver_init(&d, p, K, cpu, threads, pb);
@@ -425,15 +463,25 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
         return RIDGE_OK;
     }
     if (path == PATH_GEMV) {
-        gemv_job g = {p, K, p->a, {.alpha = p->alpha, .beta = p->beta, .last = 1,
-                                   .bias_kind = p->epi.bias_kind, .bias = p->epi.bias,
-                                   .act = p->epi.act, .res = p->epi.residual, .ldr = p->epi.ldr}};
+        gemv_job g = {.p = p, .K = K, .a = p->a,
+                      .t = {.alpha = p->alpha, .beta = p->beta, .last = 1,
+                            .bias_kind = p->epi.bias_kind, .bias = p->epi.bias,
+                            .act = p->epi.act, .res = p->epi.residual, .ldr = p->epi.ldr},
+                      .segs = gemv_segments(p)};
         if (p->b_cs != 1 && p->a_cs != 1) { /* gemv_t wants a contiguous */
             for (size_t i = 0; i < p->k; i++) scratch[i] = p->a[i * p->a_cs];
             g.a = scratch;
         }
-        if (threads == 1) gemv_range(&g, 0, 1, 0, p->n, 0);
-        else gemm_split_2d(ctx, threads, 1, p->n, 1, p->b_cs == 1 ? 64 : 16, 1, gemv_range, &g);
+        if (threads == 1) {
+            gemv_range(&g, 0, 1, 0, p->n, 0);
+        } else if (p->b_cs == 1) { /* the threads take whole k segments */
+            g.part = scratch;
+            int nth = (size_t)threads < g.segs ? threads : (int)g.segs;
+            ridge_parallel_run(ctx, nth, gemv_segment_task, &g);
+            K->gemv_sum(g.part, g.segs, p->n, p->c, 0, p->n, &g.t);
+        } else { /* gemv_t: the threads take columns */
+            gemm_split_2d(ctx, threads, 1, p->n, 1, 16, 1, gemv_range, &g);
+        }
         return RIDGE_OK;
     }
     gemm_problem q = *p;
