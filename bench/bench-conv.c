@@ -596,7 +596,7 @@ int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
                 ridge_layout l;
                 if (ridge_layout_parse(v, &l)) {
                     fprintf(stderr, "ridge bench conv: %s\n", ridge_last_error());
-                    return 2;
+                    return BENCH_USAGE;
                 }
                 layouts[0] = l;
             }
@@ -605,7 +605,7 @@ int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
             if (ridge_conv_algo_parse(argv[++i], &a) || a == RIDGE_CONV_REF) {
                 fprintf(stderr, "ridge bench conv: --algo '%s': expected auto, direct, im2col, "
                         "pointwise, depthwise, winograd-2x3, winograd-4x3 or fft\n", argv[i]);
-                return 2;
+                return BENCH_USAGE;
             }
             only_algo = (int)a;
         } else if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
@@ -613,11 +613,11 @@ int ridge_bench_conv(const ridge_bench_opts *o, int argc, char **argv)
             batch = strtol(argv[++i], &end, 10);
             if (*end || batch < 1 || batch > 1024) {
                 fprintf(stderr, "ridge bench conv: --batch '%s': expected 1..1024\n", argv[i]);
-                return 2;
+                return BENCH_USAGE;
             }
         } else {
             fprintf(stderr, "ridge bench conv: unknown option '%s' (see --help)\n", argv[i]);
-            return 2;
+            return BENCH_USAGE;
         }
     }
     static const bench_col cols[] = {

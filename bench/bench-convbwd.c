@@ -430,7 +430,7 @@ int ridge_bench_convbwd(const ridge_bench_opts *o, int argc, char **argv)
             return 0;
         }
         fprintf(stderr, "ridge bench convbwd: unknown option '%s' (see --help)\n", argv[i]);
-        return 2;
+        return BENCH_USAGE;
     }
     static const bench_col cols[] = {
         {"shape", BENCH_STR},  {"threads", BENCH_INT},   {"method", BENCH_STR},

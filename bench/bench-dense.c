@@ -231,12 +231,8 @@ static void time_case(dcall *d, int rounds, double med[I_COUNT], double *best)
 
 int ridge_bench_dense(const ridge_bench_opts *o, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: ridge bench dense [--quick] [--peers] [--threads N] [--json]\n\n%s.\n",
-                   ridge_bench_dense_summary);
-            return 0;
-        }
+    int own = bench_no_options(argc, argv, "dense", ridge_bench_dense_summary);
+    if (own) return own > 0 ? 0 : BENCH_USAGE;
     peers_open(o);
     const int rounds = o->quick ? 11 : 41;
     const size_t maxB = 256;

@@ -328,12 +328,60 @@ out:
     return rc;
 }
 
+static void help(void)
+{
+    printf("usage: ridge bench gemm [--quick] [--peers] [--json] [--threads N] [--filter TEXT]\n"
+           "                        [--shape MxNxK [--trans NN|NT|TN|TT]]\n\n"
+           "Times ridge_sgemm (row-major C = op(A) op(B), alpha 1, beta 0) on square, GPT-2,\n"
+           "convolution and dense-layer shapes at 1 thread and at --threads, after checking each\n"
+           "result, with OpenBLAS, BLIS and oneDNN interleaved in the same rounds (--peers).\n"
+           "Columns: median and best GFLOP/s, %% of the roof (ridge roofline's verdict for the\n"
+           "product's FLOPs and bytes), FLOP per byte, each peer's median GFLOP/s and ridge's\n"
+           "speed over it, and over the best peer.\n"
+           "--shape MxNxK times that product alone (C is M x N, the reduction K long), with\n"
+           "--trans giving op(A) and op(B) (default NN; NT is a linear layer's y = x W^T).\n");
+}
+
+/* "MxNxK", each 1..2^20; prints a message and returns -1 if not. */
+static int parse_shape(const char *v, gshape *s)
+{
+    unsigned long d[3];
+    int used = 0;
+    if (sscanf(v, "%lux%lux%lu%n", &d[0], &d[1], &d[2], &used) != 3 || v[used] ||
+        !d[0] || !d[1] || !d[2] || d[0] > (1ul << 20) || d[1] > (1ul << 20) || d[2] > (1ul << 20)) {
+        fprintf(stderr, "ridge bench gemm: --shape '%s': expected MxNxK, each 1..1048576\n", v);
+        return -1;
+    }
+    s->m = d[0], s->n = d[1], s->k = d[2];
+    return 0;
+}
+
 int ridge_bench_gemm(const ridge_bench_opts *o, int argc, char **argv)
 {
-    if (argc > 0) {
-        fprintf(stderr, "bench gemm: unknown option '%s' (it takes only the common ones: "
-                        "--threads --isa --json --quick --peers --filter)\n", argv[0]);
-        return -1;
+    gshape custom = {"shape", 'N', 'N', 0, 0, 0, 0};
+    const char *trans = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            help();
+            return 0;
+        } else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+            if (parse_shape(argv[++i], &custom)) return BENCH_USAGE;
+        } else if (!strcmp(argv[i], "--trans") && i + 1 < argc) {
+            trans = argv[++i];
+            if (strlen(trans) != 2 || !strchr("NT", trans[0]) || !strchr("NT", trans[1])) {
+                fprintf(stderr, "ridge bench gemm: --trans '%s': expected NN, NT, TN or TT\n",
+                        trans);
+                return BENCH_USAGE;
+            }
+            custom.ta = trans[0], custom.tb = trans[1];
+        } else {
+            fprintf(stderr, "ridge bench gemm: unknown option '%s' (see --help)\n", argv[i]);
+            return BENCH_USAGE;
+        }
+    }
+    if (trans && !custom.m) {
+        fprintf(stderr, "ridge bench gemm: --trans needs --shape\n");
+        return BENCH_USAGE;
     }
     static const bench_col cols[] = {
         {"case", BENCH_STR},        {"shape", BENCH_STR},  {"thr", BENCH_INT},
@@ -369,8 +417,8 @@ int ridge_bench_gemm(const ridge_bench_opts *o, int argc, char **argv)
                        roof.measured_at);
         else
             bench_note(o, "bench gemm: no roofline profile: %s", ridge_last_error());
-        for (size_t si = 0; si < NSHAPES && !rc; si++) {
-            const gshape *s = &shapes[si];
+        for (size_t si = 0; si < (custom.m ? 1 : NSHAPES) && !rc; si++) {
+            const gshape *s = custom.m ? &custom : &shapes[si];
             if (o->quick && s->big) continue;
             if (o->filter && !strstr(s->name, o->filter)) continue;
             bench_note(o, "bench gemm: %s %zux%zux%zu %c%c, %d thread%s...", s->name, s->m, s->n,

@@ -34,12 +34,15 @@ static double fma_peak(ridge_ctx *ctx)
 static int usage(void)
 {
     fprintf(stderr, "ridge bench gpt2 [--depth L] [-b B] [-t T] [--steps N]\n");
-    return 1;
+    return BENCH_USAGE;
 }
 
 int ridge_bench_gpt2(const ridge_bench_opts *opts, int argc, char **argv)
 {
     int depth = 12, B = 4, T = 64, steps = opts->quick ? 2 : 5;
+    if (bench_help(argc, argv, "gpt2", ridge_bench_gpt2_summary,
+                   "[--depth L] [-b B] [-t T] [--steps N]"))
+        return 0;
     for (int i = 0; i < argc; i++) {
         int *dst = NULL;
         if (!strcmp(argv[i], "--depth")) dst = &depth;

@@ -488,11 +488,12 @@ out:
 int ridge_bench_lowp(const ridge_bench_opts *o, int argc, char **argv)
 {
     seven_bit = 0;
+    if (bench_help(argc, argv, "lowp", ridge_bench_lowp_summary, "[--7bit]")) return 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--7bit")) seven_bit = 1;
         else {
             fprintf(stderr, "bench lowp: unknown option '%s' (its own: --7bit)\n", argv[i]);
-            return -1;
+            return BENCH_USAGE;
         }
     }
     static const bench_col cols[] = {

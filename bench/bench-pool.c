@@ -148,7 +148,8 @@ err_ctx:
 
 int ridge_bench_pool(const ridge_bench_opts *o, int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    int own = bench_no_options(argc, argv, "pool", ridge_bench_pool_summary);
+    if (own) return own > 0 ? 0 : BENCH_USAGE;
     static const bench_col cols[] = {
         {"method", BENCH_STR}, {"threads", BENCH_INT}, {"median_us", BENCH_F2},
         {"p99_us", BENCH_F2},  {"best_us", BENCH_F2},  {"calls", BENCH_INT},

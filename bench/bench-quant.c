@@ -73,10 +73,8 @@ out:
 
 int ridge_bench_quant(const ridge_bench_opts *o, int argc, char **argv)
 {
-    if (argc > 0) {
-        fprintf(stderr, "bench quant: unknown option '%s' (it has none of its own)\n", argv[0]);
-        return -1;
-    }
+    int own = bench_no_options(argc, argv, "quant", ridge_bench_quant_summary);
+    if (own) return own > 0 ? 0 : BENCH_USAGE;
     const size_t n = 128, in = 28 * 28;
     const size_t batches[] = {1, 16, 128};
     ridge_cnn_config cfg;

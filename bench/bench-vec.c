@@ -406,7 +406,8 @@ static int match(const ridge_bench_opts *o, const char *name)
 
 int ridge_bench_vec(const ridge_bench_opts *o, int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    int own = bench_no_options(argc, argv, "vec", ridge_bench_vec_summary);
+    if (own) return own > 0 ? 0 : BENCH_USAGE;
     vb b = {0};
     const int threads = o->threads > 0 ? o->threads : 1;
     if (!(b.ctx = bench_ctx(o, threads, "vec"))) return -1;

@@ -79,6 +79,27 @@ void bench_quiesce(int us)
     nanosleep(&ts, NULL);
 }
 
+int bench_help(int argc, char **argv, const char *name, const char *summary, const char *own)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: ridge bench %s [--quick] [--peers] [--json] [--threads N] [--isa ISA]"
+                   "%s%s\n\n%s.\n",
+                   name, own ? " " : "", own ? own : "", summary);
+            return 1;
+        }
+    return 0;
+}
+
+int bench_no_options(int argc, char **argv, const char *name, const char *summary)
+{
+    if (argc == 0) return 0;
+    if (bench_help(argc, argv, name, summary, NULL)) return 1;
+    fprintf(stderr, "ridge bench %s: unknown option '%s' (it has none of its own)\n", name,
+            argv[0]);
+    return -1;
+}
+
 void bench_note(const ridge_bench_opts *opts, const char *fmt, ...)
 {
     (void)opts;

@@ -20,8 +20,9 @@ typedef struct ridge_bench_opts {
     FILE *out;
 } ridge_bench_opts;
 
-/* A bench entry point: returns 0 on success, non-zero if a result was wrong or setup failed
- * (with a message on stderr). */
+/* A bench entry point: returns 0 on success, BENCH_USAGE for a bad option of its own, other
+ * non-zero if a result was wrong or setup failed (with a message on stderr). */
+#define BENCH_USAGE 2
 typedef int (*ridge_bench_fn)(const ridge_bench_opts *opts, int argc, char **argv);
 
 /* Every file bench/bench-<name>.c defines
@@ -94,6 +95,14 @@ void bench_table_begin(bench_table *t, const ridge_bench_opts *opts, const char 
                        const bench_col *cols, int ncols);
 void bench_table_row(bench_table *t, const bench_val *vals);
 void bench_table_end(bench_table *t);
+
+/* 1 if a bench's own arguments hold -h or --help, after printing its usage line (`own`: the
+ * options of its own, or NULL) and its summary; else 0. */
+int bench_help(int argc, char **argv, const char *name, const char *summary, const char *own);
+
+/* For a bench with no options of its own: 0 when argv is empty, 1 after printing the help it
+ * asked for, -1 after naming the option it does not know. */
+int bench_no_options(int argc, char **argv, const char *name, const char *summary);
 
 /* Prints a line of progress or context to stderr (never into JSON on stdout). */
 void bench_note(const ridge_bench_opts *opts, const char *fmt, ...)

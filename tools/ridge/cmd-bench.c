@@ -76,6 +76,10 @@ int cmd_bench(int argc, char **argv)
     char *rest[64];
     int nrest = 0;
     for (int i = 1; i < argc;) {
+        if (name && strcmp(name, "all") && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+            rest[nrest++] = argv[i++]; /* after a bench's name: that bench's own help */
+            continue;
+        }
         int r = cli_common_parse(&c, argc, argv, &i);
         if (r < 0) return CLI_USAGE;
         if (r > 0) continue;
@@ -100,7 +104,8 @@ int cmd_bench(int argc, char **argv)
     for (size_t i = 0; i < NBENCH; i++) {
         if (!all && strcmp(name, benches[i].name)) continue;
         found = 1;
-        if (benches[i].run(&o, nrest, rest)) rc = CLI_FAIL;
+        int r = benches[i].run(&o, nrest, rest);
+        if (r) rc = r == BENCH_USAGE ? CLI_USAGE : CLI_FAIL;
     }
     if (!found) {
         fprintf(stderr, "ridge bench: unknown benchmark '%s' (see 'ridge bench --help')\n", name);

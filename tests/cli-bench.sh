@@ -1,0 +1,49 @@
+#!/bin/sh
+# `ridge bench` options: each bench's own help after its name, a user's own SGEMM shape
+# (--shape/--trans, checked and timed, as JSON), and bad options refused with the usage exit
+# code and a message naming them. Timing is not judged here (benchmarks are not tests).
+# usage: cli-bench.sh PATH/TO/ridge
+set -u
+R=$1
+D=$(mktemp -d /tmp/ridge-cli-bench-XXXXXX)
+trap 'rm -rf "$D"' EXIT
+fail=0
+. "$(dirname "$0")/cli-expect.sh"
+
+expect 0 "$R" bench --help
+says "benchmarks:"
+expect 0 "$R" bench gemm --help
+says "--shape MxNxK"
+expect 0 "$R" bench conv --help
+says "--layout nchw|nhwc|nchw16c|all"
+for b in vec pool quant dense lowp gpt2 convbwd; do
+    expect 0 "$R" bench "$b" --help
+    says "usage: ridge bench $b"
+done
+
+expect 0 "$R" bench gemm --shape 40x50x60 --trans NT --quick --threads 1 --json
+says '"case": "shape NT", "shape": "40x50x60", "thr": 1'
+if command -v python3 >/dev/null; then
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["rows"]; assert len(r) == 1 and r[0]["gflops"] > 0, r' "$D/out" ||
+        { echo "FAIL: bench gemm --shape --json"; fail=1; }
+fi
+
+expect 2 "$R" bench gemm --shape 1x2
+says "--shape '1x2': expected MxNxK"
+expect 2 "$R" bench gemm --shape 0x2x3
+says "expected MxNxK"
+expect 2 "$R" bench gemm --trans NT
+says "--trans needs --shape"
+expect 2 "$R" bench gemm --shape 8x8x8 --trans NX
+says "expected NN, NT, TN or TT"
+expect 2 "$R" bench gemm --frobnicate
+says "unknown option '--frobnicate'"
+expect 2 "$R" bench vec --frobnicate
+says "has none of its own"
+expect 2 "$R" bench pool --x
+says "unknown option '--x'"
+expect 2 "$R" bench nosuch
+says "unknown benchmark 'nosuch'"
+
+[ "$fail" = 0 ] && echo "cli-bench: all passed"
+exit "$fail"
