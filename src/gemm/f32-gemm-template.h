@@ -367,66 +367,81 @@ static void GEMM_FN(gemv_finish)(const float *acc, float *y, size_t jb, size_t n
     }
 }
 
-/* acc[0:nb] += a (1 x k) x B (k rows ldb apart, from column 0), in blocks of rows. */
-GEMM_INLINE void GEMM_FN(gemv_rows)(size_t k, const float *a, size_t a_cs, const float *b,
-                                    size_t ldb, float *acc, size_t nb)
+/* One block of rb rows over columns [0, nb), a tile of W columns at a time: the sums start
+ * from src (NULL: zero) and end in dst, plus add's (add + sums, gemv_sum's order) unless add
+ * is NULL. Inlined with constant NULLs, each use is its own loop without the tests. */
+GEMM_INLINE void GEMM_FN(gemv_block)(size_t rb, const float *ap, size_t a_cs, const float *b,
+                                     size_t ldb, const float *src, float *dst, const float *add,
+                                     size_t nb)
 {
     const size_t W = GEMM_GV * VL;
-    /* one tile of columns: all k rows in one block, its sums never leaving the registers */
-    const size_t RB = nb <= W ? RIDGE_MAX(k, (size_t)1) : ldb % 1024 == 0 ? 8 : GEMV_RB;
-    for (size_t p0 = 0; p0 < k; p0 += RB) {
-        size_t rb = RIDGE_MIN(RB, k - p0);
-        const float *ap = a + p0 * a_cs;
-        for (size_t j = 0; j < nb; j += W) {
-            size_t nw = RIDGE_MIN(W, nb - j);
-            const float *bj = b + p0 * ldb + j;
-            vf s[GEMM_GV];
-            for (int v = 0; v < GEMM_GV; v++) s[v] = V_LOAD(acc + j + v * VL);
-            if (nw == W) {
-                for (size_t p = 0; p < rb; p++) {
-                    const vf av = V_SET1(ap[p * a_cs]);
-                    for (int v = 0; v < GEMM_GV; v++)
-                        s[v] = V_FMA(av, V_LOAD(bj + p * ldb + v * VL), s[v]);
-                }
-            } else {
-                vmask bm[GEMM_GV];
-                for (int v = 0; v < GEMM_GV; v++) {
-                    long left = (long)nw - v * VL;
-                    bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
-                }
-                for (size_t p = 0; p < rb; p++) {
-                    const vf av = V_SET1(ap[p * a_cs]);
-                    for (int v = 0; v < GEMM_GV; v++)
-                        s[v] = V_FMA(av, V_MASKLOAD(bj + p * ldb + v * VL, bm[v]), s[v]);
-                }
+    for (size_t j = 0; j < nb; j += W) {
+        size_t nw = RIDGE_MIN(W, nb - j);
+        const float *bj = b + j;
+        vf s[GEMM_GV];
+        for (int v = 0; v < GEMM_GV; v++) s[v] = src ? V_LOAD(src + j + v * VL) : V_ZERO();
+        if (nw == W) {
+            for (size_t p = 0; p < rb; p++) {
+                const vf av = V_SET1(ap[p * a_cs]);
+                for (int v = 0; v < GEMM_GV; v++)
+                    s[v] = V_FMA(av, V_LOAD(bj + p * ldb + v * VL), s[v]);
             }
-            for (int v = 0; v < GEMM_GV; v++) V_STORE(acc + j + v * VL, s[v]);
+        } else {
+            vmask bm[GEMM_GV];
+            for (int v = 0; v < GEMM_GV; v++) {
+                long left = (long)nw - v * VL;
+                bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
+            }
+            for (size_t p = 0; p < rb; p++) {
+                const vf av = V_SET1(ap[p * a_cs]);
+                for (int v = 0; v < GEMM_GV; v++)
+                    s[v] = V_FMA(av, V_MASKLOAD(bj + p * ldb + v * VL, bm[v]), s[v]);
+            }
         }
+        for (int v = 0; v < GEMM_GV; v++)
+            V_STORE(dst + j + v * VL, add ? V_ADD(V_LOAD(add + j + v * VL), s[v]) : s[v]);
     }
 }
 
-/* y[j0:j1] = epilogue of the sum of segments [s0, s1) of k's nseg (each summed from zero, then
- * added in order, so that one call for all segments gives the bits of gemv_sum over calls for
- * one each); with t NULL, the plain sum. */
+/* One segment of rows: its sums a (1 x k, k >= 1) x B (k rows ldb apart, from column 0) over
+ * columns [0, nb), from zero, in blocks of rows, kept in `part` between blocks; the last block
+ * stores them into acc (`first`) or adds them to it. */
+static void GEMM_FN(gemv_rows)(size_t k, const float *a, size_t a_cs, const float *b, size_t ldb,
+                               float *part, float *acc, size_t nb, int first)
+{
+    /* one tile of columns: all k rows in one block, its sums never leaving the registers */
+    const size_t RB = nb <= GEMM_GV * VL ? k : ldb % 1024 == 0 ? 8 : GEMV_RB;
+    size_t p0 = 0;
+    if (k > RB) {
+        GEMM_FN(gemv_block)(RB, a, a_cs, b, ldb, NULL, part, NULL, nb);
+        for (p0 = RB; k - p0 > RB; p0 += RB)
+            GEMM_FN(gemv_block)(RB, a + p0 * a_cs, a_cs, b + p0 * ldb, ldb, part, part, NULL, nb);
+    }
+    const float *src = p0 ? part : NULL;
+    if (first)
+        GEMM_FN(gemv_block)(k - p0, a + p0 * a_cs, a_cs, b + p0 * ldb, ldb, src, acc, NULL, nb);
+    else
+        GEMM_FN(gemv_block)(k - p0, a + p0 * a_cs, a_cs, b + p0 * ldb, ldb, src, acc, acc, nb);
+}
+
+/* y[j0:j1] = epilogue of the sum of segments [s0, s1) of k's nseg (ridge_partition, grain 8:
+ * none empty, gemv_segments sees to it); each segment is summed from zero and the segments
+ * added in order, so one call for all of them gives the bits of gemv_sum over calls for one
+ * each. With t NULL, the plain sum. */
 static void GEMM_FN(gemv_n)(size_t k, const float *a, size_t a_cs, const float *b, size_t ldb,
                             size_t nseg, size_t s0, size_t s1, float *y, size_t j0, size_t j1,
                             const gemm_tile_params *t)
 {
-    const size_t W = GEMM_GV * VL;
+    /* gemv_rows writes whole tiles of acc, which gemv_finish reads in whole NR pieces */
     _Static_assert(GEMV_JB % (GEMM_GV * VL) == 0, "GEMV_JB must hold whole tiles");
     float acc[GEMV_JB] __attribute__((aligned(64))), part[GEMV_JB] __attribute__((aligned(64)));
     for (size_t jb = j0; jb < j1; jb += GEMV_JB) {
         size_t nb = RIDGE_MIN((size_t)GEMV_JB, j1 - jb);
-        const size_t nz = (nb + W - 1) / W * W; /* whole tiles: the last loads all */
         for (size_t s = s0; s < s1; s++) {
             size_t kb, ke;
             ridge_partition(k, 8, (int)s, (int)nseg, &kb, &ke);
-            float *dst = s == s0 ? acc : part;
-            for (size_t j = 0; j < nz; j += VL) V_STORE(dst + j, V_ZERO());
-            GEMM_FN(gemv_rows)(ke - kb, a + kb * a_cs, a_cs, b + kb * ldb + jb, ldb, dst, nb);
-            if (s > s0)
-                for (size_t j = 0; j < nz; j += VL)
-                    V_STORE(acc + j, V_ADD(V_LOAD(acc + j), V_LOAD(part + j)));
+            GEMM_FN(gemv_rows)(ke - kb, a + kb * a_cs, a_cs, b + kb * ldb + jb, ldb, part, acc, nb,
+                               s == s0);
         }
         if (t) GEMM_FN(gemv_finish)(acc, y, jb, nb, t);
         else memcpy(y + jb, acc, nb * sizeof(float));

@@ -274,13 +274,14 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
  * segment per GEMV_MIN_BYTES_PER_THREAD of B, at most GEMV_SEG_MAX. Threads take whole
  * segments, each a contiguous share of B that stays in its core's L2 from call to call (halves
  * of every row instead, by columns, ran 0.8x on 1 x 128 x 784). */
-#define GEMV_SEG_MAX 16
+#define GEMV_SEG_MAX 8
 static size_t gemv_segments(const gemm_problem *p)
 {
     if (p->m != 1 || p->b_cs != 1) return 1;
     const double bytes = (double)p->n * (double)p->k * sizeof(float);
     size_t s = 1;
-    while (2 * s <= GEMV_SEG_MAX && 2 * s <= p->k && 2 * s * GEMV_MIN_BYTES_PER_THREAD <= bytes)
+    /* at least 8 rows a segment, none empty (ridge_partition's grain in gemv_n) */
+    while (2 * s <= GEMV_SEG_MAX && 16 * s <= p->k && 2 * s * GEMV_MIN_BYTES_PER_THREAD <= bytes)
         s *= 2;
     return s;
 }

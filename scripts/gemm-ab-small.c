@@ -1,0 +1,92 @@
+/* In-process A/B timing of ridge_sgemm from two libridge builds for products that take
+ * microseconds (matrix-vector, small layers), where gemm-ab.c's one call per sample measures
+ * the clock and the cold start rather than the product.
+ *
+ * Both libraries are loaded with dlopen(RTLD_LOCAL), each with its own context (threads from
+ * RIDGE_NUM_THREADS, default all). Per round each build runs 50 untimed calls, then CALLS
+ * timed ones on the same operands (warm: as a layer finds its weights in cache); the builds
+ * alternate, the first swapping every round. Printed: each build's median time per call and
+ * the median and range of the per-round speed ratio B/A (> 1: B faster).
+ *
+ *   cc -O2 scripts/gemm-ab-small.c -ldl -o gemm-ab-small
+ *   RIDGE_NUM_THREADS=1 taskset -c 1 ./gemm-ab-small old/libridge.so new/libridge.so \
+ *       1 128 784 N 41 500
+ *
+ * usage: gemm-ab-small LIB_A LIB_B M N K TRANS_B(N|T) ROUNDS CALLS (A is never transposed) */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef int (*ctx_create_fn)(const void *, void **);
+typedef int (*sgemm_fn)(void *, int, int, size_t, size_t, size_t, float, const float *, size_t,
+                        const float *, size_t, float, float *, size_t);
+
+#define MAX_ROUNDS 401
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 9) {
+        fprintf(stderr, "usage: %s LIB_A LIB_B M N K TRANS_B(N|T) ROUNDS CALLS\n", argv[0]);
+        return 2;
+    }
+    size_t m = strtoul(argv[3], NULL, 10), n = strtoul(argv[4], NULL, 10);
+    size_t k = strtoul(argv[5], NULL, 10);
+    int tb = argv[6][0] == 'T', rounds = atoi(argv[7]), calls = atoi(argv[8]);
+    if (!m || !n || !k || rounds < 1 || rounds > MAX_ROUNDS || calls < 1) {
+        fprintf(stderr, "%s: sizes >= 1, 1 <= ROUNDS <= %d, CALLS >= 1\n", argv[0], MAX_ROUNDS);
+        return 2;
+    }
+    void *ctx[2];
+    sgemm_fn f[2];
+    for (int l = 0; l < 2; l++) {
+        void *h = dlopen(argv[1 + l], RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            fprintf(stderr, "%s\n", dlerror());
+            return 1;
+        }
+        ctx_create_fn create = (ctx_create_fn)dlsym(h, "ridge_ctx_create");
+        f[l] = (sgemm_fn)dlsym(h, "ridge_sgemm");
+        if (!create || !f[l] || create(NULL, &ctx[l])) {
+            fprintf(stderr, "%s: no ridge_ctx_create / ridge_sgemm, or no context\n", argv[1 + l]);
+            return 1;
+        }
+    }
+    float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+    float *c = malloc(m * n * sizeof *c);
+    if (!a || !b || !c) return 1;
+    for (size_t i = 0; i < m * k; i++) a[i] = (float)rand() / (float)RAND_MAX;
+    for (size_t i = 0; i < k * n; i++) b[i] = (float)rand() / (float)RAND_MAX;
+    const size_t ldb = tb ? k : n;
+    static double t[2][MAX_ROUNDS], r[MAX_ROUNDS];
+    for (int q = 0; q < rounds; q++) {
+        for (int s = 0; s < 2; s++) {
+            int l = (q + s) & 1;
+            for (int w = 0; w < 50; w++) f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+            double t0 = now();
+            for (int w = 0; w < calls; w++) f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+            t[l][q] = (now() - t0) / calls;
+        }
+        r[q] = t[0][q] / t[1][q];
+    }
+    qsort(t[0], (size_t)rounds, sizeof(double), cmpd);
+    qsort(t[1], (size_t)rounds, sizeof(double), cmpd);
+    qsort(r, (size_t)rounds, sizeof(double), cmpd);
+    printf("%zux%zux%zu N%c: A %.2f us  B %.2f us (medians)  B/A %.3f [%.3f..%.3f]\n", m, n, k,
+           tb ? 'T' : 'N', 1e6 * t[0][rounds / 2], 1e6 * t[1][rounds / 2], r[rounds / 2], r[0],
+           r[rounds - 1]);
+    return 0;
+}
