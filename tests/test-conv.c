@@ -275,6 +275,30 @@ static void test_fft(ridge_ctx *const *ctxs, int nctx)
                         test_shape_algo(&s, (ridge_layout)(i % 3), ctxs + nctx - 1, 1,
                                         RIDGE_CONV_FFT, T);
             }
+    /* kernels of one row or one column (the plan's tile 1 x TW or TH x 1, up to 512 long),
+     * dilated, valid and "same", images of one row and of a few */
+    static const struct {
+        int64_t n, ci, h, w, co, dil;
+    } l1[] = {{1, 3, 1, 300, 5, 1}, {2, 17, 3, 200, 4, 1}, {1, 2, 2, 700, 3, 2}};
+    static const int lens[] = {5, 31, 63, 129, 300};
+    for (size_t i = 0; i < sizeof l1 / sizeof l1[0]; i++)
+        for (int col = 0; col < 2; col++)
+            for (size_t q = 0; q < sizeof lens / sizeof lens[0]; q++)
+                for (int same = 0; same < 2; same++) {
+                    int64_t ext = l1[i].dil * (lens[q] - 1) + 1, h = l1[i].h, w = l1[i].w;
+                    if (col) h = l1[i].w, w = l1[i].h; /* the column case: the image turned */
+                    shape s = {name, l1[i].n, l1[i].ci, h, w, l1[i].co, col ? lens[q] : 1,
+                               col ? 1 : lens[q], 1, 1, l1[i].dil, l1[i].dil, 0, 0, 0, 0, 1};
+                    int64_t *lo = col ? &s.pt : &s.pl, *hi = col ? &s.pb : &s.pr;
+                    if (same) *lo = (ext - 1) / 2, *hi = ext - 1 - *lo;
+                    if (ext > (col ? h : w) + *lo + *hi) continue;
+                    snprintf(name, sizeof name, "fft-1d-%lldx%lld-c%lld-%lld-k%lldx%lld-dil%lld-%s",
+                             (long long)h, (long long)w, (long long)s.ci, (long long)s.co,
+                             (long long)s.r, (long long)s.s, (long long)s.dh,
+                             same ? "same" : "valid");
+                    for (int l = 0; l < 3; l++)
+                        test_shape_algo(&s, (ridge_layout)l, ctxs, nctx, RIDGE_CONV_FFT, 0);
+                }
 }
 
 /* The reference against a computation by hand, and against itself across layouts. */

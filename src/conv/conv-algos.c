@@ -92,17 +92,21 @@ ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, ch
             return RIDGE_EUNSUPPORTED;
         }
         return RIDGE_OK;
-    case RIDGE_CONV_FFT:
-        if (d->stride_h != 1 || d->stride_w != 1 || d->groups != 1 ||
-            d->dil_h * (d->r - 1) + 1 > 64 || d->dil_w * (d->s - 1) + 1 > 64) {
-            snprintf(why, n, "needs stride 1, groups 1 and a (dilated) kernel of at most 64x64 "
-                     "(got stride %lldx%lld, groups %lld, %lldx%lld)", (long long)d->stride_h,
-                     (long long)d->stride_w, (long long)d->groups,
-                     (long long)(d->dil_h * (d->r - 1) + 1),
-                     (long long)(d->dil_w * (d->s - 1) + 1));
+    case RIDGE_CONV_FFT: {
+        /* the tiles conv_fft_tile offers: square up to 64 x 64 for a 2-D kernel, one row or
+         * one column up to CONV_FFT_MAX_SIDE for a 1-D one */
+        const int64_t kh = d->dil_h * (d->r - 1) + 1, kw = d->dil_w * (d->s - 1) + 1;
+        const int fits = d->r == 1 || d->s == 1 ? RIDGE_MAX(kh, kw) <= CONV_FFT_MAX_SIDE
+                                                : kh <= 64 && kw <= 64;
+        if (d->stride_h != 1 || d->stride_w != 1 || d->groups != 1 || !fits) {
+            snprintf(why, n, "needs stride 1, groups 1 and a (dilated) kernel of at most 64x64, "
+                     "or 1x%d / %dx1 (got stride %lldx%lld, groups %lld, %lldx%lld)",
+                     CONV_FFT_MAX_SIDE, CONV_FFT_MAX_SIDE, (long long)d->stride_h,
+                     (long long)d->stride_w, (long long)d->groups, (long long)kh, (long long)kw);
             return RIDGE_EUNSUPPORTED;
         }
         return RIDGE_OK;
+    }
     default: return RIDGE_OK; /* ref, direct and im2col run any valid descriptor */
     }
 }

@@ -4,25 +4,28 @@
  * Every transform is vectorized across channels: a "sample" is a vector of VL channels, and
  * a complex value is a pair of such vectors (split real / imaginary), so a butterfly is a few
  * vertical multiply-adds with a broadcast twiddle and never a shuffle. One call transforms
- * one tile for one vector of channels; the tile work area (T x (T/2 + 1) complex vectors: 34
- * KiB at T = 32 on AVX2) stays in L1/L2.
+ * one tile for one vector of channels; the tile work area (TH x (TW/2 + 1) complex vectors:
+ * 34 KiB at 32 x 32 on AVX2) stays in L1/L2. A tile is TH rows by TW columns, powers of 2 up
+ * to FFT_MAXT: square, or one row (1 x 256 for a 1 x 63 kernel), or one column; so every FFT
+ * longer than 1 has the length of the twiddle table, the longer side's.
  *
  *   fft_c      in-place iterative radix-2 decimation-in-time FFT of length T (a power of 2,
- *              <= 64) on VF arrays: bit-reversal permutation, then log2 T passes of T/2
+ *              <= FFT_MAXT) on VF arrays: bit-reversal permutation, then log2 T passes of T/2
  *              butterflies, the twiddle e^{-2 pi i k / len} broadcast once per k.
- *   fft_fwd    2D real-to-complex FFT of a T x T real tile: rows two at a time as one complex
- *              FFT (row a as the real part, row a+1 as the imaginary part) separated by
- *              Hermitian symmetry into the bins 0..T/2 of each, then the T/2 + 1 columns as
- *              complex FFTs. T/2 + (T/2 + 1) complex FFTs instead of 2T.
+ *   fft_fwd    2D real-to-complex FFT of a TH x TW real tile: rows two at a time as one complex
+ *              FFT (row a as the real part, row a+1 as the imaginary part, zero past the last
+ *              row) separated by Hermitian symmetry into the bins 0..TW/2 of each, then the
+ *              TW/2 + 1 columns as complex FFTs of length TH.
  *   fft_inv    the inverse, computing only what overlap-save keeps: the column FFTs, then only
  *              the first mh rows (two per complex FFT, rebuilt from the half spectrum), and
- *              only the first mw columns stored. No 1/T^2 here: it is in the weights.
+ *              only the first mw columns stored. No 1/(TH TW) here: it is in the weights.
  *   fft_cgemm  the channel reduction at one frequency bin: Y[t][co] = sum_ci X[t][ci] *
  *              W[ci][co] in complex arithmetic, 4 tiles x 1 vector of output channels, 8
  *              accumulators (real, imaginary), 4 FMAs per complex multiply-add. */
 
-#define FFT_MAXT 64
+#define FFT_MAXT 512
 
+/* tw: e^{-2 pi i m / T} for m < T / 2, as (cos, -sin) pairs */
 static void fft_c(VF *re, VF *im, int T, const float *tw, int inverse)
 {
     for (int i = 1, j = 0; i < T; i++) { /* bit-reversal permutation */
@@ -52,39 +55,41 @@ static void fft_c(VF *re, VF *im, int T, const float *tw, int inverse)
     }
 }
 
-/* d: the T x T real tile, pixel (i, j) at d[(i*T + j) * dps] (VL channels); work: T*(T/2+1)
- * complex vectors; out: bin (u, v) (u < T the row frequency, v <= T/2 the column one) at
- * out[(u*(T/2+1) + v) * obs], real part there, imaginary part oim floats further. */
-static void conv_fft_fwd(int T, const float *tw, const float *d, ptrdiff_t dps, float *work,
-                         float *out, ptrdiff_t obs, ptrdiff_t oim)
+/* d: the TH x TW real tile, pixel (i, j) at d[(i*TW + j) * dps] (VL channels); work:
+ * TH*(TW/2+1) complex vectors; out: bin (u, v) (u < TH the row frequency, v <= TW/2 the column
+ * one) at out[(u*(TW/2+1) + v) * obs], real part there, imaginary part oim floats further. */
+static void conv_fft_fwd(int TH, int TW, const float *tw, const float *d, ptrdiff_t dps,
+                         float *work, float *out, ptrdiff_t obs, ptrdiff_t oim)
 {
-    const int H = T / 2 + 1;
+    const int H = TW / 2 + 1;
     const VF half = VSET1(0.5f);
     VF re[FFT_MAXT], im[FFT_MAXT];
-    for (int a = 0; a < T; a += 2) { /* rows a, a+1 */
-        for (int j = 0; j < T; j++) {
-            re[j] = VLOAD(d + (a * T + j) * dps);
-            im[j] = VLOAD(d + ((a + 1) * T + j) * dps);
+    for (int a = 0; a < TH; a += 2) { /* rows a, a+1 (zero past the last) */
+        const int two = a + 1 < TH;
+        for (int j = 0; j < TW; j++) {
+            re[j] = VLOAD(d + (a * TW + j) * dps);
+            im[j] = two ? VLOAD(d + ((a + 1) * TW + j) * dps) : VZERO();
         }
-        fft_c(re, im, T, tw, 0);
-        /* Z = A + iB with A, B real rows: A[k] = (Z[k] + conj Z[T-k]) / 2,
-         * B[k] = (Z[k] - conj Z[T-k]) / 2i */
+        fft_c(re, im, TW, tw, 0);
+        /* Z = A + iB with A, B real rows: A[k] = (Z[k] + conj Z[TW-k]) / 2,
+         * B[k] = (Z[k] - conj Z[TW-k]) / 2i */
         for (int k = 0; k < H; k++) {
-            const int nk = (T - k) & (T - 1);
+            const int nk = (TW - k) & (TW - 1);
             float *ha = work + (a * H + k) * 2 * VL, *hb = ha + H * 2 * VL;
             VSTORE(ha, VMUL(half, VADD(re[k], re[nk])));
             VSTORE(ha + VL, VMUL(half, VSUB(im[k], im[nk])));
+            if (!two) continue;
             VSTORE(hb, VMUL(half, VADD(im[k], im[nk])));
             VSTORE(hb + VL, VMUL(half, VSUB(re[nk], re[k])));
         }
     }
     for (int v = 0; v < H; v++) { /* columns */
-        for (int u = 0; u < T; u++) {
+        for (int u = 0; u < TH; u++) {
             re[u] = VLOAD(work + (u * H + v) * 2 * VL);
             im[u] = VLOAD(work + (u * H + v) * 2 * VL + VL);
         }
-        fft_c(re, im, T, tw, 0);
-        for (int u = 0; u < T; u++) {
+        fft_c(re, im, TH, tw, 0);
+        for (int u = 0; u < TH; u++) {
             float *o = out + (u * H + v) * obs;
             VSTORE(o, re[u]);
             VSTORE(o + oim, im[u]);
@@ -94,17 +99,17 @@ static void conv_fft_fwd(int T, const float *tw, const float *d, ptrdiff_t dps, 
 
 /* in: the product spectrum, laid out as fft_fwd's out (ibs, iim); writes rows i < mh,
  * columns j < mw of the (unnormalized) inverse to o[(i*mw + j) * ops]. */
-static void conv_fft_inv(int T, const float *tw, const float *in, ptrdiff_t ibs, ptrdiff_t iim,
-                         float *work, int mh, int mw, float *o, ptrdiff_t ops)
+static void conv_fft_inv(int TH, int TW, const float *tw, const float *in, ptrdiff_t ibs,
+                         ptrdiff_t iim, float *work, int mh, int mw, float *o, ptrdiff_t ops)
 {
-    const int H = T / 2 + 1;
+    const int H = TW / 2 + 1;
     VF re[FFT_MAXT], im[FFT_MAXT];
     for (int v = 0; v < H; v++) { /* columns: only rows < mh are kept */
-        for (int u = 0; u < T; u++) {
+        for (int u = 0; u < TH; u++) {
             re[u] = VLOAD(in + (u * H + v) * ibs);
             im[u] = VLOAD(in + (u * H + v) * ibs + iim);
         }
-        fft_c(re, im, T, tw, 1);
+        fft_c(re, im, TH, tw, 1);
         for (int i = 0; i < mh; i++) {
             VSTORE(work + (i * H + v) * 2 * VL, re[i]);
             VSTORE(work + (i * H + v) * 2 * VL + VL, im[i]);
@@ -112,8 +117,8 @@ static void conv_fft_inv(int T, const float *tw, const float *in, ptrdiff_t ibs,
     }
     for (int a = 0; a < mh; a += 2) { /* rows a, a+1 as Z = A + iB, full spectra rebuilt */
         const int two = a + 1 < mh;
-        for (int k = 0; k < T; k++) {
-            const int kk = k < H ? k : T - k; /* A[k] = conj A[T-k] past T/2 */
+        for (int k = 0; k < TW; k++) {
+            const int kk = k < H ? k : TW - k; /* A[k] = conj A[TW-k] past TW/2 */
             const float *ha = work + (a * H + kk) * 2 * VL, *hb = ha + H * 2 * VL;
             VF ar = VLOAD(ha), ai = VLOAD(ha + VL);
             VF br = two ? VLOAD(hb) : VZERO(), bi = two ? VLOAD(hb + VL) : VZERO();
@@ -121,7 +126,7 @@ static void conv_fft_inv(int T, const float *tw, const float *in, ptrdiff_t ibs,
             re[k] = VSUB(ar, bi);
             im[k] = VADD(ai, br);
         }
-        fft_c(re, im, T, tw, 1);
+        fft_c(re, im, TW, tw, 1);
         for (int j = 0; j < mw; j++) {
             VSTORE(o + (a * mw + j) * ops, re[j]);
             if (two) VSTORE(o + ((a + 1) * mw + j) * ops, im[j]);

@@ -42,21 +42,22 @@
 #define FFT_BLOCK_BYTES (8u << 20) /* spectra of one block: X + Y */
 
 typedef struct fft_geo {
-    int T, H;                 /* tile, bins per row (T/2 + 1) */
+    int th, tw, tn, H;        /* tile rows, columns, the longer, bins per row (tw/2 + 1) */
     int mh, mw;               /* outputs per tile */
-    int64_t F;                /* bins: T * H */
+    int64_t F;                /* bins: th * H */
     int64_t tiles_w, tiles_img, tiles, TB;
     int64_t cp, cop;          /* c_in, c_out rounded up to whole vectors */
 } fft_geo;
 
-static fft_geo fft_geometry(const ridge_conv2d_plan *p, int T)
+static fft_geo fft_geometry(const ridge_conv2d_plan *p, int th, int tw)
 {
     const ridge_conv2d_desc *d = &p->d;
     const int64_t vl = p->k->vlen;
     fft_geo g;
-    g.T = T, g.H = T / 2 + 1, g.F = (int64_t)T * g.H;
-    g.mh = (int)(T - d->dil_h * (d->r - 1));
-    g.mw = (int)(T - d->dil_w * (d->s - 1));
+    g.th = th, g.tw = tw, g.tn = RIDGE_MAX(th, tw);
+    g.H = tw / 2 + 1, g.F = (int64_t)th * g.H;
+    g.mh = (int)(th - d->dil_h * (d->r - 1));
+    g.mw = (int)(tw - d->dil_w * (d->s - 1));
     g.cp = (d->c_in + vl - 1) / vl * vl;
     g.cop = (d->c_out + vl - 1) / vl * vl;
     if (g.mh < 1 || g.mw < 1) {
@@ -74,19 +75,25 @@ static fft_geo fft_geometry(const ridge_conv2d_plan *p, int T)
     return g;
 }
 
-/* Predicted seconds for tile size T (0 when T is too small for the kernel). */
-static double fft_predict(const ridge_conv2d_plan *p, int T, double peak, double bw,
+/* One complex FFT of length n: about 5 n log2 n FLOPs. */
+static double fft1(int n)
+{
+    return 5.0 * n * log2((double)n);
+}
+
+/* Predicted seconds for tile th x tw (0 when it is too small for the kernel). */
+static double fft_predict(const ridge_conv2d_plan *p, int th, int tw, double peak, double bw,
                           conv_fft_cost *c)
 {
-    fft_geo g = fft_geometry(p, T);
+    fft_geo g = fft_geometry(p, th, tw);
     if (g.tiles == 0) return 0;
     const ridge_conv2d_desc *d = &p->d;
-    const double lg = log2((double)T), fft1 = 5.0 * T * lg; /* one complex FFT of length T */
     const double nblk = ceil((double)g.tiles / (double)g.TB);
-    c->t = T;
+    c->th = th, c->tw = tw;
     c->gemm_flops = 8.0 * g.tiles * g.F * d->c_in * g.cop;
-    c->fft_flops = g.tiles * fft1 * ((T / 2 + g.H) * (double)g.cp +
-                                     (g.H + (g.mh + 1) / 2) * (double)g.cop);
+    /* forward: rows in pairs, then H columns; inverse: H columns, then the kept rows in pairs */
+    c->fft_flops = g.tiles * (((th + 1) / 2 * fft1(tw) + g.H * fft1(th)) * (double)g.cp +
+                              (g.H * fft1(th) + (g.mh + 1) / 2 * fft1(tw)) * (double)g.cop);
     c->weight_bytes = 8.0 * g.F * d->c_in * g.cop;
     /* weights past L2 stream once per block; the spectra go out and back once each */
     c->spectra_bytes = (c->weight_bytes > (1 << 19) ? nblk - 1 : 0) * c->weight_bytes +
@@ -95,86 +102,96 @@ static double fft_predict(const ridge_conv2d_plan *p, int T, double peak, double
     return c->compute_s + (c->weight_bytes + c->spectra_bytes) / bw;
 }
 
-int conv_fft_tile(const ridge_conv2d_plan *p, int t, double peak, double bw,
-                  conv_fft_cost *cost)
+/* The tile asked for (th x tw, both given), or the fastest predicted among the square ones
+ * (8 x 8 to 64 x 64) for a 2-D kernel, the 1 x TW ones for a kernel of one row and the TH x 1
+ * ones for a kernel of one column (up to CONV_FFT_MAX_SIDE: 1 x 256 for a 1 x 63 kernel).
+ * The template's FFTs rely on that shape (every FFT longer than 1 has the longer side's
+ * length). Other rectangles the model picked for the benchmark's 2-D kernels ran 0.87-1.12x
+ * the square tiles. */
+conv_fft_cost conv_fft_tile(const ridge_conv2d_plan *p, int th, int tw, double peak, double bw)
 {
+    const ridge_conv2d_desc *d = &p->d;
     conv_fft_cost best = {0}, c;
     double tbest = 0;
-    for (int T = t ? t : 8; T <= (t ? t : 64); T *= 2) {
-        double t = fft_predict(p, T, peak, bw, &c);
-        if (t > 0 && (tbest == 0 || t < tbest)) tbest = t, best = c;
+    for (int t = 1; t <= CONV_FFT_MAX_SIDE; t *= 2) {
+        int h = d->r == 1 ? 1 : t, w = d->r == 1 || d->s > 1 ? t : 1;
+        if (th) h = th, w = tw, t = CONV_FFT_MAX_SIDE; /* one tile, then stop */
+        if ((d->r > 1 && d->s > 1 && (h < 8 || h > 64)) || h * w > CONV_FFT_MAX_POINTS) continue;
+        double s = fft_predict(p, h, w, peak, bw, &c);
+        if (s > 0 && (tbest == 0 || s < tbest)) tbest = s, best = c;
     }
-    if (cost) *cost = best;
-    return best.t;
+    return best;
 }
 
 size_t conv_fft_weight_elems(const ridge_conv2d_plan *p)
 {
-    fft_geo g = fft_geometry(p, p->fft_t);
+    fft_geo g = fft_geometry(p, p->fft_th, p->fft_tw);
     return (size_t)(g.F * p->d.c_in * g.cop * 2);
 }
 
 size_t conv_fft_ws_fixed(const ridge_conv2d_plan *p)
 {
-    fft_geo g = fft_geometry(p, p->fft_t);
+    fft_geo g = fft_geometry(p, p->fft_th, p->fft_tw);
     size_t f = (size_t)(g.F * g.TB * 2 * (g.cp + g.cop));
     return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
 }
 
-/* per thread: the gathered patch D [T*T][cp], the transform's work area, the outputs O */
+/* per thread: the gathered patch D [th*tw][cp], the transform's work area, the outputs O */
 size_t conv_fft_ws_per_thread(const ridge_conv2d_plan *p)
 {
-    fft_geo g = fft_geometry(p, p->fft_t);
-    size_t f = (size_t)((int64_t)g.T * g.T * g.cp + g.F * 2 * p->k->vlen +
+    fft_geo g = fft_geometry(p, p->fft_th, p->fft_tw);
+    size_t f = (size_t)((int64_t)g.th * g.tw * g.cp + g.F * 2 * p->k->vlen +
                         (int64_t)g.mh * g.mw * g.cop + 3 * RIDGE_ALIGN);
     return (f * sizeof(float) + RIDGE_ALIGN - 1) / RIDGE_ALIGN * RIDGE_ALIGN;
 }
 
-/* Wf[bin][co / VL][ci][re|im][co % VL] = conj(DFT_T(w[co][ci] dilated, zero-padded)) / T^2,
+/* Wf[bin][co / VL][ci][re|im][co % VL] = conj(DFT(w[co][ci] dilated, zero-padded to th x tw))
+ * / (th tw),
  * in fp64, the DFT separable: along the kernel's columns, then its rows, with the twiddles of
  * each (frequency, tap) pair tabulated once. */
 ridge_status conv_fft_pack(ridge_conv2d_plan *p, const float *w)
 {
     const ridge_conv2d_desc *d = &p->d;
-    const fft_geo g = fft_geometry(p, p->fft_t);
-    const int T = g.T, H = g.H, vl = p->k->vlen;
+    const fft_geo g = fft_geometry(p, p->fft_th, p->fft_tw);
+    const int TH = g.th, TW = g.tw, H = g.H, vl = p->k->vlen;
     const int64_t R = d->r, S = d->s, cin = d->c_in, ncov = g.cop / vl;
     p->wp_elems = conv_fft_weight_elems(p);
     p->wp = ridge_calloc(p->wp_elems, sizeof(float));
-    p->fft_tw = ridge_malloc((size_t)T * sizeof(float));
-    /* e^{-2 pi i v s dw / T}: cs/sn[v][s]; e^{-2 pi i u r dh / T}: cr/sr[u][r]; g[r][v] */
-    double *cs = ridge_malloc((size_t)(2 * H * S + 2 * T * R + 2 * R * H) * sizeof(double));
-    if (!p->wp || !p->fft_tw || !cs) {
+    p->fft_twid = ridge_malloc((size_t)(g.tn + 1) * sizeof(float));
+    /* e^{-2 pi i v s dw / TW}: cs/sn[v][s]; e^{-2 pi i u r dh / TH}: cr/sr[u][r]; g[r][v] */
+    double *cs = ridge_malloc((size_t)(2 * H * S + 2 * TH * R + 2 * R * H) * sizeof(double));
+    if (!p->wp || !p->fft_twid || !cs) {
         ridge_free(cs);
         return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for the FFT weights");
     }
-    double *sn = cs + H * S, *cr = sn + H * S, *sr = cr + T * R, *gr = sr + T * R, *gi = gr + R * H;
-    for (int m = 0; m < T / 2; m++) {
-        p->fft_tw[2 * m] = (float)cos(2.0 * M_PI * m / T);
-        p->fft_tw[2 * m + 1] = (float)-sin(2.0 * M_PI * m / T);
+    double *sn = cs + H * S, *cr = sn + H * S, *sr = cr + TH * R, *gr = sr + TH * R;
+    double *gi = gr + R * H;
+    for (int m = 0; m < g.tn / 2; m++) {
+        p->fft_twid[2 * m] = (float)cos(2.0 * M_PI * m / g.tn);
+        p->fft_twid[2 * m + 1] = (float)-sin(2.0 * M_PI * m / g.tn);
     }
     for (int v = 0; v < H; v++)
         for (int64_t s = 0; s < S; s++) {
-            double a = 2.0 * M_PI * (double)((v * s * d->dil_w) % T) / T;
+            double a = 2.0 * M_PI * (double)((v * s * d->dil_w) % TW) / TW;
             cs[v * S + s] = cos(a), sn[v * S + s] = sin(a);
         }
-    for (int u = 0; u < T; u++)
+    for (int u = 0; u < TH; u++)
         for (int64_t r = 0; r < R; r++) {
-            double a = 2.0 * M_PI * (double)((u * r * d->dil_h) % T) / T;
+            double a = 2.0 * M_PI * (double)((u * r * d->dil_h) % TH) / TH;
             cr[u * R + r] = cos(a), sr[u * R + r] = sin(a);
         }
-    const double scale = 1.0 / ((double)T * T);
+    const double scale = 1.0 / ((double)TH * TW);
     for (int64_t co = 0; co < d->c_out; co++)
         for (int64_t ci = 0; ci < cin; ci++) {
             const float *k = w + (co * cin + ci) * R * S;
-            for (int64_t r = 0; r < R; r++) /* g[r][v] = sum_s k[r][s] e^{-2 pi i v s dw / T} */
+            for (int64_t r = 0; r < R; r++) /* g[r][v] = sum_s k[r][s] e^{-2 pi i v s dw / TW} */
                 for (int v = 0; v < H; v++) {
                     double re = 0, im = 0;
                     for (int64_t s = 0; s < S; s++)
                         re += k[r * S + s] * cs[v * S + s], im -= k[r * S + s] * sn[v * S + s];
                     gr[r * H + v] = re, gi[r * H + v] = im;
                 }
-            for (int u = 0; u < T; u++) /* W[u][v] = sum_r g[r][v] e^{-2 pi i u r dh / T} */
+            for (int u = 0; u < TH; u++) /* W[u][v] = sum_r g[r][v] e^{-2 pi i u r dh / TH} */
                 for (int v = 0; v < H; v++) {
                     double re = 0, im = 0;
                     for (int64_t r = 0; r < R; r++) {
@@ -209,7 +226,7 @@ static void fft_areas(const fft_run *f, int ith, float **D, float **work, float 
 {
     const fft_geo *g = &f->g;
     char *base = f->tws + (size_t)ith * f->p->ws_per_thread;
-    size_t dsz = ((size_t)g->T * g->T * g->cp * sizeof(float) + RIDGE_ALIGN - 1) /
+    size_t dsz = ((size_t)g->th * g->tw * g->cp * sizeof(float) + RIDGE_ALIGN - 1) /
                  RIDGE_ALIGN * RIDGE_ALIGN;
     size_t wsz = ((size_t)(g->F * 2 * f->p->k->vlen) * sizeof(float) + RIDGE_ALIGN - 1) /
                  RIDGE_ALIGN * RIDGE_ALIGN;
@@ -233,7 +250,7 @@ static void fft_in_range(void *arg, size_t b, size_t e, int ith)
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
     const fft_geo *g = &f->g;
-    const int T = g->T, vl = p->k->vlen;
+    const int TH = g->th, TW = g->tw, vl = p->k->vlen;
     const int64_t cin = d->c_in, cp = g->cp;
     /* the channels are one run of memory (NHWC, NCHW16c up to 16 channels) */
     const int contig = conv_runs_contiguous(p->xco, (int)cin, (int)cin);
@@ -243,9 +260,9 @@ static void fft_in_range(void *arg, size_t b, size_t e, int ith)
         int64_t n, ty, tx;
         fft_tile_pos(g, f->t0 + (int64_t)t, &n, &ty, &tx);
         const int64_t ih0 = ty * g->mh - d->pad_top, iw0 = tx * g->mw - d->pad_left;
-        for (int i = 0; i < T; i++)
-            for (int j = 0; j < T; j++) {
-                float *dp = D + ((int64_t)i * T + j) * cp;
+        for (int i = 0; i < TH; i++)
+            for (int j = 0; j < TW; j++) {
+                float *dp = D + ((int64_t)i * TW + j) * cp;
                 int64_t ih = ih0 + i, iw = iw0 + j;
                 if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w) {
                     memset(dp, 0, (size_t)cp * sizeof(float));
@@ -258,7 +275,7 @@ static void fft_in_range(void *arg, size_t b, size_t e, int ith)
                 for (int64_t c = cin; c < cp; c++) dp[c] = 0.0f;
             }
         for (int64_t c0 = 0; c0 < cp; c0 += vl)
-            p->k->fft_fwd(T, p->fft_tw, D + c0, cp, work, f->X + (int64_t)t * 2 * cp + c0,
+            p->k->fft_fwd(TH, TW, p->fft_twid, D + c0, cp, work, f->X + (int64_t)t * 2 * cp + c0,
                           g->TB * 2 * cp, cp);
     }
 }
@@ -296,8 +313,8 @@ static void fft_out_range(void *arg, size_t b, size_t e, int ith)
         const int mh = (int)RIDGE_MIN(g->mh, p->oh - ty * g->mh);
         const int mw = (int)RIDGE_MIN(g->mw, p->ow - tx * g->mw);
         for (int64_t c0 = 0; c0 < cop; c0 += vl)
-            p->k->fft_inv(g->T, p->fft_tw, f->Y + (int64_t)t * 2 * cop + c0, g->TB * 2 * cop, cop,
-                          work, mh, mw, O + c0, cop);
+            p->k->fft_inv(g->th, g->tw, p->fft_twid, f->Y + (int64_t)t * 2 * cop + c0,
+                          g->TB * 2 * cop, cop, work, mh, mw, O + c0, cop);
         for (int i = 0; i < mh; i++)
             for (int j = 0; j < mw; j++) {
                 const float *op = O + ((int64_t)i * mw + j) * cop;
@@ -314,7 +331,8 @@ static void fft_out_range(void *arg, size_t b, size_t e, int ith)
 void conv_fft_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x, float *y,
                       const float *bias, int act, const float *res, char *ws)
 {
-    fft_run f = {p, fft_geometry(p, p->fft_t), x, y, bias, res, act, NULL, NULL, NULL, 0, 0};
+    fft_run f = {p, fft_geometry(p, p->fft_th, p->fft_tw), x, y, bias, res, act, NULL, NULL, NULL,
+                 0, 0};
     const fft_geo *g = &f.g;
     f.X = (float *)ws;
     f.Y = f.X + g->F * g->TB * 2 * g->cp;

@@ -426,13 +426,12 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     case RIDGE_CONV_FFT: {
         /* conv-fft.c's model: complex GEMMs and transforms at their measured efficiencies,
          * the transformed weights and the spectra through memory */
-        conv_fft_cost fc;
-        conv_fft_tile(p, p->fft_t, m->flops, m->bw, &fc);
+        conv_fft_cost fc = conv_fft_tile(p, p->fft_th, p->fft_tw, m->flops, m->bw);
         flops = fc.gemm_flops + fc.fft_flops;
         eff = flops / (m->flops * fc.compute_s);
         bytes += fc.spectra_bytes;
         snprintf(fft_note, sizeof fft_note, "%dx%d tiles, %.0f%% of the FLOPs in transforms; ",
-                 fc.t, fc.t, 100.0 * fc.fft_flops / flops);
+                 fc.th, fc.tw, 100.0 * fc.fft_flops / flops);
         note = fft_note;
         break;
     }
@@ -493,7 +492,7 @@ void ridge_conv2d_plan_destroy(ridge_conv2d_plan *p)
     ridge_free(p->yfast);
     ridge_free(p->wp);
     ridge_free(p->wref);
-    ridge_free(p->fft_tw);
+    ridge_free(p->fft_twid);
     if (p->gplan)
         for (int64_t g = 0; g < p->d.groups; g++) ridge_sgemm_plan_destroy(p->gplan[g]);
     ridge_free(p->gplan);
@@ -675,8 +674,10 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
     cost_machine m = cost_machine_for(p->k, threads);
     ridge_conv_algo best = RIDGE_CONV_REF;
     char unused[8];
-    if (conv_algo_applies(d, RIDGE_CONV_FFT, unused, sizeof unused) == RIDGE_OK)
-        p->fft_t = conv_fft_tile(p, o.fft_tile, m.flops, m.bw, NULL);
+    if (conv_algo_applies(d, RIDGE_CONV_FFT, unused, sizeof unused) == RIDGE_OK) {
+        conv_fft_cost fc = conv_fft_tile(p, o.fft_tile, o.fft_tile, m.flops, m.bw);
+        p->fft_th = fc.th, p->fft_tw = fc.tw;
+    }
     for (int a = 0; a < RIDGE_CONV_ALGO_COUNT; a++) {
         ridge_conv2d_candidate *c = &p->cand[a];
         c->algo = (ridge_conv_algo)a;

@@ -160,16 +160,18 @@ typedef void (*conv_wino_out_fn)(int m, const float *mm, ptrdiff_t ms, int64_t n
                                  ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
                                  const float *bias, const float *res, int act);
 
-/* FFT convolution (conv-fft-template.h; strides in floats, one vector of channels per call):
- *   fft_fwd:   2D real FFT of a T x T tile d[(i*T + j) * dps] into the T x (T/2+1) bins at
- *              out[bin * obs] (real), out[bin * obs + oim] (imaginary), bin = u*(T/2+1) + v
+/* FFT convolution (conv-fft-template.h; strides in floats, one vector of channels per call;
+ * tiles TH x TW, powers of 2, square or of one row or column; tw: twiddles e^{-2 pi i m / T},
+ * m < T / 2, T = max(TH, TW)):
+ *   fft_fwd:   2D real FFT of a TH x TW tile d[(i*TW + j) * dps] into the TH x (TW/2+1) bins at
+ *              out[bin * obs] (real), out[bin * obs + oim] (imaginary), bin = u*(TW/2+1) + v
  *   fft_inv:   inverse of such a spectrum, unnormalized, keeping rows < mh and columns < mw:
  *              o[(i*mw + j) * ops]
  *   fft_cgemm: one bin: y[t][co] = sum_{k < kc} x[t][k] * w[k][co], complex, t < nt, VL
  *              output channels; real / imaginary parts xim, 2nd vector of w, yim apart */
-typedef void (*conv_fft_fwd_fn)(int T, const float *tw, const float *d, ptrdiff_t dps,
+typedef void (*conv_fft_fwd_fn)(int TH, int TW, const float *tw, const float *d, ptrdiff_t dps,
                                 float *work, float *out, ptrdiff_t obs, ptrdiff_t oim);
-typedef void (*conv_fft_inv_fn)(int T, const float *tw, const float *in, ptrdiff_t ibs,
+typedef void (*conv_fft_inv_fn)(int TH, int TW, const float *tw, const float *in, ptrdiff_t ibs,
                                 ptrdiff_t iim, float *work, int mh, int mw, float *o,
                                 ptrdiff_t ops);
 typedef void (*conv_fft_cgemm_fn)(const float *x, ptrdiff_t xts, ptrdiff_t xim, int64_t nt,
@@ -230,8 +232,9 @@ struct ridge_conv2d_plan {
     size_t ws_fixed;             /* bytes shared by the threads (FFT: the spectra) */
     int stream;                  /* ridge_conv2d_plan_options.stream */
     int streams;                 /* conv_stream_choice, decided once at plan creation */
-    int fft_t;                   /* FFT: tile size T (a power of 2), 0 if it cannot apply */
-    float *fft_tw;               /* FFT: twiddles e^{-2 pi i m / T}, (cos, -sin), m < T/2 */
+    int fft_th, fft_tw;          /* FFT: tile rows x columns (powers of 2), 0 if it cannot apply */
+    float *fft_twid;             /* FFT: twiddles e^{-2 pi i m / T}, (cos, -sin), m < T/2,
+                                  * T = max(fft_th, fft_tw) */
     ridge_conv2d_candidate cand[RIDGE_CONV_ALGO_COUNT];
     char explain[4096];
 };
@@ -301,19 +304,21 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
                             const ridge_conv2d_plan *pw, const float *x, float *y,
                             const float *dw_bias, int dw_act, const float *pw_bias, int pw_act,
                             const float *res, float *strip);
-/* conv-fft.c: the FFT algorithm. conv_fft_tile picks T for p's shape on a machine of `peak`
- * FLOP/s and `bw` bytes/s (t = 0: the fastest predicted; else t itself; 0 if no T fits) and,
- * with cost non-NULL, fills the model's terms for that T. */
+/* conv-fft.c: the FFT algorithm. conv_fft_tile returns the cost model's terms for the tile
+ * TH x TW it picks for p's shape on a machine of `peak` FLOP/s and `bw` bytes/s: the fastest
+ * predicted, or th x tw when both are given (th, tw 0: free); th = tw = 0 in the result when
+ * no tile fits. */
+#define CONV_FFT_MAX_SIDE 512    /* a tile's side, at most */
+#define CONV_FFT_MAX_POINTS 4096 /* a tile's TH x TW, at most */
 typedef struct conv_fft_cost {
-    int t;               /* tile size */
+    int th, tw;          /* tile rows, columns */
     double gemm_flops;   /* the per-bin complex GEMMs */
     double fft_flops;    /* the transforms */
     double compute_s;    /* both at their measured efficiencies */
     double weight_bytes; /* the transformed weights */
     double spectra_bytes; /* the spectra out and back, and the weights' re-streaming */
 } conv_fft_cost;
-int conv_fft_tile(const ridge_conv2d_plan *p, int t, double peak, double bw,
-                  conv_fft_cost *cost);
+conv_fft_cost conv_fft_tile(const ridge_conv2d_plan *p, int th, int tw, double peak, double bw);
 size_t conv_fft_ws_fixed(const ridge_conv2d_plan *p);
 size_t conv_fft_ws_per_thread(const ridge_conv2d_plan *p);
 size_t conv_fft_weight_elems(const ridge_conv2d_plan *p);
