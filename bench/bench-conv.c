@@ -30,27 +30,31 @@ const char ridge_bench_conv_summary[] =
 typedef struct conv_case {
     const char *name;
     int64_t ci, h, w, co, r, stride, pad, groups;
+    int64_t s, pad_w; /* a kernel r x s with padding pad_w left and right (0, 0: square) */
 } conv_case;
 
 static const conv_case cases[] = {
-    /* name              ci   h    w    co   r  st pad groups */
-    {"resnet-3x3-64",    64,  56,  56,  64,  3, 1, 1, 1},
-    {"resnet-3x3-128",   128, 28,  28,  128, 3, 1, 1, 1},
-    {"resnet-3x3-256",   256, 14,  14,  256, 3, 1, 1, 1},
-    {"resnet-first-7x7", 3,   224, 224, 64,  7, 2, 3, 1},
-    {"resnet-1x1-64",    64,  56,  56,  64,  1, 1, 0, 1},
-    {"resnet-1x1-256-64", 256, 56, 56,  64,  1, 1, 0, 1},
-    {"mobilenet-dw-32",  32,  112, 112, 32,  3, 1, 1, 32},
-    {"mobilenet-dw-64",  64,  56,  56,  64,  3, 1, 1, 64},
-    {"fmnist-conv1",     1,   28,  28,  32,  3, 1, 1, 1},
-    {"fmnist-conv2",     32,  14,  14,  64,  3, 1, 1, 1},
-    {"large-9x9",        16,  64,  64,  16,  9, 1, 4, 1},
-    {"large-11x11",      16,  64,  64,  16,  11, 1, 5, 1},
-    {"large-5x5-64-56",  64,  56,  56,  64,  5, 1, 2, 1},
-    {"large-7x7-64-56",  64,  56,  56,  64,  7, 1, 3, 1},
-    {"large-7x7-64-28",  64,  28,  28,  64,  7, 1, 3, 1},
-    {"large-11x11-64-56", 64, 56,  56,  64,  11, 1, 5, 1},
-    {"large-11x11-64-28", 64, 28,  28,  64,  11, 1, 5, 1},
+    /* name              ci   h    w    co   r  st pad groups s pad_w */
+    {"resnet-3x3-64",    64,  56,  56,  64,  3, 1, 1, 1, 0, 0},
+    {"resnet-3x3-128",   128, 28,  28,  128, 3, 1, 1, 1, 0, 0},
+    {"resnet-3x3-256",   256, 14,  14,  256, 3, 1, 1, 1, 0, 0},
+    {"resnet-first-7x7", 3,   224, 224, 64,  7, 2, 3, 1, 0, 0},
+    {"resnet-1x1-64",    64,  56,  56,  64,  1, 1, 0, 1, 0, 0},
+    {"resnet-1x1-256-64", 256, 56, 56,  64,  1, 1, 0, 1, 0, 0},
+    {"mobilenet-dw-32",  32,  112, 112, 32,  3, 1, 1, 32, 0, 0},
+    {"mobilenet-dw-64",  64,  56,  56,  64,  3, 1, 1, 64, 0, 0},
+    {"fmnist-conv1",     1,   28,  28,  32,  3, 1, 1, 1, 0, 0},
+    {"fmnist-conv2",     32,  14,  14,  64,  3, 1, 1, 1, 0, 0},
+    {"large-9x9",        16,  64,  64,  16,  9, 1, 4, 1, 0, 0},
+    {"large-11x11",      16,  64,  64,  16,  11, 1, 5, 1, 0, 0},
+    {"large-5x5-64-56",  64,  56,  56,  64,  5, 1, 2, 1, 0, 0},
+    {"large-7x7-64-56",  64,  56,  56,  64,  7, 1, 3, 1, 0, 0},
+    {"large-7x7-64-28",  64,  28,  28,  64,  7, 1, 3, 1, 0, 0},
+    {"large-11x11-64-56", 64, 56,  56,  64,  11, 1, 5, 1, 0, 0},
+    {"large-11x11-64-28", 64, 28,  28,  64,  11, 1, 5, 1, 0, 0},
+    /* 1-D kernels (sequences, audio): FFT on tiles of one row */
+    {"long-1x31-64",     64,  1,   2048, 64, 1, 1, 0, 1, 31, 15},
+    {"long-1x63-16",     16,  1,   4096, 16, 1, 1, 0, 1, 63, 31},
 };
 
 enum { MAX_METHODS = 16 };
@@ -230,9 +234,9 @@ static int dnnl_result(method *m, const ridge_conv2d_desc *d, int64_t oh, int64_
 
 /* Copies x into the interior of the padded buffer xp (whose borders are zero): row by row,
  * each row contiguous in every layout (per channel block for NCHW16c, per channel for NCHW). */
-static void pad_copy(float *xp, const float *x, const ridge_conv2d_desc *d, int64_t pad)
+static void pad_copy(float *xp, const float *x, const ridge_conv2d_desc *d)
 {
-    int64_t hp = d->h + 2 * pad, wp = d->w + 2 * pad;
+    int64_t hp = d->h + d->pad_top + d->pad_bottom, wp = d->w + d->pad_left + d->pad_right;
     int64_t nb = d->layout == RIDGE_NHWC      ? 1
                  : d->layout == RIDGE_NCHW16C ? (d->c_in + 15) / 16
                                               : d->c_in;
@@ -242,18 +246,18 @@ static void pad_copy(float *xp, const float *x, const ridge_conv2d_desc *d, int6
             const float *s = x + (n * nb + b) * d->h * d->w * cw;
             float *t = xp + (n * nb + b) * hp * wp * cw;
             for (int64_t i = 0; i < d->h; i++)
-                memcpy(t + ((i + pad) * wp + pad) * cw, s + i * d->w * cw,
+                memcpy(t + ((i + d->pad_top) * wp + d->pad_left) * cw, s + i * d->w * cw,
                        (size_t)(d->w * cw) * sizeof(float));
         }
 }
 
-static int run_method(ridge_ctx *ctx, method *m, const ridge_conv2d_desc *d, int64_t pad,
-                      const float *x, float *xp, float *y, const float *b)
+static int run_method(ridge_ctx *ctx, method *m, const ridge_conv2d_desc *d, const float *x,
+                      float *xp, float *y, const float *b)
 {
     switch (m->kind) {
     case 0: return ridge_conv2d_forward(ctx, m->plan, x, y, b, NULL, m->ws) ? -1 : 0;
     case 1:
-        pad_copy(xp, x, d, pad);
+        pad_copy(xp, x, d);
         return ridge_conv2d_forward(ctx, m->plan, xp, y, b, NULL, m->ws) ? -1 : 0;
 #ifdef RIDGE_HAVE_DNNL
     case 2: return dnnl_run(m);
@@ -279,8 +283,9 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
     ridge_conv2d_desc d;
     ridge_conv2d_desc_init(&d);
     d.n = batch, d.c_in = cs->ci, d.h = cs->h, d.w = cs->w, d.c_out = cs->co;
-    d.r = d.s = cs->r, d.stride_h = d.stride_w = cs->stride;
-    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = cs->pad;
+    d.r = cs->r, d.s = cs->s ? cs->s : cs->r, d.stride_h = d.stride_w = cs->stride;
+    d.pad_top = d.pad_bottom = cs->pad;
+    d.pad_left = d.pad_right = cs->s ? cs->pad_w : cs->pad;
     d.groups = cs->groups, d.layout = layout;
     int64_t oh, ow;
     if (ridge_conv2d_desc_check(&d, &oh, &ow)) return -1;
@@ -289,7 +294,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
     size_t wn = (size_t)(d.c_out * d.c_in / d.groups * d.r * d.s);
     /* the padded copy of the input, for direct-padded */
     ridge_conv2d_desc dp = d;
-    dp.h += 2 * cs->pad, dp.w += 2 * cs->pad;
+    dp.h += d.pad_top + d.pad_bottom, dp.w += d.pad_left + d.pad_right;
     dp.pad_top = dp.pad_bottom = dp.pad_left = dp.pad_right = 0;
     size_t xpn = ridge_tensor_elems(layout, dp.n, dp.c_in, dp.h, dp.w);
     float *x = ridge_malloc(xn * 4), *w = ridge_malloc(wn * 4), *b = ridge_malloc(d.c_out * 4);
@@ -337,7 +342,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
         m->ws_bytes = ridge_conv2d_workspace_size(m->plan, threads);
         m->ws = ridge_malloc(m->ws_bytes ? m->ws_bytes : 64);
         nm++;
-        if (a == RIDGE_CONV_DIRECT && cs->pad > 0) { /* the same kernel on a padded copy */
+        if (a == RIDGE_CONV_DIRECT && dp.h * dp.w > d.h * d.w) { /* the same kernel, padded copy */
             method *q = &ms[nm];
             po.algo = RIDGE_CONV_DIRECT;
             if (ridge_conv2d_plan_create(ctx, &dp, w, &po, &q->plan) == RIDGE_OK) {
@@ -371,7 +376,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
         method *m = &ms[i];
         for (size_t k = 0; k < yn; k++) y[k] = NAN;
         if (m->kind == 1) memset(xp, 0, xpn * 4); /* borders zeroed once, outside the timing */
-        m->ok = run_method(ctx, m, &d, cs->pad, x, xp, y, b) == 0;
+        m->ok = run_method(ctx, m, &d, x, xp, y, b) == 0;
 #ifdef RIDGE_HAVE_DNNL
         if (m->kind == 2 && m->ok) m->ok = dnnl_result(m, &d, oh, ow, y) == 0;
 #endif
@@ -389,7 +394,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
     int per = flops < 2e7 ? 8 : flops < 2e8 ? 2 : 1; /* calls per sample on tiny shapes */
     for (int i = 0; i < nm; i++) {
         ms[i].samples = calloc((size_t)rounds, sizeof(double));
-        if (ms[i].ok) run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b); /* warm-up */
+        if (ms[i].ok) run_method(ctx, &ms[i], &d, x, xp, y, b); /* warm-up */
     }
     /* each round starts at the next method, so no method always runs right after oneDNN's
      * (its OpenMP team spins for about 9 ms after a call: bench convbwd) */
@@ -401,15 +406,15 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
              * fall asleep, so they do not steal the other core from this one */
             if (threads > 1) {
                 bench_quiesce(3000);
-                BENCH_WAKE(run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b));
+                BENCH_WAKE(run_method(ctx, &ms[i], &d, x, xp, y, b));
             } else {
                 /* one untimed call first, so that at 1 thread too (as after BENCH_WAKE) a
                  * method is timed with its own operands in cache, as a layer finds the input
                  * its predecessor just wrote, not with whatever the method before left */
-                run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b);
+                run_method(ctx, &ms[i], &d, x, xp, y, b);
             }
             uint64_t t0 = ridge_time_ns();
-            for (int k = 0; k < per; k++) run_method(ctx, &ms[i], &d, cs->pad, x, xp, y, b);
+            for (int k = 0; k < per; k++) run_method(ctx, &ms[i], &d, x, xp, y, b);
             ms[i].samples[r] = (double)(ridge_time_ns() - t0) * 1e-9 / per;
         }
     /* report */
@@ -565,7 +570,8 @@ static void help(void)
            "                        [--layout nchw|nhwc|nchw16c|all] [--batch N] [--algo A]\n\n"
            "Times every convolution algorithm that applies to each shape (ResNet-50 3x3 and\n"
            "1x1 layers, its 7x7 first layer, MobileNet depthwise, the Fashion-MNIST CNN, 9x9\n"
-           "and 11x11 kernels, 5x5 to 11x11 at 64 channels for FFT) at 1 thread and at\n"
+           "and 11x11 kernels, 5x5 to 11x11 at 64 channels for FFT, 1x31 and 1x63 kernels on\n"
+           "one row of 2048 and 4096 pixels) at 1 thread and at\n"
            "--threads, after checking each against the\n"
            "fp64 reference. Columns: median and best ms, GFLOP/s on the direct FLOP count,\n"
            "%% of the roof, workspace KiB (direct-padded: the padded copy), err_1e-6 (max\n"
