@@ -268,12 +268,13 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
 #define GEMM_MIN_FLOP_PER_THREAD 2e6
 #define GEMV_MIN_BYTES_PER_THREAD 131072.0
 
-/* m == 1 with a row-major B (gemv_n): the k rows are summed in segments, each into a row of
- * partial sums, and the rows added in segment order at the end (gemv_sum). The count depends
+/* m == 1 with a row-major B (gemv_n): the k rows are summed in segments, each from zero, and
+ * the segments' sums added in order: by one gemv_n call on one thread, or, when threads share
+ * the segments, from rows of partial sums by gemv_sum, with the same bits. The count depends
  * on the shape only, so the bits do not depend on the thread count: a power of two, about one
- * segment per GEMV_MIN_BYTES_PER_THREAD of B, at most GEMV_SEG_MAX. Threads take whole
- * segments, each a contiguous share of B that stays in its core's L2 from call to call (halves
- * of every row instead, by columns, ran 0.8x on 1 x 128 x 784). */
+ * segment per GEMV_MIN_BYTES_PER_THREAD of B, at most GEMV_SEG_MAX. Each thread's segments
+ * are a contiguous share of B that stays in its core's L2 from call to call (halves of every
+ * row instead, by columns, ran 0.8x on 1 x 128 x 784). */
 #define GEMV_SEG_MAX 8
 static size_t gemv_segments(const gemm_problem *p)
 {
