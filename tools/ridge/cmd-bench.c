@@ -77,7 +77,8 @@ int cmd_bench(int argc, char **argv)
     int nrest = 0;
     for (int i = 1; i < argc;) {
         if (name && strcmp(name, "all") && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
-            rest[nrest++] = argv[i++]; /* after a bench's name: that bench's own help */
+            if (nrest < 63) rest[nrest++] = argv[i]; /* after a bench's name: its own help */
+            i++;
             continue;
         }
         int r = cli_common_parse(&c, argc, argv, &i);
