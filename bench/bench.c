@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "perf/json.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -139,32 +140,21 @@ void bench_table_row(bench_table *t, const bench_val *vals)
     t->nrows++;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 void bench_table_end(bench_table *t)
 {
     FILE *f = t->opts->out ? t->opts->out : stdout;
     if (t->opts->json) {
         fprintf(f, "{\"bench\": ");
-        json_string(f, t->title);
+        ridge_json_write_string(f, t->title);
         fprintf(f, ", \"rows\": [");
         for (int r = 0; r < t->nrows; r++) {
             fprintf(f, "%s\n  {", r ? "," : "");
             for (int c = 0; c < t->ncols; c++) {
                 fprintf(f, "%s", c ? ", " : "");
-                json_string(f, t->cols[c].name);
+                ridge_json_write_string(f, t->cols[c].name);
                 fprintf(f, ": ");
                 const char *cell = t->cells[r][c];
-                if (t->cols[c].kind == BENCH_STR) json_string(f, cell);
+                if (t->cols[c].kind == BENCH_STR) ridge_json_write_string(f, cell);
                 else fprintf(f, "%s", strcmp(cell, "-") == 0 ? "null" : cell);
             }
             fprintf(f, "}");

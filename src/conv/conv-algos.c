@@ -97,7 +97,7 @@ ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, ch
          * one column up to CONV_FFT_MAX_SIDE for a 1-D one */
         const int64_t kh = d->dil_h * (d->r - 1) + 1, kw = d->dil_w * (d->s - 1) + 1;
         const int fits = d->r == 1 || d->s == 1 ? RIDGE_MAX(kh, kw) <= CONV_FFT_MAX_SIDE
-                                                : kh <= 64 && kw <= 64;
+                                                : RIDGE_MAX(kh, kw) <= CONV_FFT_MAX_SQUARE;
         if (d->stride_h != 1 || d->stride_w != 1 || d->groups != 1 || !fits) {
             snprintf(why, n, "needs stride 1, groups 1 and a (dilated) kernel of at most 64x64, "
                      "or 1x%d / %dx1 (got stride %lldx%lld, groups %lld, %lldx%lld)",

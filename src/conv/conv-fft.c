@@ -111,12 +111,13 @@ static double fft_predict(const ridge_conv2d_plan *p, int th, int tw, double pea
 conv_fft_cost conv_fft_tile(const ridge_conv2d_plan *p, int th, int tw, double peak, double bw)
 {
     const ridge_conv2d_desc *d = &p->d;
+    const int square = d->r > 1 && d->s > 1;
     conv_fft_cost best = {0}, c;
+    if (th) return fft_predict(p, th, tw, peak, bw, &c) > 0 ? c : best;
     double tbest = 0;
-    for (int t = 1; t <= CONV_FFT_MAX_SIDE; t *= 2) {
-        int h = d->r == 1 ? 1 : t, w = d->r == 1 || d->s > 1 ? t : 1;
-        if (th) h = th, w = tw, t = CONV_FFT_MAX_SIDE; /* one tile, then stop */
-        if ((d->r > 1 && d->s > 1 && (h < 8 || h > 64)) || h * w > CONV_FFT_MAX_POINTS) continue;
+    for (int t = square ? 8 : 1; t <= (square ? CONV_FFT_MAX_SQUARE : CONV_FFT_MAX_SIDE); t *= 2) {
+        /* square; one row (a 1 x S kernel, 1 x 1 too); one column (R x 1) */
+        const int h = d->r > 1 ? t : 1, w = d->s > 1 || d->r == 1 ? t : 1;
         double s = fft_predict(p, h, w, peak, bw, &c);
         if (s > 0 && (tbest == 0 || s < tbest)) tbest = s, best = c;
     }

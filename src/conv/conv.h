@@ -308,8 +308,8 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
  * TH x TW it picks for p's shape on a machine of `peak` FLOP/s and `bw` bytes/s: the fastest
  * predicted, or th x tw when both are given (th, tw 0: free); th = tw = 0 in the result when
  * no tile fits. */
-#define CONV_FFT_MAX_SIDE 512    /* a tile's side, at most */
-#define CONV_FFT_MAX_POINTS 4096 /* a tile's TH x TW, at most */
+#define CONV_FFT_MAX_SQUARE 64   /* a 2-D kernel's square tile, at most */
+#define CONV_FFT_MAX_SIDE 512    /* a 1-D kernel's tile (1 x TW, TH x 1), at most */
 typedef struct conv_fft_cost {
     int th, tw;          /* tile rows, columns */
     double gemm_flops;   /* the per-bin complex GEMMs */

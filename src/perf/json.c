@@ -276,6 +276,17 @@ const ridge_json *ridge_json_get(const ridge_json *obj, const char *key)
     return NULL;
 }
 
+void ridge_json_write_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned)(unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 ridge_status ridge_read_file(const char *path, size_t max_bytes, char **out)
 {
     *out = NULL;

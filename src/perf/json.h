@@ -4,6 +4,8 @@
 #ifndef RIDGE_PERF_JSON_H
 #define RIDGE_PERF_JSON_H
 
+#include <stdio.h>
+
 #include "ridge/core.h"
 
 typedef enum ridge_json_type {
@@ -35,6 +37,9 @@ void ridge_json_free(ridge_json *v); /* NULL is a no-op */
 
 /* The member `key` of an object (the first if repeated), or NULL. */
 const ridge_json *ridge_json_get(const ridge_json *obj, const char *key);
+
+/* Writes s to f as a JSON string: quoted, with '"', '\\' and control bytes escaped. */
+void ridge_json_write_string(FILE *f, const char *s);
 
 /* Reads a whole file into a NUL-terminated malloc'd buffer (free with free). RIDGE_EIO with
  * the path and errno's reason; RIDGE_EFORMAT if larger than max_bytes. */

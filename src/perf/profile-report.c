@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "perf/json.h"
 #include "ridge/profile.h"
 
 const char *ridge_profile_wall_name(ridge_profile_wall w)
@@ -156,17 +157,6 @@ void ridge_profile_summary_free(ridge_profile_summary *s)
     s->nrows = 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 ridge_status ridge_profile_write_trace(const ridge_ctx *ctx, FILE *f)
 {
     const ridge_prof_record *r;
@@ -185,13 +175,13 @@ ridge_status ridge_profile_write_trace(const ridge_ctx *ctx, FILE *f)
         double ts = (double)(r[i].start_ns - t0) * 1e-3;
         double dur = (double)(r[i].end_ns - r[i].start_ns) * 1e-3;
         fprintf(f, ",\n{\"name\": ");
-        json_str(f, r[i].op);
+        ridge_json_write_string(f, r[i].op);
         fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, "
                    "\"dur\": %.3f, \"args\": {\"shape\": ",
                 is_pool(r[i].op) ? "pool" : "op", r[i].thread, ts, dur);
-        json_str(f, r[i].shape);
+        ridge_json_write_string(f, r[i].shape);
         fprintf(f, ", \"algo\": ");
-        json_str(f, r[i].algo);
+        ridge_json_write_string(f, r[i].algo);
         fprintf(f, ", \"flops\": %.0f, \"bytes\": %.0f, \"depth\": %d}}", r[i].flops, r[i].bytes,
                 r[i].depth);
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "perf/json.h"
 
 const char cmd_conv_summary[] = "explain (and with --tune, time) ridge's algorithm choice for a convolution";
 
@@ -88,18 +89,6 @@ static int parse_pad(const char *v, ridge_conv2d_desc *d)
     return 0;
 }
 
-/* s as a JSON string (the explanations are plain text; quotes and control bytes escaped). */
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
-        else putchar(*s);
-    }
-    putchar('"');
-}
-
 static void print_json(const ridge_conv2d_desc *d, const ridge_conv2d_plan *plan, int tuned)
 {
     printf("{\n  \"desc\": {\"n\": %lld, \"c_in\": %lld, \"h\": %lld, \"w\": %lld, "
@@ -123,11 +112,11 @@ static void print_json(const ridge_conv2d_desc *d, const ridge_conv2d_plan *plan
                    1e3 * c[i].predicted_s, 1e3 * c[i].measured_s, c[i].workspace,
                    c[i].weight_bytes);
         printf(", \"why\": ");
-        json_string(c[i].why);
+        ridge_json_write_string(stdout, c[i].why);
         printf("}%s\n", i + 1 < RIDGE_CONV_ALGO_COUNT ? "," : "");
     }
     printf("  ],\n  \"explain\": ");
-    json_string(ridge_conv2d_plan_explain(plan));
+    ridge_json_write_string(stdout, ridge_conv2d_plan_explain(plan));
     printf("\n}\n");
 }
 
