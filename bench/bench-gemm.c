@@ -10,6 +10,11 @@
  * alike; each cell is the median over rounds (the table also gives ridge's best). alpha = 1,
  * beta = 0, row-major, minimal leading dimensions.
  *
+ * The FMA peak drifts on a shared machine (another tenant, a clock change), so the rounds also
+ * time the roofline's FMA probe (src/perf/probe.h) on the same threads, for about as long as
+ * one ridge sample: pct_fma is ridge's median against that loop's median in the same run,
+ * while pct_roof judges against the peak `ridge roofline` measured earlier.
+ *
  * Peers (built with -DRIDGE_BENCH_PEERS=ON) are opened with dlopen(RTLD_LOCAL) from the paths
  * CMake found: OpenBLAS and BLIS both export cblas_sgemm/sgemm_, and loading each privately
  * keeps them apart. OpenBLAS picks its kernels in a constructor that reads OPENBLAS_CORETYPE,
@@ -20,6 +25,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "perf/probe.h"
 
 #ifdef RIDGE_HAVE_PEERS
 #include <dlfcn.h>
@@ -231,6 +237,52 @@ static int verify(const gcall *g)
     return 0;
 }
 
+/* ---- the FMA loop: this run's peak --------------------------------------------------------- */
+
+typedef struct fma_loop {
+    ridge_ctx *ctx;
+    int threads;
+    ridge_probe_compute_fn probe;
+    uint64_t iters; /* per thread and call */
+    double ops;     /* all threads, per call */
+} fma_loop;
+
+static volatile float fma_sink;
+
+static void fma_task(void *arg, int ith, int nth)
+{
+    fma_loop *f = arg;
+    ridge_probe_result r = f->probe(f->iters);
+    if (ith == 0) f->ops = r.ops * nth, fma_sink = r.sink;
+}
+
+static void fma_call(void *arg)
+{
+    fma_loop *f = arg;
+    ridge_parallel_run(f->ctx, f->threads, fma_task, f);
+}
+
+/* The FMA probe of the context's ISA on `threads` threads, sized to last about `sec` a call. */
+static void fma_loop_init(fma_loop *f, ridge_ctx *ctx, int threads, double sec)
+{
+    ridge_isa isa = ridge_ctx_isa(ctx);
+    *f = (fma_loop){ctx, threads,
+                    isa == RIDGE_ISA_AVX512 ? ridge_probe_fma__avx512
+                    : isa == RIDGE_ISA_AVX2 ? ridge_probe_fma__avx2
+                                            : ridge_probe_fma__scalar,
+                    1000, 0};
+    for (;;) { /* grow until a call lasts a tenth of `sec`, then scale */
+        uint64_t t0 = ridge_time_ns();
+        fma_call(f);
+        double dt = (double)(ridge_time_ns() - t0) * 1e-9;
+        if (dt >= sec / 10 || f->iters >= (1ull << 36)) {
+            f->iters = (uint64_t)((double)f->iters * sec / (dt > 1e-9 ? dt : 1e-9)) + 1;
+            return;
+        }
+        f->iters *= 4;
+    }
+}
+
 /* ---- the run -------------------------------------------------------------------------------- */
 
 static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *s,
@@ -273,33 +325,39 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
     double target = o->quick ? 0.15 : 0.6;
     int rounds = (int)(target / (est > 1e-9 ? est : 1e-9));
     rounds = rounds < 3 ? 3 : rounds > 200 ? 200 : rounds;
-    double *samples[I_COUNT] = {0};
-    for (int i = 0; i < I_COUNT; i++)
-        if (c[i]) samples[i] = malloc(rounds * sizeof(double));
+    double *samples[I_COUNT + 1] = {0};
+    for (int i = 0; i <= I_COUNT; i++)
+        if (i == I_COUNT || c[i]) samples[i] = malloc(rounds * sizeof(double));
     /* interleaved: every round times each implementation once, in batches long enough that
-     * the clock's resolution does not matter */
+     * the clock's resolution does not matter, then the FMA loop for about as long */
     int per = est < 1e-3 ? (int)(1e-3 / (est > 1e-9 ? est : 1e-9)) + 1 : 1;
+    fma_loop fma;
+    fma_loop_init(&fma, ctx, threads, fmin(fmax(est * per, 2e-4), 0.2));
     for (int r = 0; r < rounds; r++)
-        for (int i = 0; i < I_COUNT; i++) {
-            if (!c[i]) continue;
+        for (int i = 0; i <= I_COUNT; i++) {
+            if (i < I_COUNT && !c[i]) continue;
             /* let the previous library's spinning workers (OpenMP, OpenBLAS, ridge's pool)
              * fall asleep so they do not steal the core from this one */
             if (threads > 1 && o->peers) {
                 bench_quiesce(1000);
-                BENCH_WAKE(call(&g[i]));
+                if (i < I_COUNT) BENCH_WAKE(call(&g[i]));
+                else BENCH_WAKE(fma_call(&fma));
             }
             uint64_t t0 = ridge_time_ns();
-            for (int q = 0; q < per; q++) call(&g[i]);
-            samples[i][r] = (double)(ridge_time_ns() - t0) * 1e-9 / per;
+            if (i == I_COUNT) fma_call(&fma);
+            else
+                for (int q = 0; q < per; q++) call(&g[i]);
+            double dt = (double)(ridge_time_ns() - t0) * 1e-9;
+            samples[i][r] = i == I_COUNT ? dt / fma.ops : dt / per; /* the loop: s per FLOP */
         }
-    bench_stats st[I_COUNT];
-    for (int i = 0; i < I_COUNT; i++)
-        if (c[i]) st[i] = bench_summarize(samples[i], (size_t)rounds);
+    bench_stats st[I_COUNT + 1];
+    for (int i = 0; i <= I_COUNT; i++)
+        if (samples[i]) st[i] = bench_summarize(samples[i], (size_t)rounds);
     char shape[64], name[64];
     snprintf(shape, sizeof shape, "%zux%zux%zu", s->m, s->n, s->k);
     snprintf(name, sizeof name, "%s %c%c", s->name, s->ta, s->tb);
     double gf = flop / st[I_RIDGE].median * 1e-9, best_peer = NAN;
-    bench_val row[16];
+    bench_val row[24];
     int nv = 0;
     row[nv++] = (bench_val){name, 0};
     row[nv++] = (bench_val){shape, 0};
@@ -311,6 +369,8 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
     int judged = roof && !ridge_roofline_judge(roof, threads, ridge_roofline_peak_f32(ridge_ctx_isa(ctx)),
                                                flop, bytes, bytes, st[I_RIDGE].median, &v);
     row[nv++] = (bench_val){NULL, judged ? 100.0 * v.fraction : NAN};
+    row[nv++] = (bench_val){NULL, 1e-9 / st[I_COUNT].median};
+    row[nv++] = (bench_val){NULL, 100.0 * gf / (1e-9 / st[I_COUNT].median)};
     row[nv++] = (bench_val){NULL, flop / bytes};
     for (int i = 1; i < I_COUNT; i++) {
         double pg = c[i] ? flop / st[i].median * 1e-9 : NAN;
@@ -320,7 +380,7 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
     }
     row[nv++] = (bench_val){NULL, gf / best_peer};
     bench_table_row(t, row);
-    for (int i = 0; i < I_COUNT; i++) free(samples[i]);
+    for (int i = 0; i <= I_COUNT; i++) free(samples[i]);
 out:
     for (int i = 0; i < I_COUNT; i++) ridge_free(c[i]);
     ridge_free(a);
@@ -336,8 +396,9 @@ static void help(void)
            "convolution and dense-layer shapes at 1 thread and at --threads, after checking each\n"
            "result, with OpenBLAS, BLIS and oneDNN interleaved in the same rounds (--peers).\n"
            "Columns: median and best GFLOP/s, %% of the roof (ridge roofline's verdict for the\n"
-           "product's FLOPs and bytes), FLOP per byte, each peer's median GFLOP/s and ridge's\n"
-           "speed over it, and over the best peer.\n"
+           "product's FLOPs and bytes), the FMA loop's median GFLOP/s in the same rounds and\n"
+           "ridge's median as %% of it (the peak now, not when `ridge roofline` ran), FLOP per\n"
+           "byte, each peer's median GFLOP/s and ridge's speed over it, and over the best peer.\n"
            "--shape MxNxK times that product alone (C is M x N, the reduction K long), with\n"
            "--trans giving op(A) and op(B) (default NN; NT is a linear layer's y = x W^T).\n");
 }
@@ -386,6 +447,7 @@ int ridge_bench_gemm(const ridge_bench_opts *o, int argc, char **argv)
     static const bench_col cols[] = {
         {"case", BENCH_STR},        {"shape", BENCH_STR},  {"thr", BENCH_INT},
         {"gflops", BENCH_F1},       {"best", BENCH_F1},        {"pct_roof", BENCH_F1},
+        {"fma_loop", BENCH_F1},     {"pct_fma", BENCH_F1},
         {"intensity", BENCH_F1},    {"openblas", BENCH_F1},     {"x_openblas", BENCH_F2},  {"blis", BENCH_F1},
         {"x_blis", BENCH_F2},       {"onednn", BENCH_F1},      {"x_onednn", BENCH_F2},
         {"x_best_peer", BENCH_F2},

@@ -24,7 +24,7 @@ done
 expect 0 "$R" bench gemm --shape 40x50x60 --trans NT --quick --threads 1 --json
 says '"case": "shape NT", "shape": "40x50x60", "thr": 1'
 if command -v python3 >/dev/null; then
-    python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["rows"]; assert len(r) == 1 and r[0]["gflops"] > 0, r' "$D/out" ||
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["rows"]; g = r[0]["gflops"]; assert len(r) == 1 and g > 0 and r[0]["fma_loop"] > 0 and abs(r[0]["pct_fma"] * r[0]["fma_loop"] / 100 - g) < 0.01 * g + 0.2, r' "$D/out" ||
         { echo "FAIL: bench gemm --shape --json"; fail=1; }
 fi
 
