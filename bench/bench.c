@@ -80,13 +80,34 @@ void bench_quiesce(int us)
     nanosleep(&ts, NULL);
 }
 
+/* Prints text's words (an option's "[...]" counts as one) in lines of at most 88 columns,
+ * the first line after `col` columns already printed, the next ones indented by `indent`. */
+static void print_wrapped(const char *text, int col, int indent)
+{
+    for (const char *w = text; *w;) {
+        const char *close = *w == '[' ? strchr(w, ']') : NULL;
+        int len = close ? (int)(close - w) + 1 : (int)strcspn(w, " ");
+        if (col > indent && col + 1 + len > 88) col = printf("\n%*s", indent, "") - 1;
+        else if (col > indent) col += printf(" ");
+        col += printf("%.*s", len, w);
+        w += len;
+        w += strspn(w, " ");
+    }
+    putchar('\n');
+}
+
 int bench_help(int argc, char **argv, const char *name, const char *summary, const char *own)
 {
     for (int i = 0; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: ridge bench %s [--quick] [--peers] [--json] [--threads N] [--isa ISA]"
-                   "%s%s\n\n%s.\n",
-                   name, own ? " " : "", own ? own : "", summary);
+            char usage[512];
+            int col = printf("usage: ridge bench %s ", name) - 1;
+            snprintf(usage, sizeof usage, "[--quick] [--peers] [--json] [--threads N] [--isa ISA]%s%s",
+                     own ? " " : "", own ? own : "");
+            print_wrapped(usage, col, col + 1);
+            putchar('\n');
+            snprintf(usage, sizeof usage, "%s.", summary);
+            print_wrapped(usage, 0, 0);
             return 1;
         }
     return 0;
