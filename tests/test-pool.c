@@ -2,6 +2,7 @@
  * uneven ranges, 2D splits, nested and concurrent use, spin settings, create/destroy churn.
  * `test-pool --stress` repeats everything many more times (label full). */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -304,6 +305,68 @@ static void test_profile(void)
     ridge_ctx_destroy(ctx);
 }
 
+/* A worker that wakes on the caller's CPU moves off it (pool.c, move_off_caller). Both threads
+ * are pinned to one CPU, then given their whole mask back, which moves neither; in the next
+ * job the worker must run its index on another CPU than the caller's. In every job index 0
+ * waits (at most 2 s) until index 1 has started, so that the worker, not the caller, runs it. */
+typedef struct colo {
+    int step, cpu0, cpu[2];
+    cpu_set_t mask;
+    _Atomic int started1, failed;
+} colo;
+
+static void colo_task(void *p, int ith, int nth)
+{
+    colo *c = p;
+    (void)nth;
+    if (ith == 1) atomic_store(&c->started1, 1);
+    if (c->step == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(c->cpu0, &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one)) atomic_store(&c->failed, 1);
+    } else if (c->step == 1) {
+        if (pthread_setaffinity_np(pthread_self(), sizeof c->mask, &c->mask))
+            atomic_store(&c->failed, 1);
+    } else {
+        c->cpu[ith] = sched_getcpu();
+    }
+    if (ith == 0)
+        for (uint64_t t0 = ridge_time_ns(); !atomic_load(&c->started1);)
+            if (ridge_time_ns() - t0 > 2000000000u) {
+                atomic_store(&c->failed, 2);
+                break;
+            }
+}
+
+static void test_move_off_caller(int spin_us)
+{
+    colo c = {0};
+    if (sched_getaffinity(0, sizeof c.mask, &c.mask) || CPU_COUNT(&c.mask) < 2) {
+        SKIP("move off the caller's CPU: fewer than 2 CPUs to use");
+        return;
+    }
+    while (!CPU_ISSET(c.cpu0, &c.mask)) c.cpu0++;
+    ridge_ctx_options o;
+    ridge_ctx_options_init(&o);
+    o.threads = 2;
+    o.spin_us = spin_us;
+    ridge_ctx *ctx;
+    CHECK_OK(ridge_ctx_create(&o, &ctx));
+    if (!ctx) return;
+    for (c.step = 0; c.step < 3 && !atomic_load(&c.failed); c.step++) {
+        atomic_store(&c.started1, 0);
+        ridge_parallel_run(ctx, 2, colo_task, &c);
+    }
+    ridge_ctx_destroy(ctx);
+    if (atomic_load(&c.failed) == 1) {
+        SKIP("move off the caller's CPU: could not set thread affinity");
+        return;
+    }
+    CHECKF(atomic_load(&c.failed) == 0, "the worker never ran index 1");
+    CHECKF(c.cpu[0] != c.cpu[1], "the worker ran on the caller's CPU %d", c.cpu[1]);
+}
+
 int main(int argc, char **argv)
 {
     g_stress = argc > 1 && strcmp(argv[1], "--stress") == 0;
@@ -329,5 +392,8 @@ int main(int argc, char **argv)
     test_shared_context();
     test_churn();
     test_profile();
+    /* without spinning the worker sleeps between jobs, and the move is needed at every one:
+     * 85% of 200 tries ran on the caller's CPU without it */
+    for (int i = 0; i < (g_stress ? 200 : 5); i++) test_move_off_caller(0);
     return test_finish(g_stress ? "test-pool --stress" : "test-pool");
 }

@@ -13,6 +13,9 @@
  * re-reads the word it sleeps on, and the waker changes the word (seq_cst) before it reads
  * the sleeper count, so one of the two always sees the other.
  *
+ * A worker that wakes on the CPU the caller published from moves itself off it
+ * (move_off_caller).
+ *
  * One job at a time: `busy` is taken with a compare-and-swap; a nested call from inside a task,
  * or a second thread calling in meanwhile, finds it taken and runs the job serially instead.
  * Splitting is static (ridge_partition: index ith always gets the same block, whichever thread
@@ -39,6 +42,8 @@ struct ridge_pool {
     int threads;           /* total, caller included */
     uint64_t spin_ns;
     int yield;             /* more threads than CPUs: spin with sched_yield, not pause */
+    int nudge;             /* a worker that wakes on the caller's CPU moves off it */
+    _Atomic int workers_seen; /* workers started so far: each one's first `turn` */
     pthread_t *workers;    /* threads - 1 of them */
     int started;           /* how many workers were created */
 
@@ -47,6 +52,7 @@ struct ridge_pool {
     _Alignas(64) _Atomic uint64_t ticket;   /* TICKET(gen, nth, next index to claim) */
     _Alignas(64) _Atomic uint32_t done;     /* indices 1..nth-1 finished */
     _Atomic int caller_sleeping;
+    _Atomic int caller_cpu;                 /* where the caller published the job */
     _Alignas(64) _Atomic int busy;          /* a job is in flight */
     _Atomic int stop;
     /* the current job: written by the caller before `ticket` is published */
@@ -126,10 +132,38 @@ static void claim_and_run(ridge_pool *pool)
     }
 }
 
+/* A worker running on the CPU the caller published the job from shares that CPU with it:
+ * Linux often wakes a sleeping thread on its waker's CPU, and then the two take turns there,
+ * the caller running every index itself, until the load balancer moves one of them (on the
+ * Zen 4 VM whole 5 ms stretches of 2-thread calls ran at the 1-thread rate). Such a worker
+ * moves itself: it narrows its affinity to another CPU it may use (the kernel migrates it at
+ * once), then restores its mask, so it stays where it went but nothing stays pinned. Workers
+ * take the other CPUs in turn, from different starts (`turn`). Costs a sched_getcpu (vDSO)
+ * per job; the system calls only when it moves. */
+static void move_off_caller(ridge_pool *pool, unsigned *turn)
+{
+    const int here = sched_getcpu();
+    if (here < 0 || here != atomic_load_explicit(&pool->caller_cpu, memory_order_relaxed))
+        return;
+    cpu_set_t allowed, one;
+    if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed)) return;
+    const int n = CPU_COUNT(&allowed);
+    if (n < 2 || !CPU_ISSET(here, &allowed)) return;
+    /* the k-th allowed CPU other than this one */
+    int k = (int)((*turn)++ % (unsigned)(n - 1)), to = -1;
+    for (int c = 0; c < CPU_SETSIZE && to < 0; c++)
+        if (c != here && CPU_ISSET(c, &allowed) && k-- == 0) to = c;
+    CPU_ZERO(&one);
+    CPU_SET(to, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
+        pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
+}
+
 static void *worker_main(void *p)
 {
     ridge_pool *pool = p;
     uint32_t seen = 0;
+    unsigned turn = (unsigned)atomic_fetch_add(&pool->workers_seen, 1);
     for (;;) {
         if (!spin_until_changed(pool, &pool->gen, seen, pool->spin_ns)) {
             atomic_fetch_add(&pool->sleeping_workers, 1);
@@ -138,6 +172,7 @@ static void *worker_main(void *p)
         }
         seen = atomic_load_explicit(&pool->gen, memory_order_acquire);
         if (atomic_load(&pool->stop)) break;
+        if (pool->nudge) move_off_caller(pool, &turn);
         claim_and_run(pool);
     }
     return NULL;
@@ -149,6 +184,8 @@ static void fork_join(ridge_pool *pool, int nth)
 {
     atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
     uint32_t g = atomic_load_explicit(&pool->gen, memory_order_relaxed) + 1;
+    if (pool->nudge)
+        atomic_store_explicit(&pool->caller_cpu, sched_getcpu(), memory_order_relaxed);
     atomic_store(&pool->ticket, TICKET(g, nth, 1)); /* seq_cst: publishes fn/arg and done */
     atomic_store(&pool->gen, g);
     if (atomic_load(&pool->sleeping_workers) > 0) futex_wake(&pool->gen, nth - 1);
@@ -200,6 +237,7 @@ ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out)
     pool->threads = threads;
     pool->spin_ns = (uint64_t)spin_us * 1000u;
     pool->yield = threads > ridge_cpu_get()->logical_cpus;
+    pool->nudge = !pool->yield;
     pool->span = calloc(2 * (size_t)threads, sizeof *pool->span);
     if (!pool->span) goto err_free_pool;
     if (threads > 1) {
