@@ -102,8 +102,9 @@ int bench_help(int argc, char **argv, const char *name, const char *summary, con
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             char usage[512];
             int col = printf("usage: ridge bench %s ", name) - 1;
-            snprintf(usage, sizeof usage, "[--quick] [--peers] [--json] [--threads N] [--isa ISA]%s%s",
-                     own ? " " : "", own ? own : "");
+            snprintf(usage, sizeof usage,
+                     "[--quick] [--peers] [--json] [--threads N] [--isa ISA]%s%s", own ? " " : "",
+                     own ? own : "");
             print_wrapped(usage, col, col + 1);
             putchar('\n');
             snprintf(usage, sizeof usage, "%s.", summary);

@@ -451,7 +451,7 @@ static void test_plan(ridge_ctx *ctx)
     }
     ridge_conv2d_plan_options o;
     /* the explanation says how y is written: depthwise C = 32, forced each way, and by size
-     * (x + y = 3.2 MB against a quarter of the usable L3, whichever way that goes here) */
+     * (x + y = 3.2 MB against half the usable L3, whichever way that goes here) */
     d = desc_of(&shapes[4], RIDGE_NHWC);
     d.c_in = d.c_out = d.groups = 32, d.h = d.w = 112;
     ridge_conv2d_plan_options_init(&o);
@@ -468,6 +468,56 @@ static void test_plan(ridge_ctx *ctx)
         ridge_conv2d_plan_destroy(p);
     }
     free(w);
+}
+
+/* Depthwise 3x3 with x + y between a quarter and half of the usable L3 stores through the
+ * cache and prefetches its input (CONV_STORES_PREFETCHED): the plan says so, and the results
+ * match the fp64 reference as the other paths' do. */
+static void test_depthwise_prefetched(ridge_ctx *ctx)
+{
+    const double per_image = 2.0 * 64 * 56 * 56 * sizeof(float);
+    const double l3 = (double)ridge_cpu_get()->l3_usable;
+    const int64_t n = (int64_t)(l3 * 3 / 8 / per_image);
+    if (n < 1 || n > 64 || (double)n * per_image <= l3 / 4) {
+        SKIP("depthwise, input prefetched: no batch of 64 x 56 x 56 images between a quarter "
+             "and half of this L3 (%.0f MB)", l3 / 1e6);
+        return;
+    }
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = n, d.c_in = d.c_out = d.groups = 64, d.h = d.w = 56, d.r = d.s = 3;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    d.layout = RIDGE_NHWC;
+    const size_t xn = (size_t)n * 64 * 56 * 56;
+    float *x = malloc(xn * 4), *w = malloc(64 * 9 * 4), *bias = malloc(64 * 4);
+    float *y = ridge_malloc(xn * 4), *ref = malloc(xn * 4), *mag = malloc(xn * 4),
+          *xa = malloc(xn * 4), *wa = malloc(64 * 9 * 4), *ba = malloc(64 * 4);
+    fill(x, xn, 5), fill(w, 64 * 9, 6), fill(bias, 64, 7);
+    for (size_t i = 0; i < xn; i++) xa[i] = fabsf(x[i]);
+    for (int i = 0; i < 64 * 9; i++) wa[i] = fabsf(w[i]);
+    for (int i = 0; i < 64; i++) ba[i] = fabsf(bias[i]);
+    ridge_conv2d_epilogue ep = {RIDGE_CONV_ACT_RELU, NULL}, epa = {RIDGE_CONV_ACT_NONE, NULL};
+    CHECK_OK(ridge_conv2d_forward_ref(&d, x, w, ref, bias, &ep));
+    CHECK_OK(ridge_conv2d_forward_ref(&d, xa, wa, mag, ba, &epa));
+    ridge_conv2d_plan_options o;
+    ridge_conv2d_plan_options_init(&o);
+    o.algo = RIDGE_CONV_DEPTHWISE;
+    ridge_conv2d_plan *p = NULL;
+    CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p));
+    if (p) {
+        CHECKF(strstr(ridge_conv2d_plan_explain(p), "stores: through the cache, the input "
+                                                    "prefetched") != NULL,
+               "%s", ridge_conv2d_plan_explain(p));
+        CHECK_OK(ridge_conv2d_forward(ctx, p, x, y, bias, &ep, NULL));
+        size_t bad = 0;
+        for (size_t i = 0; i < xn; i++)
+            bad += !(fabs((double)y[i] - ref[i]) <=
+                     tol_eps(RIDGE_CONV_DEPTHWISE, 9) * (double)mag[i] * FLT_EPSILON);
+        CHECKF(bad == 0, "depthwise, input prefetched, batch %lld: %zu outputs off",
+               (long long)n, bad);
+        ridge_conv2d_plan_destroy(p);
+    }
+    free(x), free(w), free(bias), ridge_free(y), free(ref), free(mag), free(xa), free(wa), free(ba);
 }
 
 /* The text of a whole small file, or "" when it cannot be read. */
@@ -864,6 +914,7 @@ int main(int argc, char **argv)
         for (int l = 0; l < 3; l++) test_shape(&shapes[s], (ridge_layout)l, ctxs, nctx);
     test_fft(ctxs, nctx);
     test_plan(ctxs[nctx - 1]);
+    test_depthwise_prefetched(ctxs[nctx - 1]);
     test_tune(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);
     test_pool(ctxs[nctx - 1]);

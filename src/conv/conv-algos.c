@@ -273,6 +273,7 @@ typedef struct fwd {
     ptrdiff_t yshift;  /* depthwise, pointwise: subtracted from y offsets (a strip's origin) */
     int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
     int nt;            /* direct, pointwise, depthwise: stream y (conv_streams) */
+    int pf;            /* depthwise, cached: prefetch the input (CONV_STORES_PREFETCHED) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -787,8 +788,9 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         a.npix = hi - lo;
         a.edge_l = whole && el, a.edge_r = whole && er;
         a.nt = f->nt;
+        a.pf = f->pf;
         if (a.npix > 0) p->k->dw_row(&a);
-        a.edge_l = a.edge_r = a.nt = 0;
+        a.edge_l = a.edge_r = a.nt = a.pf = 0;
         for (int64_t ow = 0; ow < p->ow; ow++) {
             if (ow == lo) ow = hi;
             if (ow >= p->ow) break;
@@ -803,12 +805,18 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 }
 
 /* Whether direct, pointwise or depthwise writes y with non-temporal stores, whole 64-byte
- * lines (ridge_conv2d_plan_options.stream), y's alignment aside; why says so.
- * By default only past a quarter of the L3 a core can count on, where y would be evicted
- * before the next layer reads it, and only NHWC. At batch 8: depthwise (26 and 13 MB)
- * 1.2-1.55x with its input prefetch, but 0.97-1.05x on NCHW16c; pointwise 64 1.10-1.13x; the
- * 7x7 first layer ~1.12x. At batch 1 the 1.6 MB depthwise measured 0.61-0.66x streamed
- * (docs/PERFORMANCE.md). */
+ * lines (ridge_conv2d_plan_options.stream), y's alignment aside; why says so. Depthwise 3x3
+ * between a quarter and half of the L3 stores through the cache but prefetches its input as
+ * the streamed path does: alone, 1.2-1.5x on 1 thread at 13 MB, as fast in a chain.
+ * By default only where y would be evicted before the next layer reads it, and only NHWC:
+ * past a quarter of the L3 a core can count on for direct and pointwise, past half of it for
+ * depthwise. Alone, a layer called again and again on the same x gained from streaming from
+ * a quarter on (at batch 8: depthwise, 26 and 13 MB, 1.2-1.55x with its input prefetch;
+ * pointwise 64 1.10-1.13x; the 7x7 first layer ~1.12x). In a chain, where each layer reads
+ * what the one before wrote, the 13 MB depthwise layers ran 1.2-1.4x (1 thread) and 2.8-3.3x
+ * (2 threads) faster through the cache, and the 26 MB ones about as fast either way; the
+ * 13 MB pointwise ones within 10% either way (scripts/conv-chain.c). At batch 1 the 1.6 MB
+ * depthwise measured 0.61-0.66x streamed (docs/PERFORMANCE.md). */
 int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
 {
     const ridge_conv2d_desc *d = &p->d;
@@ -818,7 +826,7 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
         return 0;
     const double bytes =
         4.0 * (double)d->n * (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
-    const double limit = (double)ridge_cpu_get()->l3_usable / 4;
+    const double limit = (double)ridge_cpu_get()->l3_usable / (dw ? 2 : 4);
     /* every 16-channel block a whole, aligned line: per group for direct and pointwise (the
      * AVX-512 stream instruction faults on a misaligned address), over all channels for the
      * depthwise 3x3 kernel */
@@ -832,15 +840,16 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
     if (p->stream == 1) return snprintf(why, why_len, "opts.stream = 1"), 1;
     if (d->layout != RIDGE_NHWC)
         return snprintf(why, why_len, "NCHW16c streams only with opts.stream = 1"), 0;
-    snprintf(why, why_len, "x + y = %.1f MB, %s a quarter of the usable L3 (%.1f MB)",
-             bytes / 1e6, bytes > limit ? "over" : "within", limit / 1e6);
-    return bytes > limit;
+    snprintf(why, why_len, "x + y = %.1f MB, %s %s the usable L3 (%.1f MB)", bytes / 1e6,
+             bytes > limit ? "over" : "within", dw ? "half" : "a quarter of", limit / 1e6);
+    if (bytes > limit) return CONV_STORES_STREAMED;
+    return dw && 2 * bytes > limit ? CONV_STORES_PREFETCHED : CONV_STORES_CACHED;
 }
 
 /* The plan's choice for this call: y must be 64-byte aligned too */
 static int conv_streams(const ridge_conv2d_plan *p, const float *y)
 {
-    return p->streams && (uintptr_t)y % 64 == 0;
+    return p->stores == CONV_STORES_STREAMED && (uintptr_t)y % 64 == 0;
 }
 
 /* Depthwise rows (NHWC, NCHW16c) handed out in chunks from a shared counter rather than one
@@ -1093,11 +1102,11 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
         for (int64_t oh0 = 0; oh0 < dw->oh; oh0 += rows) {
             int64_t nr = RIDGE_MIN(rows, dw->oh - oh0), np = nr * dw->ow;
             fwd f = {dw, NULL, x, strip, dw_bias, NULL, dw_act, NULL,
-                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0};
+                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, 0};
             ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
             /* the strip is one image of np pixels; y's rows start at (n, oh0) */
             fwd g = {pw, NULL, strip, y, pw_bias, res, pw_act, NULL, 0,
-                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np, 0};
+                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np, 0, 0};
             ridge_parallel_for_2d(ctx, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK),
                                   (size_t)pw->ncob, 1, 1, pointwise_range, &g);
         }
@@ -1112,7 +1121,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {
@@ -1152,6 +1161,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             const size_t rows = (size_t)(d->n * p->oh);
             const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), rows);
             f.nt = conv_streams(p, y);
+            f.pf = p->stores == CONV_STORES_PREFETCHED;
             dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1), 0};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, rows, 0);

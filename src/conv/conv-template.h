@@ -604,7 +604,8 @@ CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cful
                                   const int st, const int act, const int has_res,
                                   const int skip_l, const int skip_r, const int nt)
 {
-    if (!nt) {
+    if (nt != 1) { /* 2: cached, the input prefetched as the streamed path does */
+        if (nt == 2) dw_prefetch(a, p, DW_P, st, cfull);
         for (int64_t c = 0; c < cfull; c += VL)
             dw_3x3_block_e(a, p, c, DW_P, st, act, has_res, skip_l, skip_r, NULL, 0);
         return;
@@ -743,10 +744,12 @@ static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull)
     }
 DW_ROW_3X3(dw_row_3x3_cached, 0)
 DW_ROW_3X3(dw_row_3x3_streamed, 1)
+DW_ROW_3X3(dw_row_3x3_prefetched, 2)
 
 static void dw_row_3x3(const conv_dw_args *a, int64_t cfull, int st)
 {
     if (a->nt) dw_row_3x3_streamed(a, cfull, st);
+    else if (a->pf) dw_row_3x3_prefetched(a, cfull, st);
     else dw_row_3x3_cached(a, cfull, st);
 }
 

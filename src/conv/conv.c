@@ -626,8 +626,11 @@ static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason,
     OUT("pick: %s: %s\n", algo_names[p->algo], reason);
     if (stream_why[0])
         OUT("stores: %s (%s)\n",
-            p->streams ? "non-temporal, past the cache, when y is 64-byte aligned"
-                       : "through the cache",
+            p->stores == CONV_STORES_STREAMED
+                ? "non-temporal, past the cache, when y is 64-byte aligned"
+            : p->stores == CONV_STORES_PREFETCHED
+                ? "through the cache, the input prefetched (past a quarter of the usable L3)"
+                : "through the cache",
             stream_why);
 #undef OUT
 }
@@ -754,7 +757,7 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
     }
     if ((st = plan_build(ctx, p, w))) goto err_free_plan;
     char stream_why[128];
-    p->streams = conv_stream_choice(p, stream_why, sizeof stream_why);
+    p->stores = conv_stream_choice(p, stream_why, sizeof stream_why);
     plan_explain(p, threads, reason,
                  m.measured ? "measured roof (ridge roofline profile)"
                             : "nominal machine (no ridge roofline profile cached)", stream_why);

@@ -112,6 +112,7 @@ typedef struct conv_dw_args {
      * 64-byte aligned, yps and the 16-channel groups' yco are line multiples and c % 16 == 0;
      * the caller then issues the store fence. */
     int nt, pf_rows;
+    int pf;                  /* cached (nt = 0), but the input prefetched as when streamed */
     ptrdiff_t pf_off, pf_rs;
 } conv_dw_args;
 
@@ -231,7 +232,7 @@ struct ridge_conv2d_plan {
     size_t ws_per_thread;        /* bytes */
     size_t ws_fixed;             /* bytes shared by the threads (FFT: the spectra) */
     int stream;                  /* ridge_conv2d_plan_options.stream */
-    int streams;                 /* conv_stream_choice, decided once at plan creation */
+    int stores;                  /* conv_stream_choice, decided once at plan creation */
     int fft_th, fft_tw;          /* FFT: tile rows x columns (powers of 2), 0 if it cannot apply */
     float *fft_twid;             /* FFT: twiddles e^{-2 pi i m / T}, (cos, -sin), m < T/2,
                                   * T = max(fft_th, fft_tw) */
@@ -243,10 +244,6 @@ struct ridge_conv2d_plan {
 void conv_forward_ref(const ridge_conv2d_desc *d, int64_t oh, int64_t ow, const float *x,
                       const float *w, float *y, const float *bias, int act, const float *res);
 
-/* conv-algos.c: the algorithms' plan parts and forward passes */
-/* Whether the plan's forward writes y with non-temporal stores (when y is 64-byte aligned), and
- * why; 0 with an empty why where the algorithm has no streamed path. Decided once, at plan
- * creation (the plan's `streams`). */
 /* ---- tuning results (conv-tune.c) ------------------------------------------------------------ */
 
 /* One shape's tuning: every candidate's median time, and the fastest. */
@@ -274,6 +271,11 @@ void conv_tune_forget(void); /* drops this process's entries (tests) */
 size_t conv_tune_format_line(const conv_tune_entry *e, char *buf, size_t size);
 int conv_tune_parse_line(const char *line, conv_tune_entry *e);
 
+/* conv-algos.c: the algorithms' plan parts and forward passes */
+/* How the plan's forward writes y, and why (empty where the algorithm has no streamed path):
+ * through the cache; non-temporal, past it (when y is 64-byte aligned); through the cache with
+ * the depthwise input prefetched. Decided once, at plan creation (the plan's `stores`). */
+enum { CONV_STORES_CACHED, CONV_STORES_STREAMED, CONV_STORES_PREFETCHED };
 int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len);
 ridge_status conv_algo_applies(const ridge_conv2d_desc *d, ridge_conv_algo a, char *why,
                                size_t why_len);
