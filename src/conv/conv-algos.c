@@ -804,26 +804,26 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     if (f->nt) stream_fence();
 }
 
-/* Whether direct, pointwise or depthwise writes y with non-temporal stores, whole 64-byte
- * lines (ridge_conv2d_plan_options.stream), y's alignment aside; why says so. Depthwise 3x3
- * between a quarter and half of the L3 stores through the cache but prefetches its input as
- * the streamed path does: alone, 1.2-1.5x on 1 thread at 13 MB, as fast in a chain.
- * By default only where y would be evicted before the next layer reads it, and only NHWC:
- * past a quarter of the L3 a core can count on for direct and pointwise, past half of it for
- * depthwise. Alone, a layer called again and again on the same x gained from streaming from
- * a quarter on (at batch 8: depthwise, 26 and 13 MB, 1.2-1.55x with its input prefetch;
- * pointwise 64 1.10-1.13x; the 7x7 first layer ~1.12x). In a chain, where each layer reads
- * what the one before wrote, the 13 MB depthwise layers ran 1.2-1.4x (1 thread) and 2.8-3.3x
- * (2 threads) faster through the cache, and the 26 MB ones about as fast either way; the
- * 13 MB pointwise ones within 10% either way (scripts/conv-chain.c). At batch 1 the 1.6 MB
- * depthwise measured 0.61-0.66x streamed (docs/PERFORMANCE.md). */
+/* How direct, pointwise or depthwise writes y (ridge_conv2d_plan_options.stream; a streamed
+ * plan still stores through the cache when y is not 64-byte aligned); why says why. By
+ * default, only NHWC streams, and only where y would be evicted before the next layer reads
+ * it: past a quarter of the L3 a core can count on for direct and pointwise, past half of it
+ * for depthwise. Alone, a layer called again and again on the same x gained from streaming
+ * from a quarter on (at batch 8: depthwise, 26 and 13 MB, 1.2-1.55x with its input prefetch;
+ * pointwise 64 1.10-1.13x; the 7x7 first layer ~1.12x), but in a chain, where each layer
+ * reads what the one before wrote, the 13 MB depthwise layers ran 1.0-3.9x faster through
+ * the cache, the 26 MB ones 1.04-1.17x faster streamed, and the 13 MB pointwise ones within
+ * 10% either way (scripts/conv-chain.c). Between a quarter and half, depthwise stores through
+ * the cache but prefetches its input as the streamed path does (alone at 13 MB on 1 thread,
+ * 1.3-1.5x; in the chain, as fast). At batch 1 the 1.6 MB depthwise measured 0.61-0.66x
+ * streamed (docs/PERFORMANCE.md). */
 int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
 {
     const ridge_conv2d_desc *d = &p->d;
     const int dw = p->algo == RIDGE_CONV_DEPTHWISE;
     why[0] = 0;
     if (p->gemm_route || (p->algo != RIDGE_CONV_DIRECT && p->algo != RIDGE_CONV_POINTWISE && !dw))
-        return 0;
+        return CONV_STORES_CACHED;
     const double bytes =
         4.0 * (double)d->n * (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
     const double limit = (double)ridge_cpu_get()->l3_usable / (dw ? 2 : 4);
@@ -836,10 +836,11 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
                      : dw ? (d->c_out % 16 ? "c_out not a multiple of 16" : NULL)
                      : p->cog % 16                             ? "c_out / groups not a multiple of 16"
                                                                : NULL;
-    if (no) return snprintf(why, why_len, "%s", no), 0;
-    if (p->stream == 1) return snprintf(why, why_len, "opts.stream = 1"), 1;
+    if (no) return snprintf(why, why_len, "%s", no), CONV_STORES_CACHED;
+    if (p->stream == 1) return snprintf(why, why_len, "opts.stream = 1"), CONV_STORES_STREAMED;
     if (d->layout != RIDGE_NHWC)
-        return snprintf(why, why_len, "NCHW16c streams only with opts.stream = 1"), 0;
+        return snprintf(why, why_len, "NCHW16c streams only with opts.stream = 1"),
+               CONV_STORES_CACHED;
     snprintf(why, why_len, "x + y = %.1f MB, %s %s the usable L3 (%.1f MB)", bytes / 1e6,
              bytes > limit ? "over" : "within", dw ? "half" : "a quarter of", limit / 1e6);
     if (bytes > limit) return CONV_STORES_STREAMED;
