@@ -325,30 +325,33 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
     double target = o->quick ? 0.15 : 0.6;
     int rounds = (int)(target / (est > 1e-9 ? est : 1e-9));
     rounds = rounds < 3 ? 3 : rounds > 200 ? 200 : rounds;
-    double *samples[I_COUNT + 1] = {0};
-    for (int i = 0; i <= I_COUNT; i++)
-        if (i == I_COUNT || c[i]) samples[i] = malloc(rounds * sizeof(double));
     /* interleaved: every round times each implementation once, in batches long enough that
-     * the clock's resolution does not matter, then the FMA loop for about as long */
+     * the clock's resolution does not matter, then the FMA loop (index I_COUNT) for about as
+     * long; a sample is the time of one call */
     int per = est < 1e-3 ? (int)(1e-3 / (est > 1e-9 ? est : 1e-9)) + 1 : 1;
     fma_loop fma;
     fma_loop_init(&fma, ctx, threads, fmin(fmax(est * per, 2e-4), 0.2));
+    void (*fn[I_COUNT + 1])(void *);
+    void *arg[I_COUNT + 1];
+    double *samples[I_COUNT + 1] = {0};
+    for (int i = 0; i <= I_COUNT; i++) {
+        fn[i] = i == I_COUNT ? fma_call : call;
+        arg[i] = i == I_COUNT ? (void *)&fma : (void *)&g[i];
+        if (i == I_COUNT || c[i]) samples[i] = malloc(rounds * sizeof(double));
+    }
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i <= I_COUNT; i++) {
-            if (i < I_COUNT && !c[i]) continue;
+            if (!samples[i]) continue;
+            const int reps = i == I_COUNT ? 1 : per;
             /* let the previous library's spinning workers (OpenMP, OpenBLAS, ridge's pool)
              * fall asleep so they do not steal the core from this one */
             if (threads > 1 && o->peers) {
                 bench_quiesce(1000);
-                if (i < I_COUNT) BENCH_WAKE(call(&g[i]));
-                else BENCH_WAKE(fma_call(&fma));
+                BENCH_WAKE(fn[i](arg[i]));
             }
             uint64_t t0 = ridge_time_ns();
-            if (i == I_COUNT) fma_call(&fma);
-            else
-                for (int q = 0; q < per; q++) call(&g[i]);
-            double dt = (double)(ridge_time_ns() - t0) * 1e-9;
-            samples[i][r] = i == I_COUNT ? dt / fma.ops : dt / per; /* the loop: s per FLOP */
+            for (int q = 0; q < reps; q++) fn[i](arg[i]);
+            samples[i][r] = (double)(ridge_time_ns() - t0) * 1e-9 / reps;
         }
     bench_stats st[I_COUNT + 1];
     for (int i = 0; i <= I_COUNT; i++)
@@ -369,8 +372,9 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
     int judged = roof && !ridge_roofline_judge(roof, threads, ridge_roofline_peak_f32(ridge_ctx_isa(ctx)),
                                                flop, bytes, bytes, st[I_RIDGE].median, &v);
     row[nv++] = (bench_val){NULL, judged ? 100.0 * v.fraction : NAN};
-    row[nv++] = (bench_val){NULL, 1e-9 / st[I_COUNT].median};
-    row[nv++] = (bench_val){NULL, 100.0 * gf / (1e-9 / st[I_COUNT].median)};
+    const double fma_gf = fma.ops / st[I_COUNT].median * 1e-9;
+    row[nv++] = (bench_val){NULL, fma_gf};
+    row[nv++] = (bench_val){NULL, 100.0 * gf / fma_gf};
     row[nv++] = (bench_val){NULL, flop / bytes};
     for (int i = 1; i < I_COUNT; i++) {
         double pg = c[i] ? flop / st[i].median * 1e-9 : NAN;

@@ -81,13 +81,15 @@ void bench_quiesce(int us)
 }
 
 /* Prints text's words (an option's "[...]" counts as one) in lines of at most 88 columns,
- * the first line after `col` columns already printed, the next ones indented by `indent`. */
-static void print_wrapped(const char *text, int col, int indent)
+ * starting at column `indent` (already printed up to there), every next line indented as
+ * far. */
+static void print_wrapped(const char *text, int indent)
 {
+    int col = indent;
     for (const char *w = text; *w;) {
         const char *close = *w == '[' ? strchr(w, ']') : NULL;
         int len = close ? (int)(close - w) + 1 : (int)strcspn(w, " ");
-        if (col > indent && col + 1 + len > 88) col = printf("\n%*s", indent, "") - 1;
+        if (col > indent && col + 1 + len > 88) col = indent, printf("\n%*s", indent, "");
         else if (col > indent) col += printf(" ");
         col += printf("%.*s", len, w);
         w += len;
@@ -101,14 +103,14 @@ int bench_help(int argc, char **argv, const char *name, const char *summary, con
     for (int i = 0; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             char usage[512];
-            int col = printf("usage: ridge bench %s ", name) - 1;
+            int col = printf("usage: ridge bench %s ", name);
             snprintf(usage, sizeof usage,
                      "[--quick] [--peers] [--json] [--threads N] [--isa ISA]%s%s", own ? " " : "",
                      own ? own : "");
-            print_wrapped(usage, col, col + 1);
+            print_wrapped(usage, col);
             putchar('\n');
             snprintf(usage, sizeof usage, "%s.", summary);
-            print_wrapped(usage, 0, 0);
+            print_wrapped(usage, 0);
             return 1;
         }
     return 0;
