@@ -789,7 +789,10 @@ static void test_separable(ridge_ctx *ctx)
     const struct {
         int64_t n, c, h, w, st, co;
     } g[] = {{2, 19, 9, 11, 1, 24}, {1, 32, 13, 12, 2, 40}, {1, 8, 1, 3, 1, 5},
-             {1, 16, 5, 31, 1, 8}};
+             {1, 16, 5, 31, 1, 8},
+             /* images taller than the workspace's strip (conv_separable_strip_rows): units
+              * of rows spread over the threads, the last one short; a strip of one row */
+             {2, 64, 40, 40, 1, 64}, {3, 96, 45, 33, 1, 20}, {1, 64, 5, 1100, 1, 8}};
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
         ridge_conv2d_desc dd, pd;
         ridge_conv2d_desc_init(&dd);
@@ -807,7 +810,8 @@ static void test_separable(ridge_ctx *ctx)
         float *x = malloc(xn * 4), *wd = malloc((size_t)dd.c_out * 9 * 4),
               *bd = malloc(dd.c_out * 4);
         float *wp = malloc((size_t)(pd.c_out * pd.c_in) * 4), *bp = malloc(pd.c_out * 4);
-        float *mid = malloc(mn * 4), *want = malloc(yn * 4), *y = malloc(yn * 4),
+        /* y aligned (ridge_malloc: 64 bytes), so that the streamed stores can run */
+        float *mid = malloc(mn * 4), *want = malloc(yn * 4), *y = ridge_malloc(yn * 4),
               *res = malloc(yn * 4);
         fill(x, xn, 31), fill(wd, (size_t)dd.c_out * 9, 32), fill(bd, (size_t)dd.c_out, 33);
         fill(wp, (size_t)(pd.c_out * pd.c_in), 34), fill(bp, (size_t)pd.c_out, 35),
@@ -815,23 +819,30 @@ static void test_separable(ridge_ctx *ctx)
         ridge_conv2d_epilogue e1 = {RIDGE_CONV_ACT_RELU, NULL}, e2 = {RIDGE_CONV_ACT_RELU, res};
         CHECK_OK(ridge_conv2d_forward_ref(&dd, x, wd, mid, bd, &e1));
         CHECK_OK(ridge_conv2d_forward_ref(&pd, mid, wp, want, bp, &e2));
-        ridge_conv2d_plan_options od = {.algo = RIDGE_CONV_DEPTHWISE};
-        ridge_conv2d_plan_options op = {.algo = RIDGE_CONV_POINTWISE};
-        ridge_conv2d_plan *dp = NULL, *pp = NULL;
-        CHECK_OK(ridge_conv2d_plan_create(ctx, &dd, wd, &od, &dp));
-        CHECK_OK(ridge_conv2d_plan_create(ctx, &pd, wp, &op, &pp));
-        if (dp && pp) {
-            CHECK_OK(ridge_conv2d_separable_forward(ctx, dp, pp, x, y, bd, &e1, bp, &e2, NULL));
-            double e = 0;
-            for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y[k] - want[k]));
-            CHECKF(e < 1e-4, "separable %zu: max error %g", i, e);
-            CHECK(ridge_conv2d_separable_forward(ctx, pp, dp, x, y, NULL, NULL, NULL, NULL,
-                                                 NULL) == RIDGE_EUNSUPPORTED);
-            CHECK(ridge_conv2d_separable_forward(ctx, dp, dp, x, y, NULL, NULL, NULL, NULL,
-                                                 NULL) == RIDGE_EUNSUPPORTED);
+        /* stream 1: the plans' store choices past the cache (x prefetched by the depthwise
+         * step, y streamed by the pointwise one, where the channels allow) */
+        for (int stream = 0; stream < 2; stream++) {
+            ridge_conv2d_plan_options od = {.algo = RIDGE_CONV_DEPTHWISE, .stream = stream};
+            ridge_conv2d_plan_options op = {.algo = RIDGE_CONV_POINTWISE, .stream = stream};
+            ridge_conv2d_plan *dp = NULL, *pp = NULL;
+            CHECK_OK(ridge_conv2d_plan_create(ctx, &dd, wd, &od, &dp));
+            CHECK_OK(ridge_conv2d_plan_create(ctx, &pd, wp, &op, &pp));
+            if (dp && pp) {
+                memset(y, 0, yn * 4);
+                CHECK_OK(ridge_conv2d_separable_forward(ctx, dp, pp, x, y, bd, &e1, bp, &e2,
+                                                        NULL));
+                double e = 0;
+                for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y[k] - want[k]));
+                CHECKF(e < 1e-4, "separable %zu, stream %d: max error %g", i, stream, e);
+                CHECK(ridge_conv2d_separable_forward(ctx, pp, dp, x, y, NULL, NULL, NULL, NULL,
+                                                     NULL) == RIDGE_EUNSUPPORTED);
+                CHECK(ridge_conv2d_separable_forward(ctx, dp, dp, x, y, NULL, NULL, NULL, NULL,
+                                                     NULL) == RIDGE_EUNSUPPORTED);
+            }
+            ridge_conv2d_plan_destroy(dp), ridge_conv2d_plan_destroy(pp);
         }
-        ridge_conv2d_plan_destroy(dp), ridge_conv2d_plan_destroy(pp);
-        free(x), free(wd), free(bd), free(wp), free(bp), free(mid), free(want), free(y), free(res);
+        free(x), free(wd), free(bd), free(wp), free(bp), free(mid), free(want), free(res);
+        ridge_free(y);
     }
 }
 

@@ -1080,17 +1080,52 @@ static void winograd_forward(ridge_ctx *ctx, const fwd *f)
         }
 }
 
-/* ---- the fused depthwise-separable block
- * -----------------------------------------------------------
- *
- * Per strip of output rows (sized so the strip of depthwise output, rows x ow x c floats, stays
- * within ~256 KiB, in L2): the depthwise rows, in parallel, into the strip; then the pointwise
- * SGEMM straight from it. The intermediate tensor never goes to memory. */
+/* ---- the fused depthwise-separable block ---------------------------------------------------- */
 
+/* The workspace's strip: rows x ow x c floats, ~256 KiB, within the L2. */
 int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw)
 {
     int64_t rows = 65536 / (dw->ow * dw->d.c_out);
     return RIDGE_MAX(1, RIDGE_MIN(rows, dw->oh));
+}
+
+typedef struct sep_job {
+    const ridge_conv2d_plan *dw, *pw;
+    const float *x, *dw_bias, *pw_bias, *res;
+    float *y, *strip;
+    int dw_act, pw_act;
+    int dw_pf, pw_nt;   /* the plans' store choices: x prefetched, y streamed */
+    int64_t sub, units; /* rows per unit, units per image */
+    _Atomic size_t next;
+} sep_job;
+
+/* Each thread takes units (an image's next sub output rows) from a shared counter and runs
+ * both steps on its own share of the strip: the depthwise rows into it, then the pointwise
+ * product out of it, while it is still in this core's L2. No barrier between the steps and
+ * no line of the intermediate crosses to the other core. (Before, the threads split each
+ * strip's depthwise rows, met, then split its pointwise pixels, met again: on 2 threads the
+ * fused block ran 0.82-0.95x the two separate calls.) */
+static void separable_task(void *arg, int ith, int nth)
+{
+    sep_job *j = arg;
+    const ridge_conv2d_plan *dw = j->dw, *pw = j->pw;
+    (void)nth;
+    float *strip = j->strip + (size_t)ith * (size_t)(j->sub * dw->ow * dw->d.c_out);
+    const size_t total = (size_t)(dw->d.n * j->units);
+    for (;;) {
+        size_t u = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (u >= total) break;
+        int64_t n = (int64_t)u / j->units, oh0 = (int64_t)u % j->units * j->sub;
+        int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
+        fwd f = {dw, NULL, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
+                 (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf};
+        depthwise_range(&f, 0, (size_t)nr, ith);
+        /* the strip is one image of np pixels; y's rows start at (n, oh0) */
+        fwd g = {pw, NULL, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
+                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0};
+        pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0, (size_t)pw->ncob,
+                        ith);
+    }
 }
 
 void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
@@ -1098,19 +1133,22 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
                             const float *dw_bias, int dw_act, const float *pw_bias, int pw_act,
                             const float *res, float *strip)
 {
-    const int64_t rows = conv_separable_strip_rows(dw);
-    for (int64_t n = 0; n < dw->d.n; n++)
-        for (int64_t oh0 = 0; oh0 < dw->oh; oh0 += rows) {
-            int64_t nr = RIDGE_MIN(rows, dw->oh - oh0), np = nr * dw->ow;
-            fwd f = {dw, NULL, x, strip, dw_bias, NULL, dw_act, NULL,
-                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, 0};
-            ridge_parallel_for(ctx, (size_t)nr, 1, depthwise_range, &f);
-            /* the strip is one image of np pixels; y's rows start at (n, oh0) */
-            fwd g = {pw, NULL, strip, y, pw_bias, res, pw_act, NULL, 0,
-                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np, 0, 0};
-            ridge_parallel_for_2d(ctx, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK),
-                                  (size_t)pw->ncob, 1, 1, pointwise_range, &g);
-        }
+    const int64_t rows = conv_separable_strip_rows(dw), oh = dw->oh;
+    const int nth = (int)RIDGE_MIN((int64_t)ridge_ctx_threads(ctx), rows);
+    /* units of at most rows / nth rows (each thread's share of the strip), as many per image
+     * as a multiple of nth where the image is tall enough, so one image splits evenly (56
+     * rows, 2 threads: 8 units of 7 rows, where 9-row units made 7, 4 against 3) */
+    int64_t units = (oh + rows / nth - 1) / (rows / nth);
+    if (oh >= (int64_t)nth * ((units + nth - 1) / nth)) units = (units + nth - 1) / nth * nth;
+    const int64_t sub = (oh + units - 1) / units;
+    /* past the cache (batch 8 at 64 x 56 x 56: x and y 6.4 MB each) the depthwise step
+     * prefetches x and the pointwise step streams y where the two plans would alone; the
+     * strip between them stays cached */
+    sep_job j = {dw, pw, x, dw_bias, pw_bias, res, y, strip, dw_act, pw_act,
+                 dw->stores != CONV_STORES_CACHED, conv_streams(pw, y), sub, (oh + sub - 1) / sub,
+                 0};
+    if (nth == 1) separable_task(&j, 0, 1);
+    else ridge_parallel_run(ctx, nth, separable_task, &j);
 }
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
