@@ -233,6 +233,89 @@ static void test_batchnorm(ridge_ctx *c1, ridge_ctx *c2)
     free(x), free(y), free(y2), free(g), free(dy), free(dx);
 }
 
+/* Shapes past one block of rows (bn-kernels.h: BN_BLOCK = 64) and one group of 16 channels,
+ * with a mean far above the spread (1000 + [-1, 2]: E[x^2] - E[x]^2 would lose every digit of
+ * the variance in float, and most in double): the statistics and the backward against fp64,
+ * dx written over dy, and every ISA the CPU has giving the bits of the scalar build. */
+static void test_batchnorm_shapes(void)
+{
+    const struct {
+        size_t rows, C;
+    } sh[] = {{64, 16}, {65, 16}, {200, 37}, {1000, 64}, {3 * 64 + 7, 5}, {50, 1},
+              /* chunks (batchnorm.c: 32 of them) of several blocks each */
+              {32 * 64 * 2 + 13, 16}, {32 * 70, 37}};
+    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
+    for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++) {
+        const size_t rows = sh[t].rows, C = sh[t].C, n = rows * C;
+        float *x = malloc(n * 4), *g = malloc(n * 4), *y[3], *dx[3];
+        float *gamma = malloc(C * 4), *beta = malloc(C * 4), *st[3], *dgb[3];
+        fill(x, n, 40), fill(g, n, 41), fill(gamma, C, 42), fill(beta, C, 43);
+        /* plus a step every 16 rows, so that blocks of rows differ in mean (the M2 merge) */
+        for (size_t i = 0; i < n; i++) x[i] = 1000.0f + x[i] + 0.25f * (float)(i / C / 16 % 5);
+        for (int k = 0; k < 3; k++) {
+            y[k] = malloc(n * 4), dx[k] = malloc(n * 4);
+            st[k] = malloc(2 * C * 4), dgb[k] = malloc(2 * C * 4);
+        }
+        /* the scalar loops on 2 threads, AVX2 on 2, AVX-512 on 1 */
+        for (int k = 0; k < 3; k++) {
+            ridge_ctx *ctx = test_ctx(k == 2 ? 1 : 2, isas[k]);
+            if (!ctx) { /* SKIP printed; the scalar results stand in */
+                memcpy(y[k], y[0], n * 4), memcpy(dx[k], dx[0], n * 4);
+                memcpy(st[k], st[0], 2 * C * 4), memcpy(dgb[k], dgb[0], 2 * C * 4);
+                continue;
+            }
+            CHECK_OK(ridge_batchnorm_forward_train(ctx, y[k], st[k], st[k] + C, NULL, NULL, x,
+                                                   gamma, beta, rows, C, 1e-5f, 0.1f,
+                                                   RIDGE_EPI_RELU));
+            memcpy(dx[k], g, n * 4); /* dx = dy: written over */
+            CHECK_OK(ridge_batchnorm_backward(ctx, dx[k], dgb[k], dgb[k] + C, dx[k], x, y[k],
+                                              st[k], st[k] + C, gamma, rows, C,
+                                              RIDGE_EPI_RELU));
+            ridge_ctx_destroy(ctx);
+        }
+        /* fp64: mean, variance, y, and the backward's closed form on the masked dy */
+        double worst_stat = 0, worst_y = 0, worst_dx = 0;
+        for (size_t c = 0; c < C; c++) {
+            double m = 0, v = 0, s0 = 0, s1 = 0;
+            for (size_t r = 0; r < rows; r++) m += x[r * C + c];
+            m /= (double)rows;
+            for (size_t r = 0; r < rows; r++) v += (x[r * C + c] - m) * (x[r * C + c] - m);
+            v /= (double)rows;
+            const double rs = 1.0 / sqrt(v + 1e-5);
+            /* the mean within its float rounding (an ulp of 1000 is 6e-5, a tenth of the
+             * spread's 1e-3), rstd to 1e-5 */
+            worst_stat = fmax(worst_stat, fabs(st[0][c] - m) / (fabs(m) * FLT_EPSILON + 1e-7));
+            worst_stat = fmax(worst_stat, rel(st[0][C + c], rs) / 1e-5);
+            for (size_t r = 0; r < rows; r++) {
+                const size_t i = r * C + c;
+                const double pre = gamma[c] * (x[i] - m) * rs + beta[c];
+                worst_y = fmax(worst_y, fabs(y[0][i] - fmax(pre, 0)) / (fabs(gamma[c]) + 1e-6));
+                const double gm = y[0][i] > 0 ? g[i] : 0; /* the mask of the y given */
+                s0 += gm, s1 += gm * (x[i] - m) * rs;
+            }
+            for (size_t r = 0; r < rows; r++) {
+                const size_t i = r * C + c;
+                const double gm = y[0][i] > 0 ? g[i] : 0;
+                const double want =
+                    gamma[c] * rs * (gm - s0 / (double)rows - (x[i] - m) * rs * s1 / (double)rows);
+                worst_dx = fmax(worst_dx, fabs(dx[0][i] - want) / (fabs(gamma[c]) * rs + 1e-6));
+            }
+        }
+        CHECKF(worst_stat <= 1, "batchnorm %zux%zu, mean 1000: statistics off by %.2f of the bound",
+               rows, C, worst_stat);
+        CHECKF(worst_y < 1e-3 && worst_dx < 1e-3,
+               "batchnorm %zux%zu, mean 1000: y off by %.2e, dx by %.2e (per gamma rstd)", rows,
+               C, worst_y, worst_dx);
+        for (int k = 1; k < 3; k++)
+            CHECKF(!memcmp(y[k], y[0], n * 4) && !memcmp(dx[k], dx[0], n * 4) &&
+                       !memcmp(st[k], st[0], 2 * C * 4) && !memcmp(dgb[k], dgb[0], 2 * C * 4),
+                   "batchnorm %zux%zu: %s differs from the scalar build", rows, C,
+                   ridge_isa_name(isas[k]));
+        for (int k = 0; k < 3; k++) free(y[k]), free(dx[k]), free(st[k]), free(dgb[k]);
+        free(x), free(g), free(gamma), free(beta);
+    }
+}
+
 int main(void)
 {
     ridge_ctx *c1 = test_ctx(1, RIDGE_ISA_AUTO), *c2 = test_ctx(2, RIDGE_ISA_AUTO);
@@ -252,6 +335,7 @@ int main(void)
     nchw.layout = RIDGE_NHWC;
     CHECK(ridge_pool2d_backward(c1, &nchw, b, b + 16, NULL) == RIDGE_EINVAL);
     test_batchnorm(c1, c2);
+    test_batchnorm_shapes();
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);
     return test_finish("test-nn-conv");

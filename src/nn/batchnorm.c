@@ -1,144 +1,105 @@
 /* Batch normalization over the rows of a (rows, C) matrix (NHWC activations: rows = n*h*w).
  *
- * Statistics are two-pass (mean, then the mean of squared deviations, which does not cancel
- * the way E[x^2] - E[x]^2 does), summed in double per fixed chunk of rows and the chunks
- * added in order, so the result does not depend on the thread count. The backward is the
- * usual closed form: with xhat = (x - mean) rstd and M rows,
- *   dbeta = sum dy,  dgamma = sum dy xhat,  dx = gamma rstd (dy - dbeta/M - xhat dgamma/M). */
+ * The statistics take one pass over x (bn-kernels.h: per block of rows, its sum and its
+ * squared deviations from its own mean, merged in double), per fixed chunk of rows, and the
+ * chunks are combined in order, so the result does not depend on the thread count:
+ *   mean = sum_k n_k mean_k / M,  M2 = sum_k (M2_k + n_k (mean_k - mean)^2),
+ * the second an identity of the two-pass sum of (x - mean)^2, without its cancellation. The
+ * backward is the usual closed form: with xhat = (x - mean) rstd and M rows,
+ *   dbeta = sum dy,  dgamma = sum dy xhat,  dx = gamma rstd (dy - dbeta/M - xhat dgamma/M),
+ * the relu mask applied to dy in the same pass as the sums. The loops are compiled for each
+ * ISA (bn-ref.c, bn-avx2.c, bn-avx512.c), vectorized over the channels; all give the same
+ * bits. */
 #include <math.h>
 #include <string.h>
 
 #include "core/internal.h"
+#include "nn/bn-internal.h"
 #include "ridge/nn-conv.h"
 #include "ridge/nn.h"
 
 #define BN_CHUNKS 32
 
+typedef struct bn_kernels {
+    void (*stats)(const float *restrict, size_t, size_t, size_t, double *restrict,
+                  double *restrict);
+    void (*grad_sums)(float *restrict, const float *restrict, const float *restrict, size_t,
+                      size_t, size_t, const float *restrict, const float *restrict,
+                      double *restrict, double *restrict);
+    void (*apply)(const float *restrict, float *restrict, size_t, size_t, size_t,
+                  const float *restrict, const float *restrict, int);
+    void (*dx)(const float *, const float *restrict, float *, size_t, size_t, size_t,
+               const float *restrict, const float *restrict, const float *restrict);
+} bn_kernels;
+
+static bn_kernels bn_pick(const ridge_ctx *ctx)
+{
+    switch (ridge_ctx_isa(ctx)) {
+    case RIDGE_ISA_AVX512:
+        return (bn_kernels){ridge_f32_bn_stats__avx512, ridge_f32_bn_grad_sums__avx512,
+                            ridge_f32_bn_apply__avx512, ridge_f32_bn_dx__avx512};
+    case RIDGE_ISA_AVX2:
+        return (bn_kernels){ridge_f32_bn_stats__avx2, ridge_f32_bn_grad_sums__avx2,
+                            ridge_f32_bn_apply__avx2, ridge_f32_bn_dx__avx2};
+    default:
+        return (bn_kernels){ridge_f32_bn_stats__ref, ridge_f32_bn_grad_sums__ref,
+                            ridge_f32_bn_apply__ref, ridge_f32_bn_dx__ref};
+    }
+}
+
 typedef struct bn_args {
+    bn_kernels k;
     size_t rows, C, nchunk;
-    const float *x, *dy, *gamma, *beta, *mean, *rstd;
-    float *y;
-    double *part; /* [nchunk][2][C] */
-    int pass, relu;
-    float eps;
+    float *dy;
+    const float *x, *y_act, *mean, *rstd;
+    const float *sc, *sh; /* apply: scale and shift; dx: k and u (v = sh + C) */
+    float *out;
+    double *part; /* [nchunk][2][C]: a chunk's mean and M2, or its sums of dy and dy xhat */
+    int relu;
 } bn_args;
 
-static void chunk_rows(const bn_args *a, size_t chunk, size_t *b, size_t *e)
+/* The fixed chunk ch of rows (the same for any thread count). */
+static void chunk_rows(const bn_args *a, size_t ch, size_t *b, size_t *e)
 {
-    ridge_partition(a->rows, 1, (int)chunk, (int)a->nchunk, b, e);
+    ridge_partition(a->rows, 1, (int)ch, (int)a->nchunk, b, e);
 }
 
-/* pass 0: sum x; 1: sum (x - mean)^2; 2: sum dy and dy * xhat. Per chunk of rows, 8 channels
- * at a time: float sums over blocks of 64 rows (registers, no store-to-load chain), each
- * block added into the chunk's double sums. */
-#define BN_BLOCK 64
-static void sums_range(void *arg, size_t b, size_t e, int ith)
+static void stats_range(void *arg, size_t b, size_t e, int ith)
 {
     const bn_args *a = arg;
-    const size_t C = a->C;
     (void)ith;
     for (size_t ch = b; ch < e; ch++) {
-        double *s0 = a->part + ch * 2 * C, *s1 = s0 + C;
         size_t r0, r1;
         chunk_rows(a, ch, &r0, &r1);
-        for (size_t c0 = 0; c0 < C; c0 += 8) {
-            const size_t cn = RIDGE_MIN(8, C - c0);
-            double d0[8] = {0}, d1[8] = {0};
-            float m[8] = {0}, rs[8] = {0};
-            for (size_t j = 0; j < cn; j++)
-                if (a->pass) m[j] = a->mean[c0 + j], rs[j] = a->pass == 2 ? a->rstd[c0 + j] : 0;
-            for (size_t rb = r0; rb < r1; rb += BN_BLOCK) {
-                const size_t re = RIDGE_MIN(rb + BN_BLOCK, r1);
-                float f0[8] = {0}, f1[8] = {0};
-                if (cn == 8 && a->pass == 0) {
-                    for (size_t r = rb; r < re; r++)
-                        for (int j = 0; j < 8; j++) f0[j] += a->x[r * C + c0 + j];
-                } else if (cn == 8 && a->pass == 1) {
-                    for (size_t r = rb; r < re; r++)
-                        for (int j = 0; j < 8; j++) {
-                            float t = a->x[r * C + c0 + j] - m[j];
-                            f0[j] += t * t;
-                        }
-                } else if (cn == 8) {
-                    for (size_t r = rb; r < re; r++)
-                        for (int j = 0; j < 8; j++) {
-                            float g = a->dy[r * C + c0 + j];
-                            f0[j] += g;
-                            f1[j] += g * ((a->x[r * C + c0 + j] - m[j]) * rs[j]);
-                        }
-                } else {
-                    for (size_t r = rb; r < re; r++)
-                        for (size_t j = 0; j < cn; j++) {
-                            float xv = a->x[r * C + c0 + j];
-                            if (a->pass == 0) f0[j] += xv;
-                            else if (a->pass == 1) f0[j] += (xv - m[j]) * (xv - m[j]);
-                            else {
-                                float g = a->dy[r * C + c0 + j];
-                                f0[j] += g;
-                                f1[j] += g * ((xv - m[j]) * rs[j]);
-                            }
-                        }
-                }
-                for (size_t j = 0; j < cn; j++) d0[j] += f0[j], d1[j] += f1[j];
-            }
-            for (size_t j = 0; j < cn; j++) s0[c0 + j] = d0[j], s1[c0 + j] = d1[j];
-        }
+        double *p = a->part + ch * 2 * a->C;
+        a->k.stats(a->x, a->C, r0, r1, p, p + a->C);
     }
 }
 
-/* the chunks' sums, in order, into out0 (and out1) */
-static void reduce(const bn_args *a, double *out0, double *out1)
+static void grad_range(void *arg, size_t b, size_t e, int ith)
 {
-    for (size_t c = 0; c < a->C; c++) {
-        double s0 = 0, s1 = 0;
-        for (size_t ch = 0; ch < a->nchunk; ch++) {
-            s0 += a->part[ch * 2 * a->C + c];
-            s1 += a->part[ch * 2 * a->C + a->C + c];
-        }
-        out0[c] = s0;
-        if (out1) out1[c] = s1;
+    const bn_args *a = arg;
+    (void)ith;
+    for (size_t ch = b; ch < e; ch++) {
+        size_t r0, r1;
+        chunk_rows(a, ch, &r0, &r1);
+        double *p = a->part + ch * 2 * a->C;
+        a->k.grad_sums(a->dy, a->y_act, a->x, a->C, r0, r1, a->mean, a->rstd, p, p + a->C);
     }
 }
 
-/* y = act(gamma (x - mean) rstd + beta) for rows [b, e) */
 static void apply_range(void *arg, size_t b, size_t e, int ith)
 {
     const bn_args *a = arg;
-    const size_t C = a->C;
     (void)ith;
-    float sc[256], sh[256];
-    for (size_t c0 = 0; c0 < C; c0 += 256) {
-        size_t cn = RIDGE_MIN(256, C - c0);
-        for (size_t c = 0; c < cn; c++) {
-            sc[c] = a->gamma[c0 + c] * a->rstd[c0 + c];
-            sh[c] = a->beta[c0 + c] - a->mean[c0 + c] * sc[c];
-        }
-        for (size_t r = b; r < e; r++) {
-            const float *x = a->x + r * C + c0;
-            float *y = a->y + r * C + c0;
-            if (a->relu)
-                for (size_t c = 0; c < cn; c++) {
-                    float v = x[c] * sc[c] + sh[c];
-                    y[c] = v > 0.0f ? v : 0.0f;
-                }
-            else
-                for (size_t c = 0; c < cn; c++) y[c] = x[c] * sc[c] + sh[c];
-        }
-    }
+    a->k.apply(a->x, a->out, a->C, b, e, a->sc, a->sh, a->relu);
 }
 
-/* dx = k dy + u x + v per channel, coefficients [k | u | v] in a->gamma, rows [b, e) */
 static void dx_range(void *arg, size_t b, size_t e, int ith)
 {
     const bn_args *a = arg;
-    const size_t C = a->C;
-    const float *k = a->gamma, *u = k + C, *v = u + C;
     (void)ith;
-    for (size_t r = b; r < e; r++) {
-        const float *g = a->dy + r * C, *xr = a->x + r * C;
-        float *o = a->y + r * C;
-        for (size_t c = 0; c < C; c++) o[c] = k[c] * g[c] + u[c] * xr[c] + v[c];
-    }
+    a->k.dx(a->dy, a->x, a->out, a->C, b, e, a->sc, a->sh, a->sh + a->C);
 }
 
 static ridge_status check(const char *fn, const void *p1, const void *p2, const void *p3,
@@ -168,20 +129,38 @@ static ridge_status forward_train(ridge_ctx *ctx, float *y, float *mean, float *
     if (!(eps > 0) || !(momentum >= 0 && momentum <= 1))
         return ridge_error(RIDGE_EINVAL, "batchnorm_forward_train: eps %g, momentum %g", eps,
                            momentum);
-    bn_args a = {rows, C, RIDGE_MIN(BN_CHUNKS, rows), x, NULL, gamma, beta, mean, rstd, y,
-                 NULL, 0, act == RIDGE_EPI_RELU, eps};
-    /* the chunks' partial sums, then s0 (C) and the row count, then s1 (C) */
-    a.part = ridge_malloc((a.nchunk * 2 * C + 2 * C + 1) * sizeof(double));
+    bn_args a = {.k = bn_pick(ctx), .rows = rows, .C = C, .nchunk = RIDGE_MIN(BN_CHUNKS, rows),
+                 .x = x, .out = y, .relu = act == RIDGE_EPI_RELU};
+    /* the chunks' means and M2s, then s0 (C sums) and the row count, then s1 (C), then the
+     * scale and shift (2C floats) */
+    a.part = ridge_malloc((a.nchunk * 2 * C + 2 * C + 1) * sizeof(double) + 2 * C * sizeof(float));
     if (!a.part) return ridge_error(RIDGE_ENOMEM, "batchnorm: out of memory");
-    double *s0 = a.part + a.nchunk * 2 * C, *s1 = s0 + C + 1, *n = s0 + C;
-    ridge_parallel_for(ctx, a.nchunk, 1, sums_range, &a);
-    reduce(&a, s0, NULL);
+    double *s0 = a.part + a.nchunk * 2 * C, *n = s0 + C, *s1 = n + 1;
+    float *sc = (float *)(s1 + C), *sh = sc + C;
+    ridge_parallel_for(ctx, a.nchunk, 1, stats_range, &a);
+    for (size_t c = 0; c < C; c++) {
+        double t = 0;
+        for (size_t ch = 0; ch < a.nchunk; ch++) {
+            size_t r0, r1;
+            chunk_rows(&a, ch, &r0, &r1);
+            t += (double)(r1 - r0) * a.part[ch * 2 * C + c];
+        }
+        s0[c] = t;
+    }
     *n = (double)rows;
     if (sum && (st = sum(s0, C + 1))) goto done; /* mpi: the whole batch's sums and rows */
-    for (size_t c = 0; c < C; c++) mean[c] = (float)(s0[c] / *n);
-    a.pass = 1;
-    ridge_parallel_for(ctx, a.nchunk, 1, sums_range, &a);
-    reduce(&a, s1, NULL);
+    for (size_t c = 0; c < C; c++) {
+        const double m = s0[c] / *n;
+        double t = 0;
+        for (size_t ch = 0; ch < a.nchunk; ch++) {
+            size_t r0, r1;
+            chunk_rows(&a, ch, &r0, &r1);
+            const double d = a.part[ch * 2 * C + c] - m;
+            t += a.part[ch * 2 * C + C + c] + (double)(r1 - r0) * d * d;
+        }
+        s1[c] = t;
+        mean[c] = (float)m;
+    }
     if (sum && (st = sum(s1, C))) goto done;
     for (size_t c = 0; c < C; c++) {
         double var = s1[c] / *n;
@@ -191,12 +170,14 @@ static ridge_status forward_train(ridge_ctx *ctx, float *y, float *mean, float *
             double unbiased = *n > 1 ? s1[c] / (*n - 1) : var;
             run_var[c] = (float)((1 - momentum) * run_var[c] + momentum * unbiased);
         }
+        sc[c] = gamma[c] * rstd[c];
+        sh[c] = beta[c] - mean[c] * sc[c];
     }
+    a.sc = sc, a.sh = sh;
+    ridge_parallel_for(ctx, rows, row_grain(C), apply_range, &a);
 done:
     ridge_free(a.part);
-    if (st) return st;
-    ridge_parallel_for(ctx, rows, row_grain(C), apply_range, &a);
-    return RIDGE_OK;
+    return st;
 }
 
 /* Both forwards are recorded by the profiler as "batchnorm.fwd". */
@@ -233,13 +214,17 @@ ridge_status ridge_batchnorm_forward_infer(ridge_ctx *ctx, float *y, const float
     if (st) return st;
     if (!ctx || !beta || !run_mean || !run_var)
         return ridge_error(RIDGE_EINVAL, "batchnorm_forward_infer: NULL argument");
-    float *rstd = ridge_malloc(C * sizeof(float));
-    if (!rstd) return ridge_error(RIDGE_ENOMEM, "batchnorm: out of memory");
-    for (size_t c = 0; c < C; c++) rstd[c] = (float)(1.0 / sqrt((double)run_var[c] + eps));
-    bn_args a = {rows, C, 1, x, NULL, gamma, beta, run_mean, rstd, y, NULL, 0,
-                 act == RIDGE_EPI_RELU, eps};
+    float *sc = ridge_malloc(2 * C * sizeof(float));
+    if (!sc) return ridge_error(RIDGE_ENOMEM, "batchnorm: out of memory");
+    float *sh = sc + C;
+    for (size_t c = 0; c < C; c++) {
+        sc[c] = gamma[c] * (float)(1.0 / sqrt((double)run_var[c] + eps));
+        sh[c] = beta[c] - run_mean[c] * sc[c];
+    }
+    bn_args a = {.k = bn_pick(ctx), .rows = rows, .C = C, .x = x, .out = y, .sc = sc, .sh = sh,
+                 .relu = act == RIDGE_EPI_RELU};
     ridge_parallel_for(ctx, rows, row_grain(C), apply_range, &a);
-    ridge_free(rstd);
+    ridge_free(sc);
     return RIDGE_OK;
 }
 
@@ -252,10 +237,9 @@ static ridge_status backward(ridge_ctx *ctx, float *dx, float *dgamma, float *db
     if (st) return st;
     if (!ctx || !dgamma || !dbeta || !mean || !rstd || !gamma || (act && !y))
         return ridge_error(RIDGE_EINVAL, "batchnorm_backward: NULL argument");
-    if (act != RIDGE_EPI_NONE && (st = ridge_nn_act_backward(ctx, dy, dy, y, rows * C, act)))
-        return st;
-    bn_args a = {rows, C, RIDGE_MIN(BN_CHUNKS, rows), x, dy, gamma, NULL, mean, rstd, dx,
-                 NULL, 2, 0, 0};
+    bn_args a = {.k = bn_pick(ctx), .rows = rows, .C = C, .nchunk = RIDGE_MIN(BN_CHUNKS, rows),
+                 .dy = dy, .x = x, .y_act = act == RIDGE_EPI_RELU ? y : NULL, .mean = mean,
+                 .rstd = rstd, .out = dx};
     /* the chunks' partial sums, then s0 (C), s1 (C) and the row count */
     a.part = ridge_malloc((a.nchunk * 2 * C + 2 * C + 1) * sizeof(double));
     float *coef = ridge_malloc(3 * C * sizeof(float));
@@ -265,8 +249,14 @@ static ridge_status backward(ridge_ctx *ctx, float *dx, float *dgamma, float *db
         return ridge_error(RIDGE_ENOMEM, "batchnorm: out of memory");
     }
     double *s0 = a.part + a.nchunk * 2 * C, *s1 = s0 + C, *M = s1 + C;
-    ridge_parallel_for(ctx, a.nchunk, 1, sums_range, &a);
-    reduce(&a, s0, s1);
+    /* the sums, with dy masked by the relu in the same pass */
+    ridge_parallel_for(ctx, a.nchunk, 1, grad_range, &a);
+    for (size_t c = 0; c < C; c++) {
+        double t0 = 0, t1 = 0;
+        for (size_t ch = 0; ch < a.nchunk; ch++)
+            t0 += a.part[ch * 2 * C + c], t1 += a.part[ch * 2 * C + C + c];
+        s0[c] = t0, s1[c] = t1;
+    }
     *M = (double)rows;
     for (size_t c = 0; c < C; c++) dbeta[c] = (float)s0[c], dgamma[c] = (float)s1[c];
     if (sum && (st = sum(s0, 2 * C + 1))) { /* mpi: the whole batch's sums for dx */
@@ -285,8 +275,7 @@ static ridge_status backward(ridge_ctx *ctx, float *dx, float *dgamma, float *db
         v[c] = (float)(-kk * s0[c] / *M - uu * mean[c]);
     }
     ridge_free(a.part);
-    a.y = dx;
-    a.gamma = coef;
+    a.sc = k, a.sh = u; /* v follows u */
     ridge_parallel_for(ctx, rows, row_grain(C), dx_range, &a);
     ridge_free(coef);
     return RIDGE_OK;
