@@ -128,6 +128,83 @@ static void test_pool(ridge_ctx *ctx, ridge_pool_kind kind, int64_t k, int64_t s
     free(x), free(y), free(g), free(dx), free(am);
 }
 
+/* The training pooling pair on every ISA the CPU has, against the scalar build bit for bit and
+ * against a plain max: channels past one vector (C = 37), ties, a NaN, windows that tile the
+ * image (the backward's select path) with a row and a column left over, and windows that
+ * overlap (its scatter). */
+static void test_pool_isas(void)
+{
+    const struct {
+        int64_t k, stride, h, w, c;
+    } sh[] = {{2, 2, 9, 7, 37}, {2, 2, 8, 8, 16}, {3, 2, 7, 9, 20}};
+    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
+    for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++) {
+        ridge_pool2d_desc d = {.n = 3, .c = sh[t].c, .h = sh[t].h, .w = sh[t].w, .r = sh[t].k,
+                               .s = sh[t].k, .stride_h = sh[t].stride, .stride_w = sh[t].stride,
+                               .kind = RIDGE_POOL_MAX, .layout = RIDGE_NHWC};
+        int64_t oh, ow;
+        CHECK_OK(ridge_pool2d_desc_check(&d, &oh, &ow));
+        const size_t xn = (size_t)(d.n * d.h * d.w * d.c), yn = (size_t)(d.n * oh * ow * d.c);
+        float *x = malloc(xn * 4), *g = malloc(yn * 4), *y[3], *dx[3];
+        int32_t *am[3];
+        fill(g, yn, 51);
+        for (size_t i = 0; i < xn; i++) x[i] = (float)(int)((i * 7) % 5); /* many ties */
+        x[xn / 2] = NAN;
+        for (int k = 0; k < 3; k++)
+            y[k] = malloc(yn * 4), dx[k] = malloc(xn * 4), am[k] = malloc(yn * 4);
+        for (int k = 0; k < 3; k++) {
+            ridge_ctx *ctx = test_ctx(k == 1 ? 1 : 2, isas[k]);
+            if (!ctx) { /* SKIP printed: the scalar results stand in */
+                memcpy(y[k], y[0], yn * 4), memcpy(dx[k], dx[0], xn * 4);
+                memcpy(am[k], am[0], yn * 4);
+                continue;
+            }
+            CHECK_OK(ridge_pool2d_forward_argmax(ctx, &d, x, y[k], am[k]));
+            CHECK_OK(ridge_pool2d_backward(ctx, &d, dx[k], g, am[k]));
+            ridge_ctx_destroy(ctx);
+        }
+        /* the forward: the window's max (NaN wins), its first cell among ties */
+        size_t bad = 0;
+        for (int64_t n = 0; n < d.n; n++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++)
+                    for (int64_t c = 0; c < d.c; c++) {
+                        const size_t q = (size_t)(((n * oh + i) * ow + j) * d.c + c);
+                        float m = 0;
+                        int32_t at = -1;
+                        const int64_t h0 = i * d.stride_h, w0 = j * d.stride_w;
+                        const int64_t h1 = h0 + d.r < d.h ? h0 + d.r : d.h;
+                        const int64_t w1 = w0 + d.s < d.w ? w0 + d.s : d.w;
+                        for (int64_t ih = h0; ih < h1; ih++)
+                            for (int64_t iw = w0; iw < w1; iw++) {
+                                const int32_t o = (int32_t)((ih * d.w + iw) * d.c + c);
+                                const float v = x[n * d.h * d.w * d.c + o];
+                                if (at < 0 || (v > m) || (v != v && m == m)) m = v, at = o;
+                            }
+                        bad += am[0][q] != at || !(y[0][q] == m || (m != m && y[0][q] != y[0][q]));
+                    }
+        CHECKF(bad == 0, "max pool %lldx%lld/%lld on %lldx%lldx%lld: %zu outputs differ from the "
+               "plain max", (long long)d.r, (long long)d.s, (long long)d.stride_h,
+               (long long)d.h, (long long)d.w, (long long)d.c, bad);
+        /* the backward: each winner gets the sum of its windows' dy, every other cell 0 */
+        double *want = calloc(xn, sizeof(double));
+        for (int64_t n = 0; n < d.n; n++)
+            for (size_t q = 0; q < (size_t)(oh * ow * d.c); q++)
+                want[(size_t)(n * d.h * d.w * d.c) + (size_t)am[0][n * oh * ow * d.c + q]] +=
+                    g[(size_t)(n * oh * ow * d.c) + q];
+        double worst = 0;
+        for (size_t i = 0; i < xn; i++) worst = fmax(worst, fabs(dx[0][i] - want[i]));
+        CHECKF(worst < 1e-6, "max pool backward: %.2e from the scatter", worst);
+        for (int k = 1; k < 3; k++)
+            CHECKF(!memcmp(y[k], y[0], yn * 4) && !memcmp(am[k], am[0], yn * 4) &&
+                       !memcmp(dx[k], dx[0], xn * 4),
+                   "max pool %lldx%lldx%lld: %s differs from the scalar build", (long long)d.h,
+                   (long long)d.w, (long long)d.c, ridge_isa_name(isas[k]));
+        for (int k = 0; k < 3; k++) free(y[k]), free(dx[k]), free(am[k]);
+        free(x), free(g), free(want);
+    }
+}
+
 /* ---- batch normalization --------------------------------------------------------------------- */
 
 static double bn_loss64(const float *x, const double *dx, size_t which, double hstep,
@@ -334,6 +411,7 @@ int main(void)
     CHECK(ridge_pool2d_backward(c1, &nchw, b, b + 16, am) == RIDGE_EUNSUPPORTED);
     nchw.layout = RIDGE_NHWC;
     CHECK(ridge_pool2d_backward(c1, &nchw, b, b + 16, NULL) == RIDGE_EINVAL);
+    test_pool_isas();
     test_batchnorm(c1, c2);
     test_batchnorm_shapes();
     ridge_ctx_destroy(c1);
