@@ -50,6 +50,13 @@ static const shape shapes[] = {
     {"5x5-dil2-co16",   1, 7,  11, 10, 16, 5, 5, 1, 1, 2, 2, 3, 2, 4, 3, 1},
     /* Winograd dw over two chunks of tiles (100 tiles; at most 82 per chunk for NR 16) */
     {"3x3-wino-chunks", 4, 40, 17, 18, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    /* thin layers, output channels in blocks of 32 (dw direct: the dwtaps tile on a padded
+     * copy): one and two input channels, strides, dilation, uneven padding, 7 x 7 (49 taps:
+     * several passes of 12 or 5), more images than the 32 chunks */
+    {"thin-c1-co32",    3, 1,  9,  8,  32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"thin-c2-s2-dil2", 2, 2,  11, 10, 64, 3, 3, 2, 2, 2, 2, 2, 1, 0, 2, 1},
+    {"thin-7x7-s2",     1, 1,  12, 13, 32, 7, 7, 2, 2, 1, 1, 3, 2, 3, 1, 1},
+    {"thin-batch35",    35, 1, 5,  4,  32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
 static float frand(unsigned *s)

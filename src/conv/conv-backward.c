@@ -135,6 +135,26 @@ static size_t wdw_ws(const ridge_conv2d_bwd_plan *p, int threads)
            (size_t)threads * round_bytes((size_t)(36 * p->cig));
 }
 
+/* dw direct by the dwtaps tile: a thin layer (1-2 input channels per group, groups 1) in
+ * NHWC whose output channels fill whole NR blocks (the tile reads dy in place, unmasked).
+ * nr: the kernel's block. */
+static int dw_taps_applies(const ridge_conv2d_desc *d, int nr)
+{
+    return d->layout == RIDGE_NHWC && d->groups == 1 && d->c_in <= 2 && d->c_out % nr == 0;
+}
+
+/* dw_taps's workspace: per thread a zero-padded image, then the chunks' partial sums
+ * [chunk][cob][T NR + NR] (T = cig R S; the last NR: db). */
+static size_t dw_taps_ws(const ridge_conv2d_bwd_plan *p, int threads)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const size_t img = (size_t)((d->h + d->pad_top + d->pad_bottom) *
+                                (d->w + d->pad_left + d->pad_right) * p->cig);
+    const size_t part =
+        (size_t)(p->dw_chunks * p->ncob * (p->cig * d->r * d->s + 1) * p->k->nr);
+    return (size_t)threads * round_bytes(img) + round_bytes(part);
+}
+
 static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a,
                                    ridge_conv_algo *out, const char *which)
 {
@@ -161,9 +181,12 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
          * 64 -> 64 56x56: im2col 0.42 against 0.55 ms): im2col + SGEMM */
         const int thin = weights && d->layout == RIDGE_NHWC &&
                          (d->c_in / d->groups <= 2 || d->r * d->s == 1);
+        /* ... unless the dwtaps tile takes it (1-2 input channels, output channels in
+         * blocks of 32, the widest NR): on the CNN's first layer it ran 4-5x im2col's speed
+         * (docs/PERFORMANCE.md, session 15) */
         *out = dw && dw_layout                       ? RIDGE_CONV_DEPTHWISE
                : wino && (!weights || wdw_applies(d)) ? RIDGE_CONV_WINOGRAD_4X3
-               : thin                                 ? RIDGE_CONV_IM2COL
+               : thin && !dw_taps_applies(d, 32)      ? RIDGE_CONV_IM2COL
                                                      : RIDGE_CONV_DIRECT;
         return RIDGE_OK;
     }
@@ -236,6 +259,7 @@ void ridge_conv2d_bwd_plan_destroy(ridge_conv2d_bwd_plan *p)
     ridge_free(p->runs);
     ridge_free(p->dw_roff);
     ridge_free(p->dw_soff);
+    ridge_free(p->dw_toff);
     ridge_conv2d_plan_destroy(p->wino);
     ridge_free(p);
 }
@@ -434,6 +458,21 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
         p->dw_nhwc = d->layout == RIDGE_NHWC;
         p->ws_weights = round_bytes(blocks * (size_t)(d->n * oh * ow * nr)) +
                         round_bytes(blocks * (size_t)(R * S * p->cig * nr));
+    }
+    if (wa == RIDGE_CONV_DIRECT && dw_taps_applies(d, nr)) {
+        const int64_t T = p->cig * R * S, wp = d->w + d->pad_left + d->pad_right;
+        p->dw_toff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)T);
+        if (!p->dw_toff) {
+            st = ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory for tables");
+            goto err_free_plan;
+        }
+        for (int64_t ci = 0; ci < p->cig; ci++)
+            for (int64_t r = 0; r < R; r++)
+                for (int64_t c = 0; c < S; c++)
+                    p->dw_toff[(ci * R + r) * S + c] =
+                        (r * d->dil_h * wp + c * d->dil_w) * p->cig + ci;
+        p->dw_chunks = RIDGE_MIN(d->n, 32);
+        p->ws_weights = dw_taps_ws(p, ridge_ctx_threads(ctx));
     }
     p->threads = ridge_ctx_threads(ctx);
     if (wa == RIDGE_CONV_WINOGRAD_4X3) p->ws_weights = wdw_ws(p, p->threads);
@@ -1014,6 +1053,80 @@ static void lower_range(void *arg, size_t b, size_t e, int ith)
     }
 }
 
+/* dw of a thin layer by the dwtaps tile (NHWC, groups 1, 1-2 input channels: dw_taps_applies).
+ * Each image is copied into a zero-padded buffer of the thread's (a few KiB: the taps then
+ * need no border logic), and every output pixel reads its dy channels once for all taps
+ * (im2col + SGEMM lowered x 9-fold and ran a GEMM of 9 x c_out tiles; the dwt tile, one
+ * input channel per row, read dy once per tap). Fixed chunks of images each keep their
+ * partial sums, added in order after: the result does not depend on the thread count. */
+typedef struct taps_job {
+    const ridge_conv2d_bwd_plan *p;
+    const float *x, *dy;
+    float *pad, *part; /* the threads' padded images (img floats apart); partial sums */
+    size_t img;
+} taps_job;
+
+static void dw_taps_range(void *arg, size_t b, size_t e, int ith)
+{
+    const taps_job *j = arg;
+    const ridge_conv2d_bwd_plan *p = j->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t nr = p->k->nr, T = p->cig * d->r * d->s, tmax = p->k->dwtaps_max;
+    const int64_t wp = d->w + d->pad_left + d->pad_right, row = d->w * p->cig;
+    float *pad = j->pad + (size_t)ith * j->img;
+    int64_t cur = -1; /* the image in pad */
+    for (size_t it = b; it < e; it++) {
+        const int64_t ch = (int64_t)it / p->ncob, cob = (int64_t)it % p->ncob;
+        size_t n0, n1;
+        ridge_partition((size_t)d->n, 1, (int)ch, (int)p->dw_chunks, &n0, &n1);
+        float *out = j->part + it * (size_t)((T + 1) * nr);
+        memset(out, 0, (size_t)((T + 1) * nr) * sizeof(float));
+        for (int64_t n = (int64_t)n0; n < (int64_t)n1; n++) {
+            if (n != cur) {
+                memset(pad, 0, j->img * sizeof(float));
+                for (int64_t ih = 0; ih < d->h; ih++)
+                    memcpy(pad + ((ih + d->pad_top) * wp + d->pad_left) * p->cig,
+                           j->x + n * p->xv.sn + ih * p->xv.sh, (size_t)row * sizeof(float));
+                cur = n;
+            }
+            conv_dwtaps_args a;
+            a.x = pad, a.dy = j->dy + n * p->yv.sn + cob * nr;
+            a.xrs = d->stride_h * wp * p->cig, a.xps = d->stride_w * p->cig;
+            a.yrs = p->yv.sh, a.yps = p->yv.sw;
+            a.nrow = p->oh, a.ncol = p->ow;
+            for (int64_t t0 = 0; t0 < T; t0 += tmax) {
+                a.toff = p->dw_toff + t0, a.T = (int)RIDGE_MIN(tmax, T - t0);
+                a.out = out + t0 * nr, a.db = t0 == 0 ? out + T * nr : NULL;
+                p->k->dwtaps(&a);
+            }
+        }
+    }
+}
+
+static void dw_taps(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dw, float *db,
+                    const float *x, const float *dy, void *ws)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t nr = p->k->nr, T = p->cig * d->r * d->s, threads = ridge_ctx_threads(ctx);
+    const size_t img = (size_t)((d->h + d->pad_top + d->pad_bottom) *
+                                (d->w + d->pad_left + d->pad_right) * p->cig);
+    taps_job j = {p, x, dy, ws, (float *)((char *)ws + (size_t)threads * round_bytes(img)), 0};
+    j.img = round_bytes(img) / sizeof(float);
+    ridge_parallel_for(ctx, (size_t)(p->dw_chunks * p->ncob), 1, dw_taps_range, &j);
+    for (int64_t co = 0; co < d->c_out; co++) {
+        const int64_t cob = co / nr, jj = co % nr;
+        for (int64_t t = 0; t <= T; t++) {
+            if (t == T && !db) break;
+            double s = 0;
+            for (int64_t ch = 0; ch < p->dw_chunks; ch++)
+                s += j.part[(size_t)(ch * p->ncob + cob) * (size_t)((T + 1) * nr) +
+                            (size_t)(t * nr + jj)];
+            if (t < T) dw[co * T + t] = (float)s;
+            else db[co] = (float)s;
+        }
+    }
+}
+
 /* dw via lowering + SGEMM (NHWC): per chunk of images, per group,
  *   dW_g (cog x K) += dy_g^T (cog x P) col_g (P x K),  K = (r, s, ci),
  * (or its transpose when K < cog, so the GEMM's n is the longer side), then a permutation to
@@ -1207,6 +1320,12 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
         ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights",
                                   wdw_ws(p, ridge_ctx_threads(ctx)), &ws);
         if (!st) dw_winograd(ctx, p, dw, db, x, dy, ws);
+        return st;
+    }
+    if (p->dw_toff) {
+        ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights",
+                                  dw_taps_ws(p, ridge_ctx_threads(ctx)), &ws);
+        if (!st) dw_taps(ctx, p, dw, db, x, dy, ws);
         return st;
     }
     if (p->weights_algo == RIDGE_CONV_IM2COL) {

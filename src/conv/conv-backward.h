@@ -49,6 +49,10 @@ struct ridge_conv2d_bwd_plan {
     ridge_conv2d_plan *wino;
     int threads;
     int dw_nhwc; /* dw direct on NHWC: the dwt tile over chunks of output rows */
+    /* dw direct on a thin layer (dw_taps_applies): the dwtaps tile on a padded copy of each
+     * image; tap offsets into that copy, (ci, r, s) order, cig * R * S of them */
+    ptrdiff_t *dw_toff;
+    int64_t dw_chunks; /* fixed chunks of images, each its own partial sums */
 };
 
 /* conv-backward-ref.c */

@@ -462,6 +462,74 @@ static void conv_dwt(const conv_dwt_args *a)
     }
 }
 
+/* T taps x NR output channels per pixel (conv_dwtaps_args), the accumulators an array indexed
+ * by constants only (T is a compile-time constant in each instance), so they stay in
+ * registers: 12 taps with AVX-512 (24 accumulators, 2 for db, 2 dy vectors, a broadcast), 5
+ * with 16 registers. */
+#ifdef CONV_ROW_PAIR
+#define DWTAPS_MAX 12
+#else
+#define DWTAPS_MAX 5
+#endif
+static inline __attribute__((always_inline)) void dwtaps_tile(const conv_dwtaps_args *a,
+                                                              const int T, const int with_db)
+{
+    VF c[DWTAPS_MAX][2], d0 = VZERO(), d1 = VZERO();
+    ptrdiff_t toff[DWTAPS_MAX];
+#pragma GCC unroll 12
+    for (int t = 0; t < T; t++) c[t][0] = c[t][1] = VZERO(), toff[t] = a->toff[t];
+    const ptrdiff_t xps = a->xps, yps = a->yps;
+    for (int64_t q = 0; q < a->nrow; q++) {
+        const float *x = a->x + q * a->xrs, *y = a->dy + q * a->yrs;
+        for (int64_t k = 0; k < a->ncol; k++, x += xps, y += yps) {
+            const VF b0 = VLOAD(y), b1 = VLOAD(y + VL);
+            if (with_db) d0 = VADD(d0, b0), d1 = VADD(d1, b1);
+#pragma GCC unroll 12
+            for (int t = 0; t < T; t++) {
+                const VF v = VBCAST(x + toff[t]);
+                c[t][0] = VFMA(v, b0, c[t][0]), c[t][1] = VFMA(v, b1, c[t][1]);
+            }
+        }
+    }
+#pragma GCC unroll 12
+    for (int t = 0; t < T; t++) {
+        float *o = a->out + t * NR;
+        VSTORE(o, VADD(VLOAD(o), c[t][0]));
+        VSTORE(o + VL, VADD(VLOAD(o + VL), c[t][1]));
+    }
+    if (with_db) {
+        VSTORE(a->db, VADD(VLOAD(a->db), d0));
+        VSTORE(a->db + VL, VADD(VLOAD(a->db + VL), d1));
+    }
+}
+
+#define DWTAPS_CASE(T)                                                                            \
+    case T:                                                                                       \
+        if (a->db) dwtaps_tile(a, T, 1);                                                          \
+        else dwtaps_tile(a, T, 0);                                                                \
+        break;
+static void conv_dwtaps(const conv_dwtaps_args *a)
+{
+    switch (a->T) {
+        DWTAPS_CASE(1)
+        DWTAPS_CASE(2)
+        DWTAPS_CASE(3)
+        DWTAPS_CASE(4)
+        DWTAPS_CASE(5)
+#if DWTAPS_MAX > 5
+        DWTAPS_CASE(6)
+        DWTAPS_CASE(7)
+        DWTAPS_CASE(8)
+        DWTAPS_CASE(9)
+        DWTAPS_CASE(10)
+        DWTAPS_CASE(11)
+        DWTAPS_CASE(12)
+#endif
+    default: break;
+    }
+}
+#undef DWTAPS_CASE
+
 /* ---- depthwise ---------------------------------------------------------------------------- */
 
 /* Any window: channel vectors from c_begin on, then the channels past the last full vector. */
@@ -1064,6 +1132,8 @@ const conv_kernels KNAME = {
     .dw_row = conv_dw_row,
     .dwp_row = conv_dwp_row,
     .dwt = conv_dwt,
+    .dwtaps = conv_dwtaps,
+    .dwtaps_max = DWTAPS_MAX,
     .wino_in = conv_wino_in,
     .wino_dy = conv_wino_dy,
     .wino_out = conv_wino_out,

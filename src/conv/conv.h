@@ -147,6 +147,19 @@ typedef struct conv_dwt_args {
     float *out;
 } conv_dwt_args;
 
+/* Weight gradient of a thin layer (1-2 input channels): T (kernel tap, input channel) pairs
+ * at once, each a broadcast from x at toff[t], against the NR output channels of dy; the
+ * output pixels (nrow x ncol) are the reduction. x is a zero-padded copy of one image, so
+ * every tap is inside it. out[t * NR + j] += sum dy[j] x[toff[t]]; with db, db[j] += sum dy[j]. */
+typedef struct conv_dwtaps_args {
+    const float *x, *dy;
+    const ptrdiff_t *toff;
+    ptrdiff_t xrs, xps, yrs, yps;
+    int64_t nrow, ncol;
+    int T;
+    float *out, *db;
+} conv_dwtaps_args;
+
 /* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
  *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
  *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
@@ -190,6 +203,8 @@ typedef struct conv_kernels {
     void (*dw_row)(const conv_dw_args *a);
     void (*dwp_row)(const conv_dwp_args *a);
     void (*dwt)(const conv_dwt_args *a);
+    void (*dwtaps)(const conv_dwtaps_args *a);
+    int dwtaps_max; /* the most taps dwtaps takes at once (its accumulators in registers) */
     conv_wino_in_fn wino_in;
     conv_wino_dy_fn wino_dy;
     conv_wino_out_fn wino_out;
