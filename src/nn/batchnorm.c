@@ -64,7 +64,9 @@ static void chunk_rows(const bn_args *a, size_t ch, size_t *b, size_t *e)
     ridge_partition(a->rows, 1, (int)ch, (int)a->nchunk, b, e);
 }
 
-static void stats_range(void *arg, size_t b, size_t e, int ith)
+/* Per fixed chunk of rows: its mean and M2 (forward), or its sums of dy and dy xhat
+ * (backward: a->dy set). */
+static void chunk_range(void *arg, size_t b, size_t e, int ith)
 {
     const bn_args *a = arg;
     (void)ith;
@@ -72,19 +74,9 @@ static void stats_range(void *arg, size_t b, size_t e, int ith)
         size_t r0, r1;
         chunk_rows(a, ch, &r0, &r1);
         double *p = a->part + ch * 2 * a->C;
-        a->k.stats(a->x, a->C, r0, r1, p, p + a->C);
-    }
-}
-
-static void grad_range(void *arg, size_t b, size_t e, int ith)
-{
-    const bn_args *a = arg;
-    (void)ith;
-    for (size_t ch = b; ch < e; ch++) {
-        size_t r0, r1;
-        chunk_rows(a, ch, &r0, &r1);
-        double *p = a->part + ch * 2 * a->C;
-        a->k.grad_sums(a->dy, a->y_act, a->x, a->C, r0, r1, a->mean, a->rstd, p, p + a->C);
+        if (a->dy)
+            a->k.grad_sums(a->dy, a->y_act, a->x, a->C, r0, r1, a->mean, a->rstd, p, p + a->C);
+        else a->k.stats(a->x, a->C, r0, r1, p, p + a->C);
     }
 }
 
@@ -137,7 +129,7 @@ static ridge_status forward_train(ridge_ctx *ctx, float *y, float *mean, float *
     if (!a.part) return ridge_error(RIDGE_ENOMEM, "batchnorm: out of memory");
     double *s0 = a.part + a.nchunk * 2 * C, *n = s0 + C, *s1 = n + 1;
     float *sc = (float *)(s1 + C), *sh = sc + C;
-    ridge_parallel_for(ctx, a.nchunk, 1, stats_range, &a);
+    ridge_parallel_for(ctx, a.nchunk, 1, chunk_range, &a);
     for (size_t c = 0; c < C; c++) {
         double t = 0;
         for (size_t ch = 0; ch < a.nchunk; ch++) {
@@ -250,7 +242,7 @@ static ridge_status backward(ridge_ctx *ctx, float *dx, float *dgamma, float *db
     }
     double *s0 = a.part + a.nchunk * 2 * C, *s1 = s0 + C, *M = s1 + C;
     /* the sums, with dy masked by the relu in the same pass */
-    ridge_parallel_for(ctx, a.nchunk, 1, grad_range, &a);
+    ridge_parallel_for(ctx, a.nchunk, 1, chunk_range, &a);
     for (size_t c = 0; c < C; c++) {
         double t0 = 0, t1 = 0;
         for (size_t ch = 0; ch < a.nchunk; ch++)
