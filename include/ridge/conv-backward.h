@@ -29,6 +29,10 @@
  *                         (dy packed once per block), x read in place. On NHWC a dedicated
  *                         tile (input channels x output channels, the pixels as reduction)
  *                         on the same packed dy, over chunks of output rows that stay in L2.
+ *                         A thin layer on NHWC (1-2 input channels, groups 1, c_out a
+ *                         multiple of the kernel's block: 16 AVX2, 32 AVX-512) instead takes
+ *                         the (input channel, tap) pairs as the tile's rows, read from a
+ *                         zero-padded copy of each image, and dy in place once for all taps.
  *   RIDGE_CONV_IM2COL     NHWC only, dy read in place as a (pixels x c_out) matrix. dx: SGEMM
  *                         dcol = dy W per chunk of images, then a col2im gather per dx row
  *                         (a fixed summation order). dw: the lowered input per chunk of
@@ -50,7 +54,8 @@
  * AUTO (what `ridge bench convbwd` measured faster here): depthwise where it applies; else
  * Winograd 4x3 where it applies (dw: NHWC, groups 1) with at least 8 channels per group each
  * side and at least 32 4x4 output tiles (batch included), else direct (dw on NHWC with 1 or 2
- * input channels per group or a 1x1 kernel: im2col). */
+ * input channels per group or a 1x1 kernel: im2col, unless the thin-layer direct tile takes
+ * it: groups 1 and c_out a multiple of 32). */
 #ifndef RIDGE_CONV_BACKWARD_H
 #define RIDGE_CONV_BACKWARD_H
 
