@@ -143,13 +143,20 @@ static int dw_taps_applies(const ridge_conv2d_desc *d, int nr)
     return d->layout == RIDGE_NHWC && d->groups == 1 && d->c_in <= 2 && d->c_out % nr == 0;
 }
 
+/* Floats of one zero-padded image of dw_taps. */
+static size_t dw_taps_img(const ridge_conv2d_bwd_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    return (size_t)((d->h + d->pad_top + d->pad_bottom) * (d->w + d->pad_left + d->pad_right) *
+                    p->cig);
+}
+
 /* dw_taps's workspace: per thread a zero-padded image, then the chunks' partial sums
  * [chunk][cob][T NR + NR] (T = cig R S; the last NR: db). */
 static size_t dw_taps_ws(const ridge_conv2d_bwd_plan *p, int threads)
 {
     const ridge_conv2d_desc *d = &p->d;
-    const size_t img = (size_t)((d->h + d->pad_top + d->pad_bottom) *
-                                (d->w + d->pad_left + d->pad_right) * p->cig);
+    const size_t img = dw_taps_img(p);
     const size_t part =
         (size_t)(p->dw_chunks * p->ncob * (p->cig * d->r * d->s + 1) * p->k->nr);
     return (size_t)threads * round_bytes(img) + round_bytes(part);
@@ -1108,8 +1115,7 @@ static void dw_taps(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dw, f
 {
     const ridge_conv2d_desc *d = &p->d;
     const int64_t nr = p->k->nr, T = p->cig * d->r * d->s, threads = ridge_ctx_threads(ctx);
-    const size_t img = (size_t)((d->h + d->pad_top + d->pad_bottom) *
-                                (d->w + d->pad_left + d->pad_right) * p->cig);
+    const size_t img = dw_taps_img(p);
     taps_job j = {p, x, dy, ws, (float *)((char *)ws + (size_t)threads * round_bytes(img)), 0};
     j.img = round_bytes(img) / sizeof(float);
     ridge_parallel_for(ctx, (size_t)(p->dw_chunks * p->ncob), 1, dw_taps_range, &j);
