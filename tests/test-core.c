@@ -62,6 +62,22 @@ static void test_cpu(void)
     if (c->avx512f && c->avx512bw && c->avx512vl && c->avx512dq) CHECK(best == RIDGE_ISA_AVX512);
 }
 
+/* The legacy AMD leaves, with the registers a Zen 5 VM ("Virtual Turin-like") returned while
+ * its leaf 0x8000001D was empty: L1d 48 KiB, L2 1 MiB, L3 1016 x 512 KiB (the socket's). */
+static void test_cpu_legacy_leaves(void)
+{
+    ridge_cpu c = {0};
+    ridge_cpu_legacy_amd_caches(&c, 0x300c0140u, 0x04006140u, 0x0fe09140u);
+    CHECK(c.l1d == 48u << 10 && c.line == 64);
+    CHECK(c.l2 == 1u << 20);
+    CHECK(c.l3 == (size_t)1016 << 19);
+    /* levels already known stay; zero fields in the leaves fill nothing */
+    ridge_cpu d = {0};
+    d.l1d = 32u << 10, d.line = 64, d.l2 = 512u << 10;
+    ridge_cpu_legacy_amd_caches(&d, 0x300c0140u, 0x04006140u, 0);
+    CHECK(d.l1d == 32u << 10 && d.l2 == 512u << 10 && d.l3 == 0);
+}
+
 static void test_isa_names(void)
 {
     ridge_isa isa;
@@ -210,6 +226,7 @@ int main(void)
 {
     test_status();
     test_cpu();
+    test_cpu_legacy_leaves();
     test_isa_names();
     test_ctx_options();
     test_memory();

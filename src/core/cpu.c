@@ -1,6 +1,7 @@
 /* CPU detection: CPUID for what the processor has, XGETBV for what the OS saves on a context
  * switch (an instruction set is usable only when both say yes), and the cache hierarchy from
- * the deterministic cache-parameter leaves (Intel leaf 4, AMD leaf 0x8000001D, same layout).
+ * the deterministic cache-parameter leaves (Intel leaf 4, AMD leaf 0x8000001D, same layout),
+ * or, where a VM leaves those empty, AMD's older size leaves 0x80000005 and 0x80000006.
  * Runs once; later calls return the cached result. */
 #include <pthread.h>
 #include <stdio.h>
@@ -54,6 +55,22 @@ static void detect_caches(ridge_cpu *c, unsigned leaf)
     }
 }
 
+#endif /* RIDGE_X86 */
+
+/* AMD's legacy cache leaves: 0x80000005 ECX holds L1d (size in KiB in bits 31:24, line in
+ * 7:0), 0x80000006 ECX the L2 (KiB in 31:16, line in 7:0) and EDX the L3 (in 512 KiB units
+ * in 31:18). Each level is taken only if it is nonzero; levels already known are kept. Some
+ * hypervisors (one "Virtual Turin-like" Zen 5 VM here) clear leaf 0x8000001D but fill these. */
+void ridge_cpu_legacy_amd_caches(ridge_cpu *c, unsigned ecx5, unsigned ecx6, unsigned edx6)
+{
+    size_t l1d = (size_t)(ecx5 >> 24) << 10, l2 = (size_t)(ecx6 >> 16) << 10;
+    size_t l3 = (size_t)(edx6 >> 18) << 19;
+    if (c->l1d == 0 && l1d) c->l1d = l1d, c->line = ecx5 & 0xff;
+    if (c->l2 == 0 && l2) c->l2 = l2;
+    if (c->l3 == 0 && l3) c->l3 = l3;
+}
+
+#ifdef RIDGE_X86
 static void detect(void)
 {
     ridge_cpu *c = &g_cpu;
@@ -117,10 +134,17 @@ static void detect(void)
         c->avx512_bf16 = ((r[0] >> 5) & 1) && c->os_zmm;
     }
 
-    if (strcmp(c->vendor, "AuthenticAMD") == 0 && max_ext >= 0x8000001Du)
+    int amd = strcmp(c->vendor, "AuthenticAMD") == 0;
+    if (amd && max_ext >= 0x8000001Du)
         detect_caches(c, 0x8000001Du);
     else if (max_leaf >= 4)
         detect_caches(c, 4);
+    if (amd && max_ext >= 0x80000006u && (c->l1d == 0 || c->l2 == 0)) {
+        unsigned r5[4], r6[4];
+        cpuid(0x80000005u, 0, r5);
+        cpuid(0x80000006u, 0, r6);
+        ridge_cpu_legacy_amd_caches(c, r5[2], r6[2], r6[3]);
+    }
 }
 #else
 static void detect(void)

@@ -29,6 +29,10 @@ ridge_status ridge_error(ridge_status s, const char *fmt, ...)
 #define RIDGE_NOIPA __attribute__((noipa))
 #endif
 
+/* cpu.c: fills the cache sizes still zero in C from AMD's legacy leaves (0x80000005's ECX,
+ * 0x80000006's ECX and EDX); a fallback for VMs that leave leaf 0x8000001D empty. */
+void ridge_cpu_legacy_amd_caches(ridge_cpu *c, unsigned ecx5, unsigned ecx6, unsigned edx6);
+
 /* file.c: atomic file writes. The data goes to PATH.tmp.PID; commit flushes and fsyncs it,
  * renames it over PATH and fsyncs the directory (best effort: ignored where unsupported). Any
  * failure removes the temporary file and leaves PATH as it was. Open first removes stale
