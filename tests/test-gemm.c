@@ -286,10 +286,12 @@ static void test_isa(ridge_isa isa, int threads)
         /* the fourth: the matrix-vector path over several column ranges and row blocks; the
          * fifth: more rows than any kernel reads a row-major B in place for (packed B); the
          * last three: the matrix-vector path's k segments (2 and 8 of them, with epilogues;
-         * then 4 over 44 rows, as many as k allows) */
-        size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900}, {1, 1300, 45},
-                              {530, 70, 45},   {1, 130, 1000},  {1, 517, 2049}, {1, 20000, 44}};
-        for (int s = 0; s < 8 && fails < 5; s++) {
+         * then 4 over 44 rows, as many as k allows); the ninth: a row-major B whose rows are
+         * 4 KiB apart, packed although A has few rows */
+        size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900},
+                              {1, 1300, 45},   {530, 70, 45},   {1, 130, 1000},
+                              {1, 517, 2049},  {1, 20000, 44},  {65, 1024, 45}};
+        for (int s = 0; s < 9 && fails < 5; s++) {
             gcase g = plain(s == 1, s == 2, shapes[s][0], shapes[s][1], shapes[s][2]);
             g.beta = s == 0 ? 1.0f : s == 3 || s == 5 ? -0.5f : 0.0f;
             g.alpha = s == 6 ? -0.5f : 1.0f;

@@ -418,8 +418,18 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     d->mc = blocking_mc(K, cpu, d->kc);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
     /* B in place when it is row-major and A has at most the kernel's inplace_b_max_m rows:
-     * packing it costs a pass over B from L3 or DRAM (gemm-internal.h). */
-    d->pack_b = !pb->bplan && !(p->b_cs == 1 && p->m <= (size_t)K->inplace_b_max_m);
+     * packing it costs a pass over B from L3 or DRAM (gemm-internal.h). But not when B's rows
+     * are a multiple of 4 KiB apart (N = 1024, 2048, 3072...) and A has 64 rows or more: the
+     * rows of a micro-panel then all fall into one L1 set (4 KiB is one way of L1 on every
+     * x86 core ridge meets), which holds 8-12 lines, so the lines fetched ahead evict each
+     * other before the kernel reads them. Packed on Zen 5 (scripts/gemm-ab.c, 1 thread, NN):
+     * 256 x 3072 x 768 1.33x, 256 x 2048 x 768 1.41x, 64 x 4096 x 512 1.11x; N = 768, 1280,
+     * 1536 and 2304 (rows over 2-4 sets) gained nothing (0.92-1.00x), and with 32 rows or
+     * fewer packing did not pay (32 x 1024 x 784 0.68x). */
+    const int b_aliased = p->b_rs * sizeof(float) % 4096 == 0;
+    const int b_in_place = p->b_cs == 1 && p->m <= (size_t)K->inplace_b_max_m &&
+                           !(b_aliased && p->m >= 64);
+    d->pack_b = !pb->bplan && !b_in_place;
     size_t mc_alloc = d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
     d->per_thread = mc_alloc * d->kc + (d->pack_b ? nc_alloc * d->kc : 0);
     d->per_thread = (d->per_thread + 15) & ~(size_t)15; /* 64-byte aligned blocks */
