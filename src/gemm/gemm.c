@@ -114,13 +114,18 @@ static const gemm_kernel *select_kernel(ridge_isa isa)
  * than staying in L1; on Zen 4 that costs nothing measurable, the C updates did: at 2048^3,
  * KC 768 ran 1.05-1.07x KC 256 with the AVX-512 kernel (1.03x with the AVX2 one, against
  * its previous 384), 1.02-1.06x on the GPT-2 and conv shapes (scripts/gemm-ab.c). The
- * blocks fix the summation order, so they depend on k only (never on the thread count:
- * results do not depend on it). */
+ * blocks fix the summation order, so they depend on the shape only (k, and whether B is
+ * packed), never on the thread count: results do not depend on it. */
 #define KC_MAX 768
-static size_t blocking_kc(size_t k)
+/* B read in place: blocks of at most 512. Its micro-panel is KC rows ldb apart, re-read from
+ * L2 by every tile of the MC rows; shallower blocks ran faster on Zen 5 (scripts/gemm-ab.c, 1
+ * thread): 256 x 768 x 50304 NN 1.035-1.07x, 256 x 768 x 2304 NN 1.045x, while the packed
+ * shapes moved within 1% (2048^3 0.99x, 1024^3 1.01x, the GPT-2 NT rows 1.00x). */
+#define KC_MAX_IN_PLACE 512
+static size_t blocking_kc(size_t k, size_t kc_max)
 {
     if (test_kc) return test_kc;
-    size_t blocks = RIDGE_MAX((k + KC_MAX - 1) / KC_MAX, 1);
+    size_t blocks = RIDGE_MAX((k + kc_max - 1) / kc_max, 1);
     size_t kc = (k + blocks - 1) / blocks;
     return RIDGE_MAX((kc + 7) & ~(size_t)7, 8u);
 }
@@ -414,9 +419,6 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
                         const ridge_cpu *cpu, int threads, const plan_b *pb)
 {
     *d = (gemm_driver){.p = p, .K = K, .bplan = pb->bplan, .plan_npad = pb->npad};
-    d->kc = pb->bplan ? pb->kc : blocking_kc(p->k);
-    d->mc = blocking_mc(K, cpu, d->kc);
-    d->nc = blocking_nc(K, cpu, d->kc, threads);
     /* B in place when it is row-major and A has at most the kernel's inplace_b_max_m rows:
      * packing it costs a pass over B from L3 or DRAM (gemm-internal.h). But not when B's rows
      * are a multiple of 4 KiB apart (N = 1024, 2048, 3072...) and A has 64 rows or more: the
@@ -430,6 +432,9 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     const int b_in_place = p->b_cs == 1 && p->m <= (size_t)K->inplace_b_max_m &&
                            !(b_aliased && p->m >= 64);
     d->pack_b = !pb->bplan && !b_in_place;
+    d->kc = pb->bplan ? pb->kc : blocking_kc(p->k, d->pack_b ? KC_MAX : KC_MAX_IN_PLACE);
+    d->mc = blocking_mc(K, cpu, d->kc);
+    d->nc = blocking_nc(K, cpu, d->kc, threads);
     size_t mc_alloc = d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
     d->per_thread = mc_alloc * d->kc + (d->pack_b ? nc_alloc * d->kc : 0);
     d->per_thread = (d->per_thread + 15) & ~(size_t)15; /* 64-byte aligned blocks */
@@ -738,7 +743,7 @@ ridge_status ridge_sgemm_plan_create(ridge_ctx *ctx, ridge_trans trans_b, size_t
     plan->K = select_kernel(ridge_ctx_isa(ctx));
     plan->npad = n;
     if (plan->K) {
-        plan->kc = blocking_kc(k);
+        plan->kc = blocking_kc(k, KC_MAX);
         plan->npad = (n + (size_t)plan->K->nr - 1) / (size_t)plan->K->nr * (size_t)plan->K->nr;
     }
     if (n && k) {
