@@ -144,8 +144,48 @@ static void test_records_and_summary(void)
     ridge_ctx_destroy(ctx);
 }
 
+/* The convolution layer's records: the backward counts two passes of the forward's FLOPs with
+ * dx, one without (the first layer's dw and db only). */
+static void test_conv_layer_counts(void)
+{
+    ridge_ctx *ctx = test_ctx(1, RIDGE_ISA_AUTO);
+    if (!ctx) return;
+    ridge_conv2d_desc d;
+    ridge_conv2d_desc_init(&d);
+    d.n = 2, d.c_in = 3, d.h = d.w = 9, d.c_out = 16, d.r = d.s = 3;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    d.layout = RIDGE_NHWC;
+    const size_t nx = 2 * 9 * 9 * 3, ny = 2 * 9 * 9 * 16, nw = 16 * 3 * 9;
+    float *x = calloc(nx, 4), *dx = calloc(nx, 4), *y = calloc(ny, 4), *dy = calloc(ny, 4);
+    float *w = calloc(nw, 4), *dw = calloc(nw, 4), *db = calloc(16, 4);
+    CHECK_OK(ridge_profile_start(ctx, 64));
+    CHECK_OK(ridge_conv_layer_forward(ctx, y, x, w, NULL, &d, RIDGE_EPI_NONE));
+    CHECK_OK(ridge_conv_layer_backward(ctx, dx, dw, db, dy, x, w, y, &d, RIDGE_EPI_NONE));
+    CHECK_OK(ridge_conv_layer_backward(ctx, NULL, dw, db, dy, x, w, y, &d, RIDGE_EPI_NONE));
+    ridge_profile_stop(ctx);
+    const ridge_prof_record *r;
+    size_t n = ridge_profile_records(ctx, &r);
+    const double f = ridge_conv2d_flops(&d);
+    int seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].depth != 0) continue;
+        if (!strcmp(r[i].op, "conv.fwd")) {
+            CHECK(r[i].flops == f);
+            seen |= 1;
+        }
+        if (!strcmp(r[i].op, "conv.bwd")) {
+            CHECKF(r[i].flops == (seen & 2 ? f : 2 * f), "flops %g", r[i].flops);
+            seen |= seen & 2 ? 4 : 2;
+        }
+    }
+    CHECKF(seen == 7, "records seen %d", seen);
+    free(x), free(dx), free(y), free(dy), free(w), free(dw), free(db);
+    ridge_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     test_records_and_summary();
+    test_conv_layer_counts();
     return test_finish("test-profile");
 }

@@ -17,6 +17,19 @@ static double conv_bytes(const ridge_conv2d_desc *d)
     return 4.0 * (x + y + w);
 }
 
+/* The profiler's record of a layer call that made `passes` passes the size of the forward
+ * (the backward: one for dw and db, one more for dx). */
+static void conv_prof_end(ridge_ctx *ctx, uint64_t t0, const char *op,
+                          const ridge_conv2d_desc *d, int passes)
+{
+    const double flops = d ? passes * ridge_conv2d_flops(d) : 0, bytes = passes * conv_bytes(d);
+    RIDGE_PROF_END(ctx, t0, op, "", flops, bytes, bytes, "%lldx%lldx%lldx%lld k%lldx%lld->%lld",
+                   (long long)(d ? d->n : 0), (long long)(d ? d->h : 0),
+                   (long long)(d ? d->w : 0), (long long)(d ? d->c_in : 0),
+                   (long long)(d ? d->r : 0), (long long)(d ? d->s : 0),
+                   (long long)(d ? d->c_out : 0));
+}
+
 static ridge_status check_act(const char *fn, ridge_epi_act act)
 {
     if (act != RIDGE_EPI_NONE && act != RIDGE_EPI_RELU)
@@ -49,7 +62,7 @@ ridge_status ridge_conv_layer_forward(ridge_ctx *ctx, float *y, const float *x, 
 {
     uint64_t t0 = RIDGE_PROF_START(ctx);
     ridge_status st = ridge_conv_layer_forward_untimed(ctx, y, x, w, b, d, act);
-    RIDGE_PROF_END(ctx, t0, "conv.fwd", "", (d ? ridge_conv2d_flops(d) : 0), conv_bytes(d), conv_bytes(d), "%lldx%lldx%lldx%lld k%lldx%lld->%lld", (long long)(d ? d->n : 0), (long long)(d ? d->h : 0), (long long)(d ? d->w : 0), (long long)(d ? d->c_in : 0), (long long)(d ? d->r : 0), (long long)(d ? d->s : 0), (long long)(d ? d->c_out : 0));
+    conv_prof_end(ctx, t0, "conv.fwd", d, 1);
     return st;
 }
 
@@ -82,6 +95,6 @@ ridge_status ridge_conv_layer_backward(ridge_ctx *ctx, float *dx, float *dw, flo
 {
     uint64_t t0 = RIDGE_PROF_START(ctx);
     ridge_status st = ridge_conv_layer_backward_untimed(ctx, dx, dw, db, dy, x, w, y, d, act);
-    RIDGE_PROF_END(ctx, t0, "conv.bwd", "", (d ? 2.0 * ridge_conv2d_flops(d) : 0), 2.0 * conv_bytes(d), 2.0 * conv_bytes(d), "%lldx%lldx%lldx%lld k%lldx%lld->%lld", (long long)(d ? d->n : 0), (long long)(d ? d->h : 0), (long long)(d ? d->w : 0), (long long)(d ? d->c_in : 0), (long long)(d ? d->r : 0), (long long)(d ? d->s : 0), (long long)(d ? d->c_out : 0));
+    conv_prof_end(ctx, t0, "conv.bwd", d, dx ? 2 : 1); /* dw and db, then dx if asked */
     return st;
 }
