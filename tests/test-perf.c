@@ -242,12 +242,20 @@ static void test_cache(const char *dir)
     snprintf(r.cpu, sizeof r.cpu, "%s", cpu->brand);
     r.threads = 1;
     r.npoints = 1;
+    r.l1d = cpu->l1d, r.l2 = cpu->l2, r.l3_usable = cpu->l3_usable;
     CHECK_OK(ridge_roofline_cache_path(cpu->brand, 1, path, sizeof path));
     CHECK_OK(ridge_roofline_save(&r, path));
     uint64_t t0 = ridge_time_ns();
     CHECK_OK(ridge_roofline_for_ctx(ctx, RIDGE_ROOFLINE_QUICK, &back));
     CHECK(same_roof(&r, &back));
     CHECK(ridge_time_ns() - t0 < 500000000u); /* loaded, not measured (which takes seconds) */
+    /* one saved with other cache sizes is measured again (and replaced) */
+    r.l2 = cpu->l2 / 2;
+    CHECK_OK(ridge_roofline_save(&r, path));
+    CHECK_OK(ridge_roofline_for_ctx(ctx, RIDGE_ROOFLINE_QUICK, &back));
+    CHECK(back.l2 == cpu->l2 && !same_roof(&r, &back));
+    CHECK_OK(ridge_roofline_load(path, &back));
+    CHECK(back.l2 == cpu->l2);
     ridge_ctx_destroy(ctx);
 }
 

@@ -344,8 +344,11 @@ ridge_status ridge_roofline_for_ctx(ridge_ctx *ctx, int flags, ridge_roofline *o
     int have_path = ridge_roofline_cache_path(cpu->brand, threads, path, sizeof path) == RIDGE_OK;
     if (have_path && !(flags & RIDGE_ROOFLINE_REFRESH)) {
         ridge_roofline r;
+        /* a profile measured with other cache sizes (an older ridge that misread them) sized
+         * its probes and levels wrongly: measured again */
         if (ridge_roofline_load(path, &r) == RIDGE_OK && strcmp(r.cpu, cpu->brand) == 0 &&
-            r.threads == threads && (!r.quick || (flags & RIDGE_ROOFLINE_QUICK))) {
+            r.threads == threads && (!r.quick || (flags & RIDGE_ROOFLINE_QUICK)) &&
+            r.l1d == cpu->l1d && r.l2 == cpu->l2 && r.l3_usable == cpu->l3_usable) {
             *out = r;
             return RIDGE_OK;
         }

@@ -21,8 +21,9 @@ static void help(void)
            "L1, L2, L3 and DRAM, and STREAM copy and triad. Each is the best of several short\n"
            "trials (2-3 s on 2 threads; --quick about 1 s). The profile is cached in\n"
            "$XDG_CACHE_HOME/ridge/ (else ~/.cache/ridge/), keyed by CPU and thread count, and\n"
-           "reused by `ridge bench`; --refresh measures again. Every ISA the CPU has is\n"
-           "measured whatever --isa says; --threads sets the largest thread count.\n"
+           "reused by `ridge bench` while the detected cache sizes match; --refresh measures\n"
+           "again. Every ISA the CPU has is measured whatever --isa says; --threads sets the\n"
+           "largest thread count.\n"
            "Run it alone: anything else running lowers the numbers.\n\noptions:\n" CLI_COMMON_HELP
            "  --quick            fewer, shorter trials\n"
            "  --refresh          ignore the cached profile: measure and save a new one\n"
