@@ -7,6 +7,7 @@
  *   GEMM_NV          vectors per row of the tile (NR = GEMM_NV * VL columns)
  *   GEMM_GV          vectors per row of the matrix-vector tile (1 x GV * VL)
  *   GEMM_INPLACE_B_MAX_M  the most rows of A for which a row-major B is read in place
+ *   GEMV_T_ROWS      (optional, default 4) rows of B^T per block of the m == 1 dot kernel
  *   GEMM_SUFFIX      the ISA suffix token of every symbol (__avx2)
  *   GEMM_UKERNEL     the micro-kernel's name (ridge_f32_gemm_ukernel_6x16__avx2)
  *   GEMM_TABLE       the name of the exported gemm_kernel table
@@ -468,40 +469,43 @@ static void GEMM_FN(gemv_sum)(const float *part, size_t nseg, size_t ld, float *
 #undef GEMV_RB
 #undef GEMV_JB
 
+#ifndef GEMV_T_ROWS
+#define GEMV_T_ROWS 4
+#endif
 /* y[j0:j1] for m == 1 and B^T in place: y[j] = dot(a (k contiguous), row j of B^T (ldb
- * apart)). Four rows at a time, two accumulators each; the k tail masked. */
+ * apart)). GEMV_T_ROWS rows at a time, two accumulators each; the k tail masked. */
 static void GEMM_FN(gemv_t)(size_t k, const float *a, const float *b, size_t ldb, float *y,
                             size_t j0, size_t j1, const gemm_tile_params *t)
 {
     const vmask tail = V_MASK((int)(k % VL));
     const size_t kv = k - k % VL;
-    float out[4];
-    for (size_t j = j0; j < j1; j += 4) {
-        size_t nj = RIDGE_MIN((size_t)4, j1 - j);
-        vf s0[4], s1[4];
-        const float *row[4];
-        for (int q = 0; q < 4; q++) {
+    float out[GEMV_T_ROWS];
+    for (size_t j = j0; j < j1; j += GEMV_T_ROWS) {
+        size_t nj = RIDGE_MIN((size_t)GEMV_T_ROWS, j1 - j);
+        vf s0[GEMV_T_ROWS], s1[GEMV_T_ROWS];
+        const float *row[GEMV_T_ROWS];
+        for (int q = 0; q < GEMV_T_ROWS; q++) {
             s0[q] = s1[q] = V_ZERO();
             row[q] = b + (j + ((size_t)q < nj ? (size_t)q : 0)) * ldb;
         }
         size_t p = 0;
         for (; p + 2 * VL <= kv; p += 2 * VL) {
             const vf a0 = V_LOAD(a + p), a1 = V_LOAD(a + p + VL);
-            for (int q = 0; q < 4; q++) {
+            for (int q = 0; q < GEMV_T_ROWS; q++) {
                 s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
                 s1[q] = V_FMA(a1, V_LOAD(row[q] + p + VL), s1[q]);
             }
         }
         if (p < kv) {
             const vf a0 = V_LOAD(a + p);
-            for (int q = 0; q < 4; q++) s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
+            for (int q = 0; q < GEMV_T_ROWS; q++) s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
             p += VL;
         }
         if (p < k) {
             const vf a0 = V_MASKLOAD(a + p, tail);
-            for (int q = 0; q < 4; q++) s1[q] = V_FMA(a0, V_MASKLOAD(row[q] + p, tail), s1[q]);
+            for (int q = 0; q < GEMV_T_ROWS; q++) s1[q] = V_FMA(a0, V_MASKLOAD(row[q] + p, tail), s1[q]);
         }
-        for (int q = 0; q < 4; q++) out[q] = V_HSUM(V_ADD(s0[q], s1[q]));
+        for (int q = 0; q < GEMV_T_ROWS; q++) out[q] = V_HSUM(V_ADD(s0[q], s1[q]));
         for (size_t q = 0; q < nj; q++) {
             /* the scalar epilogue on 4 values; gemm_finish_scalar's contract in a tile frame */
             float v = t->alpha * out[q];
