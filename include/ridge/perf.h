@@ -117,8 +117,7 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
 /* The profile for this context: the cached one for (CPU brand, ridge_ctx_threads(ctx)) if
  * present, valid and taken with the cache sizes detected now (and not quick when
  * RIDGE_ROOFLINE_QUICK is absent from flags), else measured with `flags` and saved to the
- * cache. A failure to save is not an error. This is
- * what a benchmark calls. */
+ * cache. A failure to save is not an error. This is what a benchmark calls. */
 ridge_status ridge_roofline_for_ctx(ridge_ctx *ctx, int flags, ridge_roofline *out);
 
 /* The cache file for a profile keyed by (brand, threads):

@@ -503,11 +503,12 @@ static void GEMM_FN(gemv_t)(size_t k, const float *a, const float *b, size_t ldb
         }
         if (p < k) {
             const vf a0 = V_MASKLOAD(a + p, tail);
-            for (int q = 0; q < GEMV_T_ROWS; q++) s1[q] = V_FMA(a0, V_MASKLOAD(row[q] + p, tail), s1[q]);
+            for (int q = 0; q < GEMV_T_ROWS; q++)
+                s1[q] = V_FMA(a0, V_MASKLOAD(row[q] + p, tail), s1[q]);
         }
         for (int q = 0; q < GEMV_T_ROWS; q++) out[q] = V_HSUM(V_ADD(s0[q], s1[q]));
         for (size_t q = 0; q < nj; q++) {
-            /* the scalar epilogue on 4 values; gemm_finish_scalar's contract in a tile frame */
+            /* the scalar epilogue on the block's values; gemm_finish_scalar's contract */
             float v = t->alpha * out[q];
             float *yq = y + j + q;
             if (t->beta != 0.0f) v += t->beta * *yq;
