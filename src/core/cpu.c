@@ -22,6 +22,19 @@
 static ridge_cpu g_cpu;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
+/* AMD's legacy cache leaves: 0x80000005 ECX holds L1d (size in KiB in bits 31:24, line in
+ * 7:0), 0x80000006 ECX the L2 (KiB in 31:16, line in 7:0) and EDX the L3 (in 512 KiB units
+ * in 31:18). Each level is taken only if it is nonzero; levels already known are kept. Some
+ * hypervisors (one "Virtual Turin-like" Zen 5 VM here) clear leaf 0x8000001D but fill these. */
+void ridge_cpu_legacy_amd_caches(ridge_cpu *c, unsigned ecx5, unsigned ecx6, unsigned edx6)
+{
+    size_t l1d = (size_t)(ecx5 >> 24) << 10, l2 = (size_t)(ecx6 >> 16) << 10;
+    size_t l3 = (size_t)(edx6 >> 18) << 19;
+    if (c->l1d == 0 && l1d) c->l1d = l1d, c->line = ecx5 & 0xff;
+    if (c->l2 == 0 && l2) c->l2 = l2;
+    if (c->l3 == 0 && l3) c->l3 = l3;
+}
+
 #ifdef RIDGE_X86
 static void cpuid(unsigned leaf, unsigned sub, unsigned r[4])
 {
@@ -55,22 +68,6 @@ static void detect_caches(ridge_cpu *c, unsigned leaf)
     }
 }
 
-#endif /* RIDGE_X86 */
-
-/* AMD's legacy cache leaves: 0x80000005 ECX holds L1d (size in KiB in bits 31:24, line in
- * 7:0), 0x80000006 ECX the L2 (KiB in 31:16, line in 7:0) and EDX the L3 (in 512 KiB units
- * in 31:18). Each level is taken only if it is nonzero; levels already known are kept. Some
- * hypervisors (one "Virtual Turin-like" Zen 5 VM here) clear leaf 0x8000001D but fill these. */
-void ridge_cpu_legacy_amd_caches(ridge_cpu *c, unsigned ecx5, unsigned ecx6, unsigned edx6)
-{
-    size_t l1d = (size_t)(ecx5 >> 24) << 10, l2 = (size_t)(ecx6 >> 16) << 10;
-    size_t l3 = (size_t)(edx6 >> 18) << 19;
-    if (c->l1d == 0 && l1d) c->l1d = l1d, c->line = ecx5 & 0xff;
-    if (c->l2 == 0 && l2) c->l2 = l2;
-    if (c->l3 == 0 && l3) c->l3 = l3;
-}
-
-#ifdef RIDGE_X86
 static void detect(void)
 {
     ridge_cpu *c = &g_cpu;
