@@ -86,6 +86,15 @@ static const shape shapes[] = {
      * 4-pixel groups and 1..3 left over, alone and in pairs of channel blocks */
     {"3x3-c1-co40",     2, 1,  9,  30, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     {"3x3-c1-co64-s2",  1, 1,  11, 23, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+    /* border pixels along a row in tiles (direct, NHWC and NCHW16c's single block): 5 per
+     * side in rows cut by the border and in a run of two whole rows; 1-row images, 7 per
+     * side (a tile and one more); dilation; groups, stride 2 and uneven padding; corner
+     * windows with one tap inside */
+    {"11x11-pad5",      1, 9,  12, 14, 20, 11, 11, 1, 1, 1, 1, 5, 5, 5, 5, 1},
+    {"1x15-rows",       2, 12, 1,  40, 33, 1, 15, 1, 1, 1, 1, 0, 0, 7, 7, 1},
+    {"5x5-dil2-pad4",   1, 6,  9,  16, 10, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4, 1},
+    {"7x7-s2-g2-asym",  1, 8,  11, 20, 12, 7, 7, 2, 2, 1, 1, 3, 2, 4, 1, 2},
+    {"3x3-pad2",        1, 5,  4,  6,  7,  3, 3, 1, 1, 1, 1, 2, 2, 2, 2, 1},
 };
 
 static float frand(unsigned *s)
@@ -751,11 +760,15 @@ static void test_fold_bn(ridge_ctx *ctx)
  * times, so that the shares vary. */
 static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
 {
-    static const shape split_shapes[] = {/* 59, 59 and 95 MFLOP */
+    static const shape split_shapes[] = {/* 59, 59, 95, 68 and 71 MFLOP */
         /* name          n  ci  h    w    co  r  s  sh sw dh dw pt pb pl pr g */
         {"3x3-40",       2, 16, 40,  40,  64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
         {"7x7-s2-112",   1, 3,  112, 112, 64, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
-        {"5x5-61",       2, 8,  61,  61,  32, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1}};
+        {"5x5-61",       2, 8,  61,  61,  32, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
+        /* runs of one or two rows take their border columns along the rows (direct_edges),
+         * where 1 thread's runs of six go down the columns */
+        {"7x7-30-g2",    1, 32, 30,  30,  48, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 2},
+        {"11x11-24",     1, 16, 24,  24,  32, 11, 11, 1, 1, 1, 1, 5, 5, 5, 5, 1}};
     for (size_t s = 0; s < sizeof split_shapes / sizeof split_shapes[0]; s++) {
         const ridge_conv2d_desc d = desc_of(&split_shapes[s], RIDGE_NHWC);
         int64_t oh, ow;

@@ -339,7 +339,40 @@ static void direct_border(const fwd *f, conv_row_args *a, int64_t lo, int64_t hi
     }
 }
 
+/* The border columns (outside [lo, hi)) of one output row along the row, up to MR pixels a
+ * tile, each pixel with its own column taps (row_masked): a tile reads the weights once for
+ * its pixels, where pixels one by one read them once each (the 11x11 layer on 28 x 28, whose
+ * 2 MB of weights come from the L3: 10 of its 28 columns are border columns). g: the group,
+ * whose channel offset goes into xo (its channels are one run in x: masked_ok). */
+static void direct_edges(const fwd *f, conv_row_args *a, int64_t lo, int64_t hi, ptrdiff_t xrow,
+                         ptrdiff_t yrow, int64_t g)
+{
+    const ridge_conv2d_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int mr = p->k->mr;
+    int ps0[16], ps1[16];
+    a->roff = p->roff, a->soff = p->soff, a->coff = p->iota, a->cunit = 1;
+    a->S = (int)d->s, a->kc = p->cig, a->ps0 = ps0, a->ps1 = ps1, a->zx = p->zrow;
+    a->xps = d->stride_w * p->xv.sw, a->yps = p->yv.sw;
+    for (int side = 0; side < 2; side++)
+        for (int64_t q = side ? hi : 0, e = side ? p->ow : lo; q < e; q += mr) {
+            const int n = (int)RIDGE_MIN(mr, e - q);
+            int s0 = (int)d->s, s1 = 0;
+            for (int i = 0; i < n; i++) {
+                tap_range((q + i) * d->stride_w - d->pad_left, d->w, d->dil_w, d->s, &ps0[i],
+                          &ps1[i]);
+                if (ps0[i] < ps1[i]) s0 = RIDGE_MIN(s0, ps0[i]), s1 = RIDGE_MAX(s1, ps1[i]);
+            }
+            a->s0 = s0 < s1 ? s0 : 0, a->s1 = s0 < s1 ? s1 : 0;
+            a->xo = xrow + q * a->xps + p->xco[g * p->cig];
+            a->yo = yrow + q * a->yps;
+            a->npix = n;
+            p->k->row_masked(a);
+        }
+}
+
 #define DIRECT_SMALL_IMAGE 16384 /* bytes of one input image */
+#define DIRECT_RUN_MIN 3         /* rows: shorter runs take their border columns along rows */
 
 static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
@@ -364,6 +397,8 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
      * in scripts/conv-ab-threads.c, and 0.95-0.99 of the padded copy's speed, from 0.89-0.95) */
     const size_t run_max =
         (size_t)p->xv.sn * sizeof(float) <= DIRECT_SMALL_IMAGE ? (size_t)p->oh : (size_t)p->k->mr;
+    /* border pixels along rows (direct_edges) where each group's channels are one run in x */
+    const int masked = conv_runs_contiguous(p->xco, (int)d->c_in, (int)p->cig);
     conv_row_args a = {0}, bp;
     a.xb = f->x;
     for (size_t row = b0; row < e0;) {
@@ -406,8 +441,10 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 const int paired = a.npix > 0 && pair_next(f, &a, cb, e1, &bp);
                 if (paired) p->k->row_pair(&a, &bp);
                 else if (a.npix > 0) p->k->row(&a);
-                if (!full) {
-                    /* a row cut by the top or bottom border: its border pixels one by one */
+                if (!full && masked) { /* a row cut by the top or bottom border */
+                    direct_edges(f, &a, lo, hi, xrow, yrow, g);
+                    if (paired) direct_edges(f, &bp, lo, hi, xrow, yrow, g);
+                } else if (!full) { /* the same, its border pixels one by one */
                     a.coff = p->xco + g * p->cig;
                     a.npix = 1;
                     direct_border(f, &a, lo, hi, xrow, yrow);
@@ -419,7 +456,21 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 cb += (size_t)paired;
             }
         }
-        if (full && (lo > 0 || hi < p->ow)) {
+        if (full && (lo > 0 || hi < p->ow) && masked && end - row < DIRECT_RUN_MIN) {
+            /* a run too short for vertical tiles (a thread's share cut it, or the image is
+             * one row high, as the 1-D kernels' are): its border columns along each row */
+            for (size_t rw = row; rw < end; rw++) {
+                int64_t ohr = (int64_t)rw % p->oh, ihr = ohr * d->stride_h - d->pad_top;
+                for (size_t cb = b1; cb < e1; cb++) {
+                    int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
+                    row_channels(f, &a, g, cob);
+                    a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
+                    direct_edges(f, &a, lo, hi,
+                                 n * p->xv.sn + ihr * p->xv.sh - d->pad_left * p->xv.sw,
+                                 n * p->yv.sn + ohr * p->yv.sh, g);
+                }
+            }
+        } else if (full && (lo > 0 || hi < p->ow)) {
             /* the run's border columns: one call per column, its pixels a row apart (whole
              * micro-tiles, where single pixels ran load-bound: 11x11 c=64 on 56x56 and 28x28
              * 1.16x and 1.34x faster, no longer slower than the same kernel on a padded copy) */

@@ -287,6 +287,54 @@ static void tile_part(const conv_row_args *a, int64_t p0, int mr)
     }
 }
 
+/* Pixels [0, mr) along a row, each with its own column taps [ps0[p], ps1[p]) (a row's border
+ * pixels; a->s0, a->s1 span them all): the tile runs every tap in [s0, s1), and a pixel reads
+ * zeros (a->zx) for the taps outside its own, so it reads the weights once with its
+ * neighbours instead of alone. Each pixel's valid terms go into one chain per accumulator in
+ * the order of tile_core and tile_n (r, s, k); the zeros add +0 or -0 to a sum that starts at
+ * +0 and never becomes -0 (x + -x is +0), so they change no bit: a pixel gets the same y here
+ * as in a vertical run of tile_core, whichever way the rows were split between threads. */
+static inline __attribute__((always_inline)) void tile_masked(const conv_row_args *a,
+                                                              const int mr)
+{
+    VF acc[MR][2];
+#pragma GCC unroll 6
+    for (int p = 0; p < mr; p++) acc[p][0] = acc[p][1] = VZERO();
+    for (int r = a->r0; r < a->r1; r++) {
+        for (int s = a->s0; s < a->s1; s++) {
+            const float *xp[MR];
+#pragma GCC unroll 6
+            for (int p = 0; p < mr; p++)
+                xp[p] = s >= a->ps0[p] && s < a->ps1[p]
+                            ? a->xb + (a->xo + p * a->xps + a->roff[r] + a->soff[s])
+                            : a->zx;
+            const float *w = a->w + ((int64_t)r * a->S + s) * a->kc * NR;
+            for (int64_t k = 0; k < a->kc; k++, w += NR) {
+                const VF b0 = VLOAD(w), b1 = VLOAD(w + VL);
+#pragma GCC unroll 6
+                for (int p = 0; p < mr; p++) {
+                    const VF t = VBCAST(xp[p] + k);
+                    acc[p][0] = VFMA(t, b0, acc[p][0]);
+                    acc[p][1] = VFMA(t, b1, acc[p][1]);
+                }
+            }
+        }
+    }
+    store_tile(a, 0, mr, acc);
+}
+
+static void conv_row_masked(const conv_row_args *a)
+{
+    switch (a->npix) {
+    case 1: tile_masked(a, 1); break;
+    case 2: tile_masked(a, 2); break;
+    case 3: tile_masked(a, 3); break;
+    case 4: tile_masked(a, 4); break;
+    case 5: tile_masked(a, 5); break;
+    default: tile_masked(a, 6); break;
+    }
+}
+
 #ifdef CONV_SMALL_REDUCTION
 /* Rows whose reduction has at most SK_MAX steps (a c_in = 1 first layer: 3 x 3 taps = 9). A
  * tile's fixed cost (its setup, the loops over taps, zeroing, the epilogue) is then as large
@@ -1126,6 +1174,7 @@ const conv_kernels KNAME = {
     .mr = MR,
     .nr = NR,
     .row = conv_row,
+    .row_masked = conv_row_masked,
 #ifdef CONV_ROW_PAIR
     .row_pair = conv_row_pair,
 #endif

@@ -489,6 +489,7 @@ void ridge_conv2d_plan_destroy(ridge_conv2d_plan *p)
     ridge_free(p->roff);
     ridge_free(p->soff);
     ridge_free(p->iota);
+    ridge_free(p->zrow);
     ridge_free(p->yfast);
     ridge_free(p->wp);
     ridge_free(p->wref);
@@ -514,7 +515,8 @@ static ridge_status plan_build(ridge_ctx *ctx, ridge_conv2d_plan *p, const float
     p->roff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)d->r);
     p->soff = ridge_malloc(sizeof(ptrdiff_t) * (size_t)d->s);
     p->iota = ridge_malloc(sizeof(ptrdiff_t) * (size_t)iota_n);
-    if (!p->xco || !p->yco || !p->roff || !p->soff || !p->iota)
+    p->zrow = ridge_malloc(sizeof(float) * (size_t)p->cig);
+    if (!p->xco || !p->yco || !p->roff || !p->soff || !p->iota || !p->zrow)
         return ridge_error(RIDGE_ENOMEM, "conv2d plan: out of memory for offset tables");
     conv_view_chan_table(&p->xv, d->c_in, p->xco);
     conv_view_chan_table(&p->yv, d->c_out, p->yco);
@@ -524,6 +526,7 @@ static ridge_status plan_build(ridge_ctx *ctx, ridge_conv2d_plan *p, const float
     for (int64_t r = 0; r < d->r; r++) p->roff[r] = r * d->dil_h * p->xv.sh;
     for (int64_t s = 0; s < d->s; s++) p->soff[s] = s * d->dil_w * p->xv.sw;
     for (int64_t i = 0; i < iota_n; i++) p->iota[i] = i;
+    memset(p->zrow, 0, sizeof(float) * (size_t)p->cig);
     if (p->algo == RIDGE_CONV_REF) {
         size_t n = (size_t)(d->c_out * p->cig * d->r * d->s);
         p->wref = ridge_malloc(n * sizeof(float));

@@ -83,6 +83,10 @@ typedef struct conv_row_args {
     int64_t npix;
     int one_chain;           /* a lone pixel's sum in one chain, as in a tile (not tile_1's
                               * four): set where npix depends on the thread split */
+    /* row_masked only: pixel p's own column taps [ps0[p], ps1[p]) within [s0, s1), and kc
+     * zeros it reads for the taps outside them */
+    const int *ps0, *ps1;
+    const float *zx;
 } conv_row_args;
 
 /* Depthwise (groups = c_in = c_out) along a row of npix pixels, all channels, for layouts
@@ -200,6 +204,9 @@ typedef struct conv_kernels {
     /* row on two adjacent channel blocks of one group at once (same pixels and taps; b's
      * weights follow a's), or NULL where the registers do not hold the wider tile */
     void (*row_pair)(const conv_row_args *a, const conv_row_args *b);
+    /* npix <= mr pixels along a row, each with its own column tap range (ps0, ps1): a row's
+     * border pixels in one tile. Channels contiguous (cunit); coff is not read. */
+    void (*row_masked)(const conv_row_args *a);
     void (*dw_row)(const conv_dw_args *a);
     void (*dwp_row)(const conv_dwp_args *a);
     void (*dwt)(const conv_dwt_args *a);
@@ -237,6 +244,7 @@ struct ridge_conv2d_plan {
     ptrdiff_t *xco, *yco;        /* channel offset tables: c_in and c_out(+nr) entries */
     ptrdiff_t *roff, *soff;      /* per kernel row / column tap offsets in x */
     ptrdiff_t *iota;             /* 0, 1, 2, ...: the contiguous channel table for buffers */
+    float *zrow;                 /* cig zeros: row_masked's input for taps in the padding */
     float *wp;                   /* packed / transformed weights */
     size_t wp_elems;
     float *wref;                 /* the OIHW weights (reference algorithm only) */
