@@ -340,35 +340,53 @@ static void direct_border(const fwd *f, conv_row_args *a, int64_t lo, int64_t hi
 }
 
 /* The border columns (outside [lo, hi)) of one output row along the row, up to MR pixels a
- * tile, each pixel with its own column taps (row_masked): a tile reads the weights once for
- * its pixels, where pixels one by one read them once each (the 11x11 layer on 28 x 28, whose
- * 2 MB of weights come from the L3: 10 of its 28 columns are border columns). g: the group,
- * whose channel offset goes into xo (its channels are one run in x: masked_ok). */
-static void direct_edges(const fwd *f, conv_row_args *a, int64_t lo, int64_t hi, ptrdiff_t xrow,
-                         ptrdiff_t yrow, int64_t g)
+ * tile, each pixel with its own column taps (row_masked), for channel block a and, when b is
+ * not NULL, the next block b (row_masked_pair): a tile reads the weights once for its pixels,
+ * where pixels one by one read them once each (the 11x11 layer on 28 x 28, whose 2 MB of
+ * weights come from the L3: 10 of its 28 columns are border columns). One border column on
+ * each side (a 3x3 kernel's) go as one tile of two pixels ow - 1 apart: a lone pixel's FMA
+ * chains wait on each other. g: the group, whose channel offset goes into xo (its channels
+ * are one run in x: masked in direct_range). */
+static void direct_edges(const fwd *f, conv_row_args *a, conv_row_args *b, int64_t lo, int64_t hi,
+                         ptrdiff_t xrow, ptrdiff_t yrow, int64_t g)
 {
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
-    const int mr = p->k->mr;
+    const int64_t step = d->stride_w * p->xv.sw;
+    const int mr = p->k->mr, both = lo == 1 && hi == p->ow - 1 && p->ow > 1;
     int ps0[16], ps1[16];
     a->roff = p->roff, a->soff = p->soff, a->coff = p->iota, a->cunit = 1;
     a->S = (int)d->s, a->kc = p->cig, a->ps0 = ps0, a->ps1 = ps1, a->zx = p->zrow;
-    a->xps = d->stride_w * p->xv.sw, a->yps = p->yv.sw;
-    for (int side = 0; side < 2; side++)
-        for (int64_t q = side ? hi : 0, e = side ? p->ow : lo; q < e; q += mr) {
-            const int n = (int)RIDGE_MIN(mr, e - q);
+    for (int side = 0; side < 2 - both; side++) {
+        const int64_t b0 = side ? hi : 0, e = side ? p->ow : lo, cnt = e - b0;
+        /* tiles of even size: 7 pixels as 4 + 3, not 6 + 1 */
+        const int64_t per = cnt ? (cnt + (cnt + mr - 1) / mr - 1) / ((cnt + mr - 1) / mr) : 1;
+        for (int64_t q = b0; q < e; q += per) {
+            /* pixels q + i * gap, i < n */
+            const int64_t gap = both ? p->ow - 1 : 1;
+            const int n = both ? 2 : (int)RIDGE_MIN(per, e - q);
             int s0 = (int)d->s, s1 = 0;
             for (int i = 0; i < n; i++) {
-                tap_range((q + i) * d->stride_w - d->pad_left, d->w, d->dil_w, d->s, &ps0[i],
-                          &ps1[i]);
+                tap_range((q + i * gap) * d->stride_w - d->pad_left, d->w, d->dil_w, d->s,
+                          &ps0[i], &ps1[i]);
                 if (ps0[i] < ps1[i]) s0 = RIDGE_MIN(s0, ps0[i]), s1 = RIDGE_MAX(s1, ps1[i]);
             }
             a->s0 = s0 < s1 ? s0 : 0, a->s1 = s0 < s1 ? s1 : 0;
-            a->xo = xrow + q * a->xps + p->xco[g * p->cig];
-            a->yo = yrow + q * a->yps;
+            a->xps = gap * step, a->yps = gap * p->yv.sw;
+            a->xo = xrow + q * step + p->xco[g * p->cig];
+            a->yo = yrow + q * p->yv.sw;
             a->npix = n;
-            p->k->row_masked(a);
+            if (!b) {
+                p->k->row_masked(a);
+                continue;
+            }
+            conv_row_args t = *a; /* b's channels, a's pixels */
+            t.w = b->w, t.yco = b->yco, t.nco = b->nco, t.yfast = b->yfast, t.nt = b->nt;
+            t.bias = b->bias;
+            if (p->k->row_masked_pair) p->k->row_masked_pair(a, &t);
+            else p->k->row_masked(a), p->k->row_masked(&t);
         }
+    }
 }
 
 #define DIRECT_SMALL_IMAGE 16384 /* bytes of one input image */
@@ -399,6 +417,13 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         (size_t)p->xv.sn * sizeof(float) <= DIRECT_SMALL_IMAGE ? (size_t)p->oh : (size_t)p->k->mr;
     /* border pixels along rows (direct_edges) where each group's channels are one run in x */
     const int masked = conv_runs_contiguous(p->xco, (int)d->c_in, (int)p->cig);
+    /* with them, the interior [lo, hin) is whole tiles, and its last (hi - lo) % MR columns
+     * go with the border columns (down a run, or in direct_edges's tiles), where the row's
+     * last few pixels ran as a short tile (3x3 on 28 x 28: 26 = 4 x 6 + 2; the 3x3 128 layer
+     * 1.04x on 1 thread, 1.10x on 2). Not for reductions of 9 steps or fewer, whose rows
+     * take any width in groups of 4 (CONV_SMALL_REDUCTION; fmnist-conv1 0.95x that way). */
+    const int64_t hin =
+        masked && R * S * p->cig > 9 ? lo + (hi - lo) / p->k->mr * p->k->mr : hi;
     conv_row_args a = {0}, bp;
     a.xb = f->x;
     for (size_t row = b0; row < e0;) {
@@ -429,7 +454,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 /* the interior in one call */
                 a.xo = xrow + lo * a.xps;
                 a.yo = yrow + lo * a.yps;
-                a.npix = hi - lo;
+                a.npix = hin - lo;
                 if (row_run) { /* the group's channel offset moves into xo */
                     a.xo += p->xco[g * p->cig];
                     a.roff = p->roff, a.soff = p->iota, a.coff = p->iota, a.cunit = 1;
@@ -442,8 +467,8 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 if (paired) p->k->row_pair(&a, &bp);
                 else if (a.npix > 0) p->k->row(&a);
                 if (!full && masked) { /* a row cut by the top or bottom border */
-                    direct_edges(f, &a, lo, hi, xrow, yrow, g);
-                    if (paired) direct_edges(f, &bp, lo, hi, xrow, yrow, g);
+                    direct_edges(f, &a, paired ? &bp : NULL, lo, hin, xrow, yrow, g);
+                    a.xps = sw * p->xv.sw, a.yps = p->yv.sw;
                 } else if (!full) { /* the same, its border pixels one by one */
                     a.coff = p->xco + g * p->cig;
                     a.npix = 1;
@@ -456,7 +481,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 cb += (size_t)paired;
             }
         }
-        if (full && (lo > 0 || hi < p->ow) && masked && end - row < DIRECT_RUN_MIN) {
+        if (full && (lo > 0 || hin < p->ow) && masked && end - row < DIRECT_RUN_MIN) {
             /* a run too short for vertical tiles (a thread's share cut it, or the image is
              * one row high, as the 1-D kernels' are): its border columns along each row */
             for (size_t rw = row; rw < end; rw++) {
@@ -465,12 +490,14 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                     int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
                     row_channels(f, &a, g, cob);
                     a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
-                    direct_edges(f, &a, lo, hi,
+                    const int paired = pair_next(f, &a, cb, e1, &bp);
+                    direct_edges(f, &a, paired ? &bp : NULL, lo, hin,
                                  n * p->xv.sn + ihr * p->xv.sh - d->pad_left * p->xv.sw,
                                  n * p->yv.sn + ohr * p->yv.sh, g);
+                    cb += (size_t)paired;
                 }
             }
-        } else if (full && (lo > 0 || hi < p->ow)) {
+        } else if (full && (lo > 0 || hin < p->ow)) {
             /* the run's border columns: one call per column, its pixels a row apart (whole
              * micro-tiles, where single pixels ran load-bound: 11x11 c=64 on 56x56 and 28x28
              * 1.16x and 1.34x faster, no longer slower than the same kernel on a padded copy) */
@@ -484,7 +511,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 row_channels(f, &a, g, cob);
                 a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
                 a.coff = p->xco + g * p->cig;
-                direct_border(f, &a, lo, hi,
+                direct_border(f, &a, lo, hin,
                               n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw,
                               n * p->yv.sn + oh * p->yv.sh);
             }

@@ -288,18 +288,21 @@ static void tile_part(const conv_row_args *a, int64_t p0, int mr)
 }
 
 /* Pixels [0, mr) along a row, each with its own column taps [ps0[p], ps1[p]) (a row's border
- * pixels; a->s0, a->s1 span them all): the tile runs every tap in [s0, s1), and a pixel reads
- * zeros (a->zx) for the taps outside its own, so it reads the weights once with its
- * neighbours instead of alone. Each pixel's valid terms go into one chain per accumulator in
- * the order of tile_core and tile_n (r, s, k); the zeros add +0 or -0 to a sum that starts at
- * +0 and never becomes -0 (x + -x is +0), so they change no bit: a pixel gets the same y here
- * as in a vertical run of tile_core, whichever way the rows were split between threads. */
+ * pixels; a->s0, a->s1 span them all), for nb = 1 channel block (a) or 2 (a, then b, as in
+ * tile_core): the tile runs every tap in [s0, s1), and a pixel reads zeros (a->zx) for the
+ * taps outside its own, so it reads the weights once with its neighbours instead of alone.
+ * Each pixel's valid terms go into one chain per accumulator in the order of tile_core and
+ * tile_n (r, s, k); the zeros add +0 or -0 to a sum that starts at +0 and never becomes -0
+ * (x + -x is +0), so they change no bit: a pixel gets the same y here as in a vertical run
+ * of tile_core, whichever way the rows were split between threads. */
 static inline __attribute__((always_inline)) void tile_masked(const conv_row_args *a,
-                                                              const int mr)
+                                                              const conv_row_args *b,
+                                                              const int mr, const int nb)
 {
-    VF acc[MR][2];
+    VF c[MR][4];
 #pragma GCC unroll 6
-    for (int p = 0; p < mr; p++) acc[p][0] = acc[p][1] = VZERO();
+    for (int p = 0; p < mr; p++) c[p][0] = c[p][1] = c[p][2] = c[p][3] = VZERO();
+    const ptrdiff_t wd = nb == 2 ? b->w - a->w : 0;
     for (int r = a->r0; r < a->r1; r++) {
         for (int s = a->s0; s < a->s1; s++) {
             const float *xp[MR];
@@ -310,30 +313,52 @@ static inline __attribute__((always_inline)) void tile_masked(const conv_row_arg
                             : a->zx;
             const float *w = a->w + ((int64_t)r * a->S + s) * a->kc * NR;
             for (int64_t k = 0; k < a->kc; k++, w += NR) {
-                const VF b0 = VLOAD(w), b1 = VLOAD(w + VL);
+                VF wv[4];
+                wv[0] = VLOAD(w), wv[1] = VLOAD(w + VL);
+                if (nb == 2) wv[2] = VLOAD(w + wd), wv[3] = VLOAD(w + wd + VL);
 #pragma GCC unroll 6
                 for (int p = 0; p < mr; p++) {
                     const VF t = VBCAST(xp[p] + k);
-                    acc[p][0] = VFMA(t, b0, acc[p][0]);
-                    acc[p][1] = VFMA(t, b1, acc[p][1]);
+#pragma GCC unroll 4
+                    for (int j = 0; j < 2 * nb; j++) c[p][j] = VFMA(t, wv[j], c[p][j]);
                 }
             }
         }
     }
-    store_tile(a, 0, mr, acc);
+    VF ca[MR][2], cb[MR][2];
+#pragma GCC unroll 6
+    for (int p = 0; p < mr; p++)
+        ca[p][0] = c[p][0], ca[p][1] = c[p][1], cb[p][0] = c[p][2], cb[p][1] = c[p][3];
+    store_tile(a, 0, mr, ca);
+    if (nb == 2) store_tile(b, 0, mr, cb);
 }
 
 static void conv_row_masked(const conv_row_args *a)
 {
     switch (a->npix) {
-    case 1: tile_masked(a, 1); break;
-    case 2: tile_masked(a, 2); break;
-    case 3: tile_masked(a, 3); break;
-    case 4: tile_masked(a, 4); break;
-    case 5: tile_masked(a, 5); break;
-    default: tile_masked(a, 6); break;
+    case 1: tile_masked(a, a, 1, 1); break;
+    case 2: tile_masked(a, a, 2, 1); break;
+    case 3: tile_masked(a, a, 3, 1); break;
+    case 4: tile_masked(a, a, 4, 1); break;
+    case 5: tile_masked(a, a, 5, 1); break;
+    default: tile_masked(a, a, 6, 1); break;
     }
 }
+
+#ifdef CONV_ROW_PAIR
+/* conv_row_masked on blocks a and b at once (b: a's pixels, taps and geometry) */
+static void conv_row_masked_pair(const conv_row_args *a, const conv_row_args *b)
+{
+    switch (a->npix) {
+    case 1: tile_masked(a, b, 1, 2); break;
+    case 2: tile_masked(a, b, 2, 2); break;
+    case 3: tile_masked(a, b, 3, 2); break;
+    case 4: tile_masked(a, b, 4, 2); break;
+    case 5: tile_masked(a, b, 5, 2); break;
+    default: tile_masked(a, b, 6, 2); break;
+    }
+}
+#endif
 
 #ifdef CONV_SMALL_REDUCTION
 /* Rows whose reduction has at most SK_MAX steps (a c_in = 1 first layer: 3 x 3 taps = 9). A
@@ -1175,6 +1200,9 @@ const conv_kernels KNAME = {
     .nr = NR,
     .row = conv_row,
     .row_masked = conv_row_masked,
+#ifdef CONV_ROW_PAIR
+    .row_masked_pair = conv_row_masked_pair,
+#endif
 #ifdef CONV_ROW_PAIR
     .row_pair = conv_row_pair,
 #endif

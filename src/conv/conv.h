@@ -207,6 +207,7 @@ typedef struct conv_kernels {
     /* npix <= mr pixels along a row, each with its own column tap range (ps0, ps1): a row's
      * border pixels in one tile. Channels contiguous (cunit); coff is not read. */
     void (*row_masked)(const conv_row_args *a);
+    void (*row_masked_pair)(const conv_row_args *a, const conv_row_args *b); /* or NULL */
     void (*dw_row)(const conv_dw_args *a);
     void (*dwp_row)(const conv_dwp_args *a);
     void (*dwt)(const conv_dwt_args *a);
