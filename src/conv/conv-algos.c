@@ -3,9 +3,10 @@
  *
  *   direct     per output row: the window's valid rows [r0, r1) come from saturating index
  *              arithmetic, the row's interior pixels (every column tap inside the input) go to
- *              the 6xNR micro-kernel in one call, the few border pixels one by one with their
- *              own column range. No padded copy of the input exists. Work is split over
- *              (rows) x (output channel blocks).
+ *              the 6xNR micro-kernel in one call; the border columns go down runs of rows
+ *              (a column's pixels share its taps), or along the row in tiles whose pixels
+ *              each have their own column range (row_masked). No padded copy of the input
+ *              exists. Work is split over (rows) x (output channel blocks).
  *   pointwise  1x1, stride 1, no padding: a GEMM straight on the input (pixels x c_in times
  *              c_in x c_out): ridge_sgemm in NCHW and NHWC, the micro-kernel over the flat
  *              pixels of an image in NCHW16c.
