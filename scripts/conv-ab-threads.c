@@ -13,7 +13,8 @@
  *   ./conv-ab-threads old/libridge.so new/libridge.so first 40 [THREADS]
  *
  * Shapes (NHWC, batch 1): first (3 -> 64, 7x7, stride 2, pad 3, 224x224), pw64 (1x1 64 -> 64,
- * 56x56), pw256 (1x1 256 -> 64, 56x56), 3x3-256 (256 -> 256, 14x14, pad 1), fmnist1 (1 -> 32,
+ * 56x56), pw256 (1x1 256 -> 64, 56x56), 3x3-128 (128 -> 128, 28x28, pad 1), 3x3-256 (256 ->
+ * 256, 14x14, pad 1), fmnist1 (1 -> 32,
  * 3x3, pad 1, 28x28), fmnist2 (32 -> 64, 3x3, pad 1, 14x14), dw32 and dw64 (depthwise 3x3,
  * pad 1, C = 32 on 112x112 and C = 64 on 56x56). AUTO picks the algorithm unless
  * the last argument is "direct". Paths to the libraries need a slash (./libridge.so). */
@@ -55,6 +56,8 @@ static int set_shape(ridge_conv2d_desc *d, const char *s)
         d->stride_h = d->stride_w = 2;
     else if (!strcmp(s, "pw64")) d->c_in = 64, d->h = d->w = 56, d->c_out = 64, d->r = d->s = 1;
     else if (!strcmp(s, "pw256")) d->c_in = 256, d->h = d->w = 56, d->c_out = 64, d->r = d->s = 1;
+    else if (!strcmp(s, "3x3-128"))
+        d->c_in = 128, d->h = d->w = 28, d->c_out = 128, d->r = d->s = 3, pad = 1;
     else if (!strcmp(s, "3x3-256"))
         d->c_in = 256, d->h = d->w = 14, d->c_out = 256, d->r = d->s = 3, pad = 1;
     else if (!strcmp(s, "fmnist1"))
@@ -73,8 +76,8 @@ static int set_shape(ridge_conv2d_desc *d, const char *s)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: conv-ab-threads LIB_A LIB_B first|pw64|pw256|3x3-256|fmnist1|"
-                        "fmnist2|dw32|dw64 ROUNDS [THREADS [direct]]\n");
+        fprintf(stderr, "usage: conv-ab-threads LIB_A LIB_B first|pw64|pw256|3x3-128|3x3-256|"
+                        "fmnist1|fmnist2|dw32|dw64 ROUNDS [THREADS [direct]]\n");
         return 2;
     }
     const int rounds = atoi(argv[4]), threads = argc > 5 ? atoi(argv[5]) : 2;

@@ -796,6 +796,20 @@ static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
     }
 }
 
+/* Winograd with fewer tile blocks than threads and U past 4 MiB (264 -> 256 channels on a
+ * 6 x 7 image): on 2 threads the threads share each block step by step (smaller layers give
+ * each thread its own tiles, which the shape grid covers). */
+static void test_winograd_shared(ridge_ctx *const *ctxs, int nctx)
+{
+    static const shape big = {"wino-shared-264-256", 1, 264, 6, 7, 256, 3, 3, 1, 1, 1, 1,
+                              1, 1, 1, 1, 1};
+    const ridge_layout ls[] = {RIDGE_NHWC, RIDGE_NCHW16C};
+    for (int l = 0; l < 2; l++) {
+        test_shape_algo(&big, ls[l], ctxs, nctx, RIDGE_CONV_WINOGRAD_2X3, 0);
+        test_shape_algo(&big, ls[l], ctxs, nctx, RIDGE_CONV_WINOGRAD_4X3, 0);
+    }
+}
+
 /* The fused depthwise-separable block against the two references one after the other. */
 static void test_separable(ridge_ctx *ctx)
 {
@@ -937,6 +951,7 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int l = 0; l < 3; l++) test_shape(&shapes[s], (ridge_layout)l, ctxs, nctx);
     test_fft(ctxs, nctx);
+    test_winograd_shared(ctxs, nctx);
     test_plan(ctxs[nctx - 1]);
     test_depthwise_prefetched(ctxs[nctx - 1]);
     test_tune(ctxs[nctx - 1]);

@@ -19,8 +19,8 @@
  *              per block of TB tiles: gather + input transform (V = B^T d B), alpha^2 GEMMs on
  *              the micro-kernel (M = V U), output transform (Y = A^T M A) fused with the
  *              epilogue. TB is sized so V and M fit ~512 KiB, or larger when U is past L2.
- *              Blocks go to threads whole, or, when there are fewer blocks than threads, the
- *              threads share each block step by step.
+ *              Blocks go to threads whole, or, when there are fewer blocks than threads and
+ *              U is large, the threads share each block step by step.
  *   fft        overlap-save FFT tiles with the channel reduction as per-bin complex GEMMs:
  *              conv-fft.c. */
 #include <math.h>
@@ -1111,9 +1111,9 @@ static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
-/* Fewer blocks than threads (batch-1 layers with large channels): the threads share each
- * block, step by step, in thread 0's V and M, splitting tiles, then (plane, channel block)
- * pairs, then tiles again; each streams only its share of U. */
+/* Fewer blocks than threads and U past WINO_SHARED_U (batch-1 layers with 256 channels): the
+ * threads share each block, step by step, in thread 0's V and M, splitting tiles, then
+ * (plane, channel block) pairs, then tiles again; each streams only its share of U. */
 static void wino_in_range(void *arg, size_t b, size_t e, int ith)
 {
     const wino_blk *blk = arg;
@@ -1137,6 +1137,8 @@ static void wino_out_range(void *arg, size_t b, size_t e, int ith)
     for (size_t t = b; t < e; t++) wino_scatter(blk, (int64_t)t, O);
 }
 
+#define WINO_SHARED_U 4194304.0 /* bytes of U past which few blocks are shared (above) */
+
 static void winograd_forward(ridge_ctx *ctx, const fwd *f)
 {
     const ridge_conv2d_plan *p = f->p;
@@ -1144,7 +1146,13 @@ static void winograd_forward(ridge_ctx *ctx, const fwd *f)
     const int64_t T = p->d.n * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
     const int64_t TB = wino_tiles(p, m), nblk = (T + TB - 1) / TB;
     const int threads = ridge_ctx_threads(ctx);
-    if (nblk >= 2 * threads || threads == 1) {
+    /* with few blocks, each thread still takes whole blocks of its own tiles while every
+     * thread streaming all of U costs less than the shared steps' three meetings per block:
+     * on Zen 5, 2 threads, 3x3 128 on 28 x 28 (U 2.4 MB) 1.34-1.37x and fmnist-conv2 (0.3
+     * MB) 1.51-1.61x this way, 3x3 256 on 14 x 14 (9.4 MB) 0.70x (on Zen 4, session 15,
+     * fmnist-conv2 had lost 0.92-0.99x) */
+    const double u_bytes = 4.0 * A2 * p->cig * p->ncob * p->k->nr * p->d.groups;
+    if (nblk >= 2 * threads || threads == 1 || u_bytes <= WINO_SHARED_U) {
         ridge_parallel_for(ctx, (size_t)T, 1, winograd_range, (void *)f);
         return;
     }
