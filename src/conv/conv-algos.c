@@ -344,9 +344,9 @@ static void direct_border(const fwd *f, conv_row_args *a, int64_t lo, int64_t hi
  * tile, each pixel with its own column taps (row_masked), for channel block a and, when b is
  * not NULL, the next block b (row_masked_pair): a tile reads the weights once for its pixels,
  * where pixels one by one read them once each (the 11x11 layer on 28 x 28, whose 2 MB of
- * weights come from the L3: 10 of its 28 columns are border columns). One border column on
- * each side (a 3x3 kernel's) go as one tile of two pixels ow - 1 apart: a lone pixel's FMA
- * chains wait on each other. g: the group, whose channel offset goes into xo (its channels
+ * weights come from the L3: 10 of its 28 columns are border columns). A single border column
+ * on each side (a 3x3 kernel's) goes as one tile of two pixels ow - 1 apart: a lone pixel's
+ * FMA chains wait on each other. g: the group, whose channel offset goes into xo (its channels
  * are one run in x: masked in direct_range). */
 static void direct_edges(const fwd *f, conv_row_args *a, conv_row_args *b, int64_t lo, int64_t hi,
                          ptrdiff_t xrow, ptrdiff_t yrow, int64_t g)
@@ -355,16 +355,15 @@ static void direct_edges(const fwd *f, conv_row_args *a, conv_row_args *b, int64
     const ridge_conv2d_desc *d = &p->d;
     const int64_t step = d->stride_w * p->xv.sw;
     const int mr = p->k->mr, both = lo == 1 && hi == p->ow - 1 && p->ow > 1;
+    const int64_t gap = both ? p->ow - 1 : 1; /* a tile's pixels are q + i * gap */
     int ps0[16], ps1[16];
     a->roff = p->roff, a->soff = p->soff, a->coff = p->iota, a->cunit = 1;
     a->S = (int)d->s, a->kc = p->cig, a->ps0 = ps0, a->ps1 = ps1, a->zx = p->zrow;
     for (int side = 0; side < 2 - both; side++) {
         const int64_t b0 = side ? hi : 0, e = side ? p->ow : lo, cnt = e - b0;
         /* tiles of even size: 7 pixels as 4 + 3, not 6 + 1 */
-        const int64_t per = cnt ? (cnt + (cnt + mr - 1) / mr - 1) / ((cnt + mr - 1) / mr) : 1;
+        const int64_t tiles = (cnt + mr - 1) / mr, per = tiles ? (cnt + tiles - 1) / tiles : 1;
         for (int64_t q = b0; q < e; q += per) {
-            /* pixels q + i * gap, i < n */
-            const int64_t gap = both ? p->ow - 1 : 1;
             const int n = both ? 2 : (int)RIDGE_MIN(per, e - q);
             int s0 = (int)d->s, s1 = 0;
             for (int i = 0; i < n; i++) {
@@ -421,8 +420,8 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     /* with them, the interior [lo, hin) is whole tiles, and its last (hi - lo) % MR columns
      * go with the border columns (down a run, or in direct_edges's tiles), where the row's
      * last few pixels ran as a short tile (3x3 on 28 x 28: 26 = 4 x 6 + 2; the 3x3 128 layer
-     * 1.04x on 1 thread, 1.10x on 2). Not for reductions of 9 steps or fewer, whose rows
-     * take any width in groups of 4 (CONV_SMALL_REDUCTION; fmnist-conv1 0.95x that way). */
+     * 1.08x on 1 and 2 threads). Not for reductions of 9 steps or fewer, whose rows take any
+     * width in groups of 4 (CONV_SMALL_REDUCTION; fmnist-conv1 0.95x that way). */
     const int64_t hin =
         masked && R * S * p->cig > 9 ? lo + (hi - lo) / p->k->mr * p->k->mr : hi;
     conv_row_args a = {0}, bp;

@@ -293,8 +293,9 @@ static void tile_part(const conv_row_args *a, int64_t p0, int mr)
  * taps outside its own, so it reads the weights once with its neighbours instead of alone.
  * Each pixel's valid terms go into one chain per accumulator in the order of tile_core and
  * tile_n (r, s, k); the zeros add +0 or -0 to a sum that starts at +0 and never becomes -0
- * (x + -x is +0), so they change no bit: a pixel gets the same y here as in a vertical run
- * of tile_core, whichever way the rows were split between threads. */
+ * (x + -x is +0), so they change no bit (with finite weights: an infinite one times a zero
+ * is NaN, as on a padded copy): a pixel gets the same y here as in a vertical run of
+ * tile_core, whichever way the rows were split between threads. */
 static inline __attribute__((always_inline)) void tile_masked(const conv_row_args *a,
                                                               const conv_row_args *b,
                                                               const int mr, const int nb)
@@ -1201,10 +1202,8 @@ const conv_kernels KNAME = {
     .row = conv_row,
     .row_masked = conv_row_masked,
 #ifdef CONV_ROW_PAIR
-    .row_masked_pair = conv_row_masked_pair,
-#endif
-#ifdef CONV_ROW_PAIR
     .row_pair = conv_row_pair,
+    .row_masked_pair = conv_row_masked_pair,
 #endif
     .dw_row = conv_dw_row,
     .dwp_row = conv_dwp_row,
