@@ -334,30 +334,28 @@ static inline __attribute__((always_inline)) void tile_masked(const conv_row_arg
     if (nb == 2) store_tile(b, 0, mr, cb);
 }
 
-static void conv_row_masked(const conv_row_args *a)
+/* tile_masked for a->npix pixels, one function per count (the accumulators in registers) */
+static inline __attribute__((always_inline)) void row_masked_n(const conv_row_args *a,
+                                                               const conv_row_args *b,
+                                                               const int nb)
 {
     switch (a->npix) {
-    case 1: tile_masked(a, a, 1, 1); break;
-    case 2: tile_masked(a, a, 2, 1); break;
-    case 3: tile_masked(a, a, 3, 1); break;
-    case 4: tile_masked(a, a, 4, 1); break;
-    case 5: tile_masked(a, a, 5, 1); break;
-    default: tile_masked(a, a, 6, 1); break;
+    case 1: tile_masked(a, b, 1, nb); break;
+    case 2: tile_masked(a, b, 2, nb); break;
+    case 3: tile_masked(a, b, 3, nb); break;
+    case 4: tile_masked(a, b, 4, nb); break;
+    case 5: tile_masked(a, b, 5, nb); break;
+    default: tile_masked(a, b, 6, nb); break;
     }
 }
+
+static void conv_row_masked(const conv_row_args *a) { row_masked_n(a, a, 1); }
 
 #ifdef CONV_ROW_PAIR
 /* conv_row_masked on blocks a and b at once (b: a's pixels, taps and geometry) */
 static void conv_row_masked_pair(const conv_row_args *a, const conv_row_args *b)
 {
-    switch (a->npix) {
-    case 1: tile_masked(a, b, 1, 2); break;
-    case 2: tile_masked(a, b, 2, 2); break;
-    case 3: tile_masked(a, b, 3, 2); break;
-    case 4: tile_masked(a, b, 4, 2); break;
-    case 5: tile_masked(a, b, 5, 2); break;
-    default: tile_masked(a, b, 6, 2); break;
-    }
+    row_masked_n(a, b, 2);
 }
 #endif
 
