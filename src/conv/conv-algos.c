@@ -1042,6 +1042,9 @@ static void wino_gemm(const wino_blk *b, int64_t xi, int64_t cob)
     a.res = NULL;
     a.act = 0;
     a.npix = b->nt;
+    /* a block's tiles depend on where a thread's share began: a lone last tile sums in one
+     * chain, as in a full micro-tile, so 1 and 2 threads give the same bits */
+    a.one_chain = 1;
     p->k->row(&a);
 }
 
