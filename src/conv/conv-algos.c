@@ -290,11 +290,13 @@ static void tap_range(int64_t start, int64_t n, int64_t dil, int64_t K, int *k0,
 }
 
 
-/* Fills the output-channel fields of a row call for group g, block cob. */
+/* Fills the output-channel fields of a row call for group g, block cob, and its packed
+ * weights ([g][cob][r][s][ci][nr]: direct, pointwise and im2col alike). */
 static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
 {
     const ridge_conv2d_plan *p = f->p;
     const int nr = p->k->nr;
+    a->w = p->wp + (g * p->ncob + cob) * p->d.r * p->d.s * p->cig * nr;
     a->yco = p->yco + g * p->cog + cob * nr;
     a->nco = (int)RIDGE_MIN(nr, p->cog - cob * nr);
     a->yfast = p->yfast[g * p->ncob + cob];
@@ -314,7 +316,6 @@ static int pair_next(const fwd *f, const conv_row_args *a, size_t cb, size_t e1,
     if (!p->k->row_pair || cb + 1 >= e1 || (int64_t)(cb + 1) % p->ncob == 0) return 0;
     *b = *a;
     row_channels(f, b, (int64_t)(cb + 1) / p->ncob, (int64_t)(cb + 1) % p->ncob);
-    b->w = a->w + p->d.r * p->d.s * p->cig * p->k->nr;
     return 1;
 }
 
@@ -347,9 +348,10 @@ static void direct_border(const fwd *f, conv_row_args *a, int64_t lo, int64_t hi
  * weights come from the L3: 10 of its 28 columns are border columns). A single border column
  * on each side (a 3x3 kernel's) goes as one tile of two pixels ow - 1 apart: a lone pixel's
  * FMA chains wait on each other. g: the group, whose channel offset goes into xo (its channels
- * are one run in x: masked in direct_range). */
-static void direct_edges(const fwd *f, conv_row_args *a, conv_row_args *b, int64_t lo, int64_t hi,
-                         ptrdiff_t xrow, ptrdiff_t yrow, int64_t g)
+ * are one run in x: masked in direct_range). b comes from pair_next, so only where the kernel
+ * pairs blocks (row_pair and row_masked_pair come together). */
+static void direct_edges(const fwd *f, const conv_row_args *row, const conv_row_args *b,
+                         int64_t lo, int64_t hi, ptrdiff_t xrow, ptrdiff_t yrow, int64_t g)
 {
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
@@ -357,14 +359,16 @@ static void direct_edges(const fwd *f, conv_row_args *a, conv_row_args *b, int64
     const int mr = p->k->mr, both = lo == 1 && hi == p->ow - 1 && p->ow > 1;
     const int64_t gap = both ? p->ow - 1 : 1; /* a tile's pixels are q + i * gap */
     int ps0[16], ps1[16];
-    a->roff = p->roff, a->soff = p->soff, a->coff = p->iota, a->cunit = 1;
+    conv_row_args e = *row, t; /* e: block a's tiles; t: the same pixels in block b */
+    conv_row_args *a = &e;
+    a->roff = p->roff, a->soff = p->soff;
     a->S = (int)d->s, a->kc = p->cig, a->ps0 = ps0, a->ps1 = ps1, a->zx = p->zrow;
     for (int side = 0; side < 2 - both; side++) {
-        const int64_t b0 = side ? hi : 0, e = side ? p->ow : lo, cnt = e - b0;
+        const int64_t b0 = side ? hi : 0, end = side ? p->ow : lo, cnt = end - b0;
         /* tiles of even size: 7 pixels as 4 + 3, not 6 + 1 */
         const int64_t tiles = (cnt + mr - 1) / mr, per = tiles ? (cnt + tiles - 1) / tiles : 1;
-        for (int64_t q = b0; q < e; q += per) {
-            const int n = both ? 2 : (int)RIDGE_MIN(per, e - q);
+        for (int64_t q = b0; q < end; q += per) {
+            const int n = both ? 2 : (int)RIDGE_MIN(per, end - q);
             int s0 = (int)d->s, s1 = 0;
             for (int i = 0; i < n; i++) {
                 tap_range((q + i * gap) * d->stride_w - d->pad_left, d->w, d->dil_w, d->s,
@@ -380,11 +384,10 @@ static void direct_edges(const fwd *f, conv_row_args *a, conv_row_args *b, int64
                 p->k->row_masked(a);
                 continue;
             }
-            conv_row_args t = *a; /* b's channels, a's pixels */
+            t = *a;
             t.w = b->w, t.yco = b->yco, t.nco = b->nco, t.yfast = b->yfast, t.nt = b->nt;
             t.bias = b->bias;
-            if (p->k->row_masked_pair) p->k->row_masked_pair(a, &t);
-            else p->k->row_masked(a), p->k->row_masked(&t);
+            p->k->row_masked_pair(a, &t);
         }
     }
 }
@@ -442,6 +445,10 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                           &r0, &r1);
                 if (r0 != 0 || r1 != R) break;
             }
+        /* border pixels along the row: rows cut by the top or bottom border, and runs too
+         * short for vertical tiles (a thread's share cut them, or the image is one row high,
+         * as the 1-D kernels' are) */
+        const int along = masked && (!full || end - row < DIRECT_RUN_MIN);
         a.xps = sw * p->xv.sw, a.yps = p->yv.sw;
         for (size_t rw = row; rw < end; rw++) {
             int64_t ohr = (int64_t)rw % p->oh, ihr = ohr * d->stride_h - d->pad_top;
@@ -450,7 +457,6 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
             for (size_t cb = b1; cb < e1; cb++) {
                 int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
                 row_channels(f, &a, g, cob);
-                a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
                 /* the interior in one call */
                 a.xo = xrow + lo * a.xps;
                 a.yo = yrow + lo * a.yps;
@@ -466,10 +472,9 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 const int paired = a.npix > 0 && pair_next(f, &a, cb, e1, &bp);
                 if (paired) p->k->row_pair(&a, &bp);
                 else if (a.npix > 0) p->k->row(&a);
-                if (!full && masked) { /* a row cut by the top or bottom border */
+                if (along) {
                     direct_edges(f, &a, paired ? &bp : NULL, lo, hin, xrow, yrow, g);
-                    a.xps = sw * p->xv.sw, a.yps = p->yv.sw;
-                } else if (!full) { /* the same, its border pixels one by one */
+                } else if (!full) { /* a row cut by the border, its border pixels one by one */
                     a.coff = p->xco + g * p->cig;
                     a.npix = 1;
                     direct_border(f, &a, lo, hi, xrow, yrow);
@@ -481,23 +486,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 cb += (size_t)paired;
             }
         }
-        if (full && (lo > 0 || hin < p->ow) && masked && end - row < DIRECT_RUN_MIN) {
-            /* a run too short for vertical tiles (a thread's share cut it, or the image is
-             * one row high, as the 1-D kernels' are): its border columns along each row */
-            for (size_t rw = row; rw < end; rw++) {
-                int64_t ohr = (int64_t)rw % p->oh, ihr = ohr * d->stride_h - d->pad_top;
-                for (size_t cb = b1; cb < e1; cb++) {
-                    int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
-                    row_channels(f, &a, g, cob);
-                    a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
-                    const int paired = pair_next(f, &a, cb, e1, &bp);
-                    direct_edges(f, &a, paired ? &bp : NULL, lo, hin,
-                                 n * p->xv.sn + ihr * p->xv.sh - d->pad_left * p->xv.sw,
-                                 n * p->yv.sn + ohr * p->yv.sh, g);
-                    cb += (size_t)paired;
-                }
-            }
-        } else if (full && (lo > 0 || hin < p->ow)) {
+        if (full && !along && (lo > 0 || hin < p->ow)) {
             /* the run's border columns: one call per column, its pixels a row apart (whole
              * micro-tiles, where single pixels ran load-bound: 11x11 c=64 on 56x56 and 28x28
              * 1.16x and 1.34x faster, no longer slower than the same kernel on a padded copy) */
@@ -509,7 +498,6 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
             for (size_t cb = b1; cb < e1; cb++) {
                 int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
                 row_channels(f, &a, g, cob);
-                a.w = p->wp + (g * p->ncob + cob) * R * S * p->cig * p->k->nr;
                 a.coff = p->xco + g * p->cig;
                 direct_border(f, &a, lo, hin,
                               n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw,
@@ -549,7 +537,6 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
             int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
             row_channels(f, &a, g, cob);
             a.coff = unit ? p->iota : p->xco + g * p->cig, a.cunit = unit;
-            a.w = p->wp + (g * p->ncob + cob) * p->cig * p->k->nr;
             a.xo = n * p->xv.sn + q0 * p->xv.sw + (unit ? p->xco[g * p->cig] : 0);
             a.yo = n * p->yv.sn + q0 * p->yv.sw - f->yshift;
             a.npix = RIDGE_MIN(PW_BLOCK, hw - q0);
@@ -635,7 +622,6 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
             const size_t gb = g * (size_t)p->ncob, ge = gb + (size_t)p->ncob;
             for (size_t cb = gb; cb < ge; cb++) {
                 row_channels(f, &a, (int64_t)g, (int64_t)(cb - gb));
-                a.w = p->wp + (int64_t)cb * K * p->k->nr;
                 a.xo = 0;
                 a.yo = n * p->yv.sn + q0 * p->yv.sw;
                 a.npix = np;
