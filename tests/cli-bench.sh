@@ -7,6 +7,7 @@ set -u
 R=$1
 D=$(mktemp -d /tmp/ridge-cli-bench-XXXXXX)
 trap 'rm -rf "$D"' EXIT
+export XDG_CACHE_HOME="$D/cache" # the roofline it measures stays out of the user's cache
 fail=0
 . "$(dirname "$0")/cli-expect.sh"
 
