@@ -308,8 +308,9 @@ static void test_profile(void)
 /* A worker that wakes on the caller's CPU moves off it (pool.c, move_off_caller). Both threads
  * are pinned to one CPU, then the worker is given its whole mask back, which does not move it;
  * in the next job the worker must run its index on another CPU than the caller's. The caller
- * stays pinned until the end: with its mask back too, the scheduler could move it onto the
- * worker's new CPU between publishing the job and reading its CPU (CI's TSan run saw that once).
+ * stays pinned until the end: with its mask back too, the scheduler may move it onto the
+ * worker's new CPU between publishing the job and reading its CPU (the likely cause of the one
+ * failure CI's TSan run saw when the caller was given its mask back as well).
  * In every job index 0 waits (at most 2 s) until index 1 has started, so that the worker, not
  * the caller, runs it. */
 typedef struct colo {
