@@ -197,8 +197,9 @@ static int run_case(ridge_ctx *ctx, const gcase *g, const char *tag)
     return !bad;
 }
 
-/* Tile-edge sizes for every micro-kernel ridge has (6x16 AVX2, 8x32 AVX-512), and primes. */
-static const size_t small_sizes[] = {1, 2, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33};
+/* Tile-edge sizes for every micro-kernel ridge has (6x16 AVX2, 8x32 and 14x32 AVX-512), and
+ * primes. */
+static const size_t small_sizes[] = {1, 2, 5, 6, 7, 8, 9, 14, 15, 16, 17, 29, 33};
 #define NSMALL (sizeof small_sizes / sizeof small_sizes[0])
 static const size_t big_sizes[] = {63, 64, 65, 97, 257};
 #define NBIG (sizeof big_sizes / sizeof big_sizes[0])
@@ -209,12 +210,21 @@ static gcase plain(ridge_trans ta, ridge_trans tb, size_t m, size_t n, size_t k)
     return g;
 }
 
+/* The AVX-512 tile the tests force (ridge_gemm_set_tile_for_tests), for the failure tags. */
+static char tile_tag[16];
+
+static void force_tile(int mr)
+{
+    ridge_gemm_set_tile_for_tests(mr);
+    snprintf(tile_tag, sizeof tile_tag, mr ? "/%dx32" : "", mr);
+}
+
 static void test_isa(ridge_isa isa, int threads)
 {
     ridge_ctx *ctx = test_ctx(threads, isa);
     if (!ctx) return;
     char tag[64];
-    snprintf(tag, sizeof tag, "%s/%dt", ridge_isa_name(isa), threads);
+    snprintf(tag, sizeof tag, "%s/%dt%s", ridge_isa_name(isa), threads, tile_tag);
     int fails = 0;
     /* Every small shape, every transpose pair (stop reporting after a few failures). */
     for (int t = 0; t < 4; t++)
@@ -334,6 +344,29 @@ static void test_deterministic(void)
     ridge_ctx_destroy(c2);
 }
 
+/* Both AVX-512 tiles give the same bits: each sums an element's k products in one order. */
+static void test_same_bits_every_tile(void)
+{
+    ridge_ctx *ctx = test_ctx(2, RIDGE_ISA_AVX512);
+    if (!ctx) return;
+    size_t m = 150, n = 300, k = 1000; /* two k blocks, edge tiles of both heights */
+    float *a = alloc_matrix(m, k, k, 0), *b = alloc_matrix(k, n, n, 0);
+    float *x = calloc(m * n, sizeof(float)), *y = calloc(m * n, sizeof(float));
+    ridge_epilogue e = {.act = RIDGE_EPI_TANH};
+    for (int tb = 0; tb < 2; tb++) {
+        force_tile(8);
+        CHECK_OK(ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, (ridge_trans)tb, m, n, k, 1, a, k, b,
+                                tb ? k : n, 0, x, n, &e));
+        force_tile(14);
+        CHECK_OK(ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, (ridge_trans)tb, m, n, k, 1, a, k, b,
+                                tb ? k : n, 0, y, n, &e));
+        CHECK(memcmp(x, y, m * n * sizeof(float)) == 0);
+    }
+    force_tile(0);
+    free(a), free(b), free(x), free(y);
+    ridge_ctx_destroy(ctx);
+}
+
 /* Batched products against one product at a time. */
 static void test_batched(ridge_isa isa)
 {
@@ -440,8 +473,11 @@ int main(int argc, char **argv)
 {
     (void)argc, (void)argv;
     test_bad_args();
-    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
-    for (int i = 0; i < 3; i++) {
+    /* AVX-512 once per tile, whichever this CPU selects */
+    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512, RIDGE_ISA_AVX512};
+    const int tiles[] = {0, 0, 8, 14};
+    for (int i = 0; i < 4; i++) {
+        force_tile(tiles[i]);
         for (int t = 1; t <= 2; t++) test_isa(isas[i], t);
         test_batched(isas[i]);
     }
@@ -449,8 +485,13 @@ int main(int argc, char **argv)
      * shapes cross every block boundary and the multi-block paths (beta after the first k
      * block, the epilogue on the last, a residual in C) are covered. */
     ridge_gemm_set_blocking_for_tests(20, 13, 40);
-    for (int i = 1; i < 3; i++) test_isa(isas[i], 2);
+    for (int i = 1; i < 4; i++) {
+        force_tile(tiles[i]);
+        test_isa(isas[i], 2);
+    }
     ridge_gemm_set_blocking_for_tests(0, 0, 0);
+    force_tile(0);
+    test_same_bits_every_tile();
     test_deterministic();
     return test_finish("test-gemm");
 }

@@ -97,10 +97,25 @@ void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc)
     test_kc = kc, test_mc = mc, test_nc = nc;
 }
 
-static const gemm_kernel *select_kernel(ridge_isa isa)
+/* The micro-kernel of an ISA for products of m rows (SIZE_MAX: any). AVX-512 has two tiles
+ * (f32-gemm-avx512.c): 14 x 32 on Intel cores for 48 rows or more, whose L2 fed 8 x 32's
+ * stream of B too slowly (with fewer rows the short edge tiles cost more than the taller tile
+ * saves: 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows 1.08-1.10x), and 8 x 32
+ * elsewhere. Both pack B alike (NR 32), so one plan serves both, and both sum each element's
+ * k products in the same order: the bits do not depend on the tile. */
+#define TALL_TILE_MIN_M 48
+static int test_tile;
+
+void ridge_gemm_set_tile_for_tests(int mr) { test_tile = mr; }
+
+static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa, size_t m)
 {
     switch (isa) {
-    case RIDGE_ISA_AVX512: return &ridge_gemm_kernel_avx512;
+    case RIDGE_ISA_AVX512: {
+        const int intel = strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") == 0;
+        const int tall = test_tile ? test_tile == 14 : intel && m >= TALL_TILE_MIN_M;
+        return tall ? &ridge_gemm_kernel_14x32_avx512 : &ridge_gemm_kernel_8x32_avx512;
+    }
     case RIDGE_ISA_AVX2: return &ridge_gemm_kernel_avx2;
     default: return NULL;
     }
@@ -661,7 +676,7 @@ static ridge_status sgemm_common(const char *fn, ridge_ctx *ctx, ridge_trans tra
     batch_job j = {.p = {.m = m, .n = n, .k = alpha != 0.0f ? k : 0, .alpha = alpha,
                          .beta = beta, .c = c, .ldc = ldc},
                    .batch = batch, .sa = stride_a, .sb = stride_b, .sc = stride_c,
-                   .K = select_kernel(ridge_ctx_isa(ctx))};
+                   .K = select_kernel(ctx, ridge_ctx_isa(ctx), m)};
     if (epi) j.p.epi = *epi, j.sr = epi->residual_stride;
     set_a(&j.p, trans_a, j.p.k ? a : NULL, lda);
     set_b(&j.p, trans_b, j.p.k ? b : NULL, ldb);
@@ -705,7 +720,8 @@ ridge_status ridge_sgemm_batched(ridge_ctx *ctx, ridge_trans trans_a, ridge_tran
 struct ridge_sgemm_plan {
     ridge_trans trans_b;
     size_t n, k;
-    const gemm_kernel *K; /* NULL: ISA ref, packed is op(B) row-major */
+    ridge_isa isa;        /* the creating context's: execute picks this ISA's tile for m */
+    const gemm_kernel *K; /* the packing kernel; NULL: ISA ref, packed is op(B) row-major */
     size_t kc, npad;      /* k blocks of kc rows, each npad (n rounded up to NR) columns */
     float *packed;
 };
@@ -740,7 +756,8 @@ ridge_status ridge_sgemm_plan_create(ridge_ctx *ctx, ridge_trans trans_b, size_t
     plan->trans_b = trans_b;
     plan->n = n;
     plan->k = k;
-    plan->K = select_kernel(ridge_ctx_isa(ctx));
+    plan->isa = ridge_ctx_isa(ctx);
+    plan->K = select_kernel(ctx, plan->isa, 1); /* packs B as every tile of the ISA reads it */
     plan->npad = n;
     if (plan->K) {
         plan->kc = blocking_kc(k, KC_MAX);
@@ -796,9 +813,10 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
     set_b(&p, RIDGE_NO_TRANS, p.k ? plan->packed : NULL, plan->n);
     plan_b pb = {plan->K && p.k ? plan->packed : NULL, plan->kc, plan->npad};
     uint64_t t0 = RIDGE_PROF_START(ctx);
-    st = run_product(ctx, useful_threads(ctx, &p), &p, plan->K, &pb, NULL);
+    const gemm_kernel *K = select_kernel(ctx, plan->isa, m);
+    st = run_product(ctx, useful_threads(ctx, &p), &p, K, &pb, NULL);
     double bytes = gemm_bytes(1, m, plan->n, plan->k, beta);
-    RIDGE_PROF_END(ctx, t0, fn, plan->K ? plan->K->name : "f32-gemm-ref",
+    RIDGE_PROF_END(ctx, t0, fn, K ? K->name : "f32-gemm-ref",
                    2.0 * m * plan->n * plan->k, bytes, bytes, "%zux%zux%zu %cN", m, plan->n,
                    plan->k, trans_a ? 'T' : 'N');
     return st;
@@ -808,6 +826,6 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
 
 const char *ridge_gemm_describe(const ridge_ctx *ctx)
 {
-    const gemm_kernel *K = ctx ? select_kernel(ridge_ctx_isa(ctx)) : NULL;
+    const gemm_kernel *K = ctx ? select_kernel(ctx, ridge_ctx_isa(ctx), SIZE_MAX) : NULL;
     return K ? K->name : "f32-gemm-ref";
 }
