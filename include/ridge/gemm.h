@@ -126,8 +126,8 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
 
 /* ---- introspection ------------------------------------------------------------------------- */
 
-/* The micro-kernel the context's ISA selects for large products, e.g. "f32-gemm-6x16-avx2"
- * (`ridge info`); on Intel AVX-512 CPUs products under 48 rows use the 8 x 32 tile. */
+/* The micro-kernel the context's ISA selects, e.g. "f32-gemm-6x16-avx2" (`ridge info`); on
+ * Intel AVX-512 CPUs "f32-gemm-14x32-avx512 (8x32 under 48 rows)". */
 const char *ridge_gemm_describe(const ridge_ctx *ctx);
 
 #ifdef __cplusplus

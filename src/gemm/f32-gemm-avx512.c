@@ -9,12 +9,11 @@
  * crowd fewer lines into one L1 set when ldc is a multiple of 4 KiB, and 8 divides the batch
  * and sequence sizes models use.
  *
- * 14 x 32 (28 accumulators): intensity 19.5, and 128 bytes of B per 28 FMAs instead of per 16.
- * The B micro-panel (KC x 32 floats, up to 96 KiB) streams from L2; on an Intel Xeon (48 KiB
- * L1d, 2 MiB L2) that stream held 8 x 32 at 78% of the FMA loop where oneDNN ran at 88%, and
- * 14 x 32 ran 1.07x 8 x 32 at 2048^3, 1.08-1.14x on the GPT-2 shapes and 1.08-1.10x on the
- * conv shapes with 64 rows (12 x 32 1.05-1.09x, 8 x 48 1.04-1.13x; scripts/gemm-ab.c,
- * PERFORMANCE.md session 19).
+ * 14 x 32 (28 accumulators): intensity 19.5, and the B micro-panel (KC x 32 floats, up to
+ * 96 KiB, streamed from L2) read once per 28 FMAs instead of 16. On an Intel Xeon (48 KiB L1d,
+ * 2 MiB L2), where 8 x 32 ran at 78% of the FMA loop and oneDNN at 88%, 14 x 32 ran 1.07x
+ * 8 x 32 at 2048^3, 1.08-1.14x on the GPT-2 shapes and 1.08-1.10x on the conv shapes with 64
+ * rows (12 x 32 1.05-1.09x, 8 x 48 1.04-1.13x; scripts/gemm-ab.c, PERFORMANCE.md session 19).
  *
  * The matrix-vector tile is 1 x 128 (8 chains). All logic is in f32-gemm-template.h; this file
  * is only the 512-bit mapping (masks are k-registers) and the two tiles' sizes. */

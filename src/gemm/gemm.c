@@ -98,11 +98,12 @@ void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc)
 }
 
 /* The micro-kernel of an ISA for products of m rows (SIZE_MAX: any). AVX-512 has two tiles
- * (f32-gemm-avx512.c): 14 x 32 on Intel cores for 48 rows or more, whose L2 fed 8 x 32's
- * stream of B too slowly (with fewer rows the short edge tiles cost more than the taller tile
- * saves: 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows 1.08-1.10x), and 8 x 32
- * elsewhere. Both pack B alike (NR 32), so one plan serves both, and both sum each element's
- * k products in the same order: the bits do not depend on the tile. */
+ * (f32-gemm-avx512.c): 14 x 32 on Intel cores for 48 rows or more (1.07-1.14x 8 x 32 on an
+ * Intel Xeon; with fewer rows its short edge tiles cost more than the taller tile saves:
+ * 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows 1.08-1.10x), and 8 x 32 elsewhere
+ * (on AMD's Zen 4 and Zen 5 no taller tile beat it). Both pack B alike (NR 32), so one plan
+ * serves both, and both sum each element's k products in the same order: the bits do not
+ * depend on the tile. */
 #define TALL_TILE_MIN_M 48
 static int test_tile;
 
@@ -827,5 +828,7 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
 const char *ridge_gemm_describe(const ridge_ctx *ctx)
 {
     const gemm_kernel *K = ctx ? select_kernel(ctx, ridge_ctx_isa(ctx), SIZE_MAX) : NULL;
+    if (K == &ridge_gemm_kernel_14x32_avx512 && !test_tile)
+        return "f32-gemm-14x32-avx512 (8x32 under 48 rows)";
     return K ? K->name : "f32-gemm-ref";
 }
