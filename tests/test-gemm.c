@@ -216,7 +216,8 @@ static char tile_tag[16];
 static void force_tile(int mr)
 {
     ridge_gemm_set_tile_for_tests(mr);
-    snprintf(tile_tag, sizeof tile_tag, mr ? "/%dx32" : "", mr);
+    if (mr) snprintf(tile_tag, sizeof tile_tag, "/%dx32", mr);
+    else tile_tag[0] = '\0';
 }
 
 static void test_isa(ridge_isa isa, int threads)
