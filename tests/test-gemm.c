@@ -197,8 +197,8 @@ static int run_case(ridge_ctx *ctx, const gcase *g, const char *tag)
     return !bad;
 }
 
-/* Tile-edge sizes for every micro-kernel ridge has (6x16 AVX2, 8x32 and 14x32 AVX-512: MR - 1,
- * MR, MR + 1, NR +- 1), and primes. */
+/* Tile-edge sizes for every micro-kernel ridge has (6x16 AVX2; 8x32, 14x32 and 6x64 AVX-512:
+ * MR - 1, MR, MR + 1, NR +- 1; 6x64's 63 and 65 are among the big sizes), and primes. */
 static const size_t small_sizes[] = {1, 2, 5, 6, 7, 8, 9, 13, 14, 15, 16, 17, 31, 33};
 #define NSMALL (sizeof small_sizes / sizeof small_sizes[0])
 static const size_t big_sizes[] = {63, 64, 65, 97, 257};
@@ -216,7 +216,7 @@ static char tile_tag[16];
 static void force_tile(int mr)
 {
     ridge_gemm_set_tile_for_tests(mr);
-    if (mr) snprintf(tile_tag, sizeof tile_tag, "/%dx32", mr);
+    if (mr) snprintf(tile_tag, sizeof tile_tag, "/%dx%d", mr, mr == 6 ? 64 : 32);
     else tile_tag[0] = '\0';
 }
 
@@ -345,7 +345,7 @@ static void test_deterministic(void)
     ridge_ctx_destroy(c2);
 }
 
-/* Both AVX-512 tiles give the same bits: each sums an element's k products in one order. */
+/* The AVX-512 tiles give the same bits: each sums an element's k products in one order. */
 static void test_same_bits_every_tile(void)
 {
     ridge_ctx *ctx = test_ctx(2, RIDGE_ISA_AVX512);
@@ -358,10 +358,12 @@ static void test_same_bits_every_tile(void)
         force_tile(8);
         CHECK_OK(ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, (ridge_trans)tb, m, n, k, 1, a, k, b,
                                 tb ? k : n, 0, x, n, &e));
-        force_tile(14);
-        CHECK_OK(ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, (ridge_trans)tb, m, n, k, 1, a, k, b,
-                                tb ? k : n, 0, y, n, &e));
-        CHECK(memcmp(x, y, m * n * sizeof(float)) == 0);
+        for (int t = 14; t >= 6; t -= 8) {
+            force_tile(t);
+            CHECK_OK(ridge_sgemm_ex(ctx, RIDGE_NO_TRANS, (ridge_trans)tb, m, n, k, 1, a, k, b,
+                                    tb ? k : n, 0, y, n, &e));
+            CHECK(memcmp(x, y, m * n * sizeof(float)) == 0);
+        }
     }
     force_tile(0);
     free(a), free(b), free(x), free(y);
@@ -475,9 +477,10 @@ int main(int argc, char **argv)
     (void)argc, (void)argv;
     test_bad_args();
     /* AVX-512 once per tile, whichever this CPU selects */
-    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512, RIDGE_ISA_AVX512};
-    const int tiles[] = {0, 0, 8, 14};
-    for (int i = 0; i < 4; i++) {
+    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512, RIDGE_ISA_AVX512,
+                              RIDGE_ISA_AVX512};
+    const int tiles[] = {0, 0, 8, 14, 6};
+    for (int i = 0; i < 5; i++) {
         force_tile(tiles[i]);
         for (int t = 1; t <= 2; t++) test_isa(isas[i], t);
         test_batched(isas[i]);
@@ -486,7 +489,7 @@ int main(int argc, char **argv)
      * shapes cross every block boundary and the multi-block paths (beta after the first k
      * block, the epilogue on the last, a residual in C) are covered. */
     ridge_gemm_set_blocking_for_tests(20, 13, 40);
-    for (int i = 1; i < 4; i++) {
+    for (int i = 1; i < 5; i++) {
         force_tile(tiles[i]);
         test_isa(isas[i], 2);
     }

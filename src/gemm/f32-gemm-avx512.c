@@ -1,4 +1,4 @@
-/* SGEMM kernels for AVX-512F in two register tiles; gemm.c's select_kernel picks one.
+/* SGEMM kernels for AVX-512F in three register tiles; gemm.c's select_kernel picks one.
  *
  * 8 x 32 (16 zmm accumulators, 2 for B, 1 for the A broadcast): intensity
  * 2 * 8 * 32 / (8 + 32) = 12.8 FLOP per float loaded; 16 independent FMA chains cover the
@@ -15,8 +15,14 @@
  * 8 x 32 at 2048^3, 1.08-1.14x on the GPT-2 shapes and 1.08-1.10x on the conv shapes with 64
  * rows (12 x 32 1.05-1.09x, 8 x 48 1.04-1.13x; scripts/gemm-ab.c, PERFORMANCE.md session 19).
  *
+ * 6 x 64 (24 accumulators, 4 B vectors, 1 broadcast: 29 registers): 10 loads per 24 FMAs,
+ * against 16 per 28 for 14 x 32 and 10 per 16 for 8 x 32; on the Intel Xeon it ran faster
+ * where B is packed and A has 512 rows or more (2048^3 1.05-1.08x 14 x 32, 768 x 3072 x 256
+ * TN 1.065x), slower where B is read in place (0.96-0.97x). That each tile there ran faster
+ * the fewer loads it issues per FMA points at the load ports (not verified with counters).
+ *
  * The matrix-vector tile is 1 x 128 (8 chains). All logic is in f32-gemm-template.h; this file
- * is only the 512-bit mapping (masks are k-registers) and the two tiles' sizes. */
+ * is only the 512-bit mapping (masks are k-registers) and the three tiles' sizes. */
 #include <immintrin.h>
 
 #include "gemm/gemm-internal.h"
@@ -72,4 +78,15 @@ static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
 #define GEMM_UKERNEL ridge_f32_gemm_ukernel_14x32__avx512
 #define GEMM_TABLE ridge_gemm_kernel_14x32_avx512
 #define GEMM_NAME "f32-gemm-14x32-avx512"
+#include "gemm/f32-gemm-template.h"
+
+#define GEMM_MR 6
+#define GEMM_NV 4
+#define GEMM_GV 8
+#define GEMM_INPLACE_B_MAX_M 512
+#define GEMV_T_ROWS 8
+#define GEMM_SUFFIX _6x64__avx512
+#define GEMM_UKERNEL ridge_f32_gemm_ukernel_6x64__avx512
+#define GEMM_TABLE ridge_gemm_kernel_6x64_avx512
+#define GEMM_NAME "f32-gemm-6x64-avx512"
 #include "gemm/f32-gemm-template.h"

@@ -111,15 +111,17 @@ typedef struct gemm_kernel {
 } gemm_kernel;
 
 extern const gemm_kernel ridge_gemm_kernel_avx2;   /* f32-gemm-6x16-avx2.c */
-/* f32-gemm-avx512.c: two tiles, select_kernel (gemm.c) picks one */
+/* f32-gemm-avx512.c: three tiles, select_kernel (gemm.c) picks one */
 extern const gemm_kernel ridge_gemm_kernel_8x32_avx512;
 extern const gemm_kernel ridge_gemm_kernel_14x32_avx512;
+extern const gemm_kernel ridge_gemm_kernel_6x64_avx512;
 
 /* Tests only: force the cache blocks (0: derive from the CPU as usual); while set, every
  * product is also split among all threads however small. KC changes the rounding, so this is
  * never set outside tests. */
 void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc);
-/* Tests only: force the AVX-512 tile (8 or 14 rows; 0: select_kernel's choice). */
+/* Tests only: force the AVX-512 tile by its rows (8, 14 or 6; 6 gives 8 where a plan needs 32
+ * columns; 0: select_kernel's choice). */
 void ridge_gemm_set_tile_for_tests(int mr);
 
 /* gemm-ref.c: the plain scalar reference over rows [i0, i1) and columns [j0, j1) of C,

@@ -97,25 +97,50 @@ void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc)
     test_kc = kc, test_mc = mc, test_nc = nc;
 }
 
-/* The micro-kernel of an ISA for products of m rows (SIZE_MAX: any). AVX-512 has two tiles
- * (f32-gemm-avx512.c): 14 x 32 on Intel cores for 48 rows or more (1.07-1.14x 8 x 32 on an
- * Intel Xeon; with fewer rows its short edge tiles cost more than the taller tile saves:
- * 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows 1.08-1.10x), and 8 x 32 elsewhere
- * (on AMD's Zen 4 and Zen 5 no taller tile beat it). Both pack B alike (NR 32), so one plan
- * serves both, and both sum each element's k products in the same order: the bits do not
- * depend on the tile. */
+/* B read in place rather than packed: row-major B and A with at most max_m rows (the
+ * kernel's inplace_b_max_m), since packing costs a pass over B from L3 or DRAM
+ * (gemm-internal.h). But not when B's rows are a multiple of 4 KiB apart (N = 1024, 2048,
+ * 3072...) and A has 64 rows or more: the rows of a micro-panel then all fall into one L1 set
+ * (4 KiB is one way of L1 on every x86 core ridge meets), which holds 8-12 lines, so the lines
+ * fetched ahead evict each other before the kernel reads them. Packed on Zen 5
+ * (scripts/gemm-ab.c, 1 thread, NN): 256 x 3072 x 768 1.33x, 256 x 2048 x 768 1.41x,
+ * 64 x 4096 x 512 1.11x; N = 768, 1280, 1536 and 2304 (rows over 2-4 sets) gained nothing
+ * (0.92-1.00x), and with 32 rows or fewer packing did not pay (32 x 1024 x 784 0.68x). */
+static int b_in_place(const gemm_problem *p, size_t max_m)
+{
+    const int b_aliased = p->b_rs * sizeof(float) % 4096 == 0;
+    return p->b_cs == 1 && p->m <= max_m && !(b_aliased && p->m >= 64);
+}
+
+/* The micro-kernel of an ISA for product p (NULL: a large product with B packed); nr32: only
+ * the tiles of 32 columns, which read the panels of a plan. AVX-512 has three tiles
+ * (f32-gemm-avx512.c). On Intel cores: 6 x 64 for 512 rows or more with B packed (squares
+ * 1.04-1.08x 14 x 32, the GPT-2 dW shapes 1.06x; with B read in place it ran 0.96-0.97x), else
+ * 14 x 32 for 48 rows or more (1.07-1.14x 8 x 32; with fewer rows its short edge tiles cost
+ * more than the taller tile saves: 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows
+ * 1.08-1.10x), else 8 x 32. Elsewhere 8 x 32: on AMD's Zen 4 and Zen 5 no other tile beat it.
+ * The 32-column tiles pack B alike, so one plan serves both, and every tile sums each
+ * element's k products in the same order: the bits do not depend on the tile. */
 #define TALL_TILE_MIN_M 48
+#define WIDE_TILE_MIN_M 512
 static int test_tile;
 
 void ridge_gemm_set_tile_for_tests(int mr) { test_tile = mr; }
 
-static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa, size_t m)
+static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa,
+                                        const gemm_problem *p, int nr32)
 {
     switch (isa) {
     case RIDGE_ISA_AVX512: {
-        const int intel = strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") == 0;
-        const int tall = test_tile ? test_tile == 14 : intel && m >= TALL_TILE_MIN_M;
-        return tall ? &ridge_gemm_kernel_14x32_avx512 : &ridge_gemm_kernel_8x32_avx512;
+        const gemm_kernel *wide = &ridge_gemm_kernel_6x64_avx512;
+        const gemm_kernel *tall = &ridge_gemm_kernel_14x32_avx512;
+        const gemm_kernel *base = &ridge_gemm_kernel_8x32_avx512;
+        if (test_tile) return test_tile == 6 && !nr32 ? wide : test_tile == 14 ? tall : base;
+        if (strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") != 0) return base;
+        const size_t m = p ? p->m : SIZE_MAX;
+        if (!nr32 && m >= WIDE_TILE_MIN_M && !(p && b_in_place(p, wide->inplace_b_max_m)))
+            return wide;
+        return m >= TALL_TILE_MIN_M ? tall : base;
     }
     case RIDGE_ISA_AVX2: return &ridge_gemm_kernel_avx2;
     default: return NULL;
@@ -435,19 +460,7 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
                         const ridge_cpu *cpu, int threads, const plan_b *pb)
 {
     *d = (gemm_driver){.p = p, .K = K, .bplan = pb->bplan, .plan_npad = pb->npad};
-    /* B in place when it is row-major and A has at most the kernel's inplace_b_max_m rows:
-     * packing it costs a pass over B from L3 or DRAM (gemm-internal.h). But not when B's rows
-     * are a multiple of 4 KiB apart (N = 1024, 2048, 3072...) and A has 64 rows or more: the
-     * rows of a micro-panel then all fall into one L1 set (4 KiB is one way of L1 on every
-     * x86 core ridge meets), which holds 8-12 lines, so the lines fetched ahead evict each
-     * other before the kernel reads them. Packed on Zen 5 (scripts/gemm-ab.c, 1 thread, NN):
-     * 256 x 3072 x 768 1.33x, 256 x 2048 x 768 1.41x, 64 x 4096 x 512 1.11x; N = 768, 1280,
-     * 1536 and 2304 (rows over 2-4 sets) gained nothing (0.92-1.00x), and with 32 rows or
-     * fewer packing did not pay (32 x 1024 x 784 0.68x). */
-    const int b_aliased = p->b_rs * sizeof(float) % 4096 == 0;
-    const int b_in_place = p->b_cs == 1 && p->m <= (size_t)K->inplace_b_max_m &&
-                           !(b_aliased && p->m >= 64);
-    d->pack_b = !pb->bplan && !b_in_place;
+    d->pack_b = !pb->bplan && !b_in_place(p, (size_t)K->inplace_b_max_m);
     d->kc = pb->bplan ? pb->kc : blocking_kc(p->k, d->pack_b ? KC_MAX : KC_MAX_IN_PLACE);
     d->mc = blocking_mc(K, cpu, d->kc);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
@@ -676,11 +689,11 @@ static ridge_status sgemm_common(const char *fn, ridge_ctx *ctx, ridge_trans tra
     if (st) return st;
     batch_job j = {.p = {.m = m, .n = n, .k = alpha != 0.0f ? k : 0, .alpha = alpha,
                          .beta = beta, .c = c, .ldc = ldc},
-                   .batch = batch, .sa = stride_a, .sb = stride_b, .sc = stride_c,
-                   .K = select_kernel(ctx, ridge_ctx_isa(ctx), m)};
+                   .batch = batch, .sa = stride_a, .sb = stride_b, .sc = stride_c};
     if (epi) j.p.epi = *epi, j.sr = epi->residual_stride;
     set_a(&j.p, trans_a, j.p.k ? a : NULL, lda);
     set_b(&j.p, trans_b, j.p.k ? b : NULL, ldb);
+    j.K = select_kernel(ctx, ridge_ctx_isa(ctx), &j.p, 0);
     uint64_t t0 = RIDGE_PROF_START(ctx);
     st = run_batch(ctx, &j);
     double bytes = gemm_bytes(batch, m, n, k, beta);
@@ -758,7 +771,7 @@ ridge_status ridge_sgemm_plan_create(ridge_ctx *ctx, ridge_trans trans_b, size_t
     plan->n = n;
     plan->k = k;
     plan->isa = ridge_ctx_isa(ctx);
-    plan->K = select_kernel(ctx, plan->isa, 1); /* packs B as every tile of the ISA reads it */
+    plan->K = select_kernel(ctx, plan->isa, NULL, 1); /* packs B for every 32-column tile */
     plan->npad = n;
     if (plan->K) {
         plan->kc = blocking_kc(k, KC_MAX);
@@ -814,7 +827,7 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
     set_b(&p, RIDGE_NO_TRANS, p.k ? plan->packed : NULL, plan->n);
     plan_b pb = {plan->K && p.k ? plan->packed : NULL, plan->kc, plan->npad};
     uint64_t t0 = RIDGE_PROF_START(ctx);
-    const gemm_kernel *K = select_kernel(ctx, plan->isa, m);
+    const gemm_kernel *K = select_kernel(ctx, plan->isa, &p, 1);
     st = run_product(ctx, useful_threads(ctx, &p), &p, K, &pb, NULL);
     double bytes = gemm_bytes(1, m, plan->n, plan->k, beta);
     RIDGE_PROF_END(ctx, t0, fn, K ? K->name : "f32-gemm-ref",
@@ -827,8 +840,9 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
 
 const char *ridge_gemm_describe(const ridge_ctx *ctx)
 {
-    const gemm_kernel *K = ctx ? select_kernel(ctx, ridge_ctx_isa(ctx), SIZE_MAX) : NULL;
-    if (K == &ridge_gemm_kernel_14x32_avx512 && !test_tile)
-        return "f32-gemm-14x32-avx512 (8x32 under 48 rows)";
+    const gemm_kernel *K = ctx ? select_kernel(ctx, ridge_ctx_isa(ctx), NULL, 0) : NULL;
+    if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
+        return "f32-gemm-6x64-avx512 (512 rows or more, B packed), f32-gemm-14x32-avx512 "
+               "(48 or more), f32-gemm-8x32-avx512";
     return K ? K->name : "f32-gemm-ref";
 }
