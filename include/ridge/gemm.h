@@ -127,7 +127,7 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
 /* ---- introspection ------------------------------------------------------------------------- */
 
 /* The micro-kernel the context's ISA selects, e.g. "f32-gemm-6x16-avx2" (`ridge info`); on
- * Intel AVX-512 CPUs "f32-gemm-14x32-avx512 (8x32 under 48 rows)". */
+ * Intel AVX-512 CPUs, where the tile depends on the shape, the three tiles and their rule. */
 const char *ridge_gemm_describe(const ridge_ctx *ctx);
 
 #ifdef __cplusplus
