@@ -194,8 +194,8 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
         _mm_prefetch((const char *)(c + r * ldc + GEMM_NR - 1), _MM_HINT_T0);
     }
     /* Short edge tiles (m == 1 with a plan, the last rows of m): fewer FMAs than a full tile.
-     * Tiles of 8 rows or fewer run 5 to 7 rows as a full tile; a taller one has every height
-     * (64 rows as 14 x 4 + 8 ran 1.08x 14 x 5 on an Intel Xeon) */
+     * Tiles of at most 8 rows run edges of 5 rows or more as a full tile; a taller one has
+     * every height (64 rows as 14 x 4 + 8 ran 1.08x 14 x 5 on an Intel Xeon) */
     switch (mr) {
     case 1: GEMM_SHORT_TILE(1); return;
     case 2: GEMM_SHORT_TILE(2); return;

@@ -115,7 +115,7 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
 /* The micro-kernel of an ISA for product p (NULL: a large product with B packed); nr32: only
  * the tiles of 32 columns, which read the panels of a plan. AVX-512 has three tiles
  * (f32-gemm-avx512.c). On Intel cores: 6 x 64 for 512 rows or more with B packed (squares
- * 1.04-1.08x 14 x 32, the GPT-2 dW shapes 1.06x; with B read in place it ran 0.96-0.97x), else
+ * 1.04-1.08x 14 x 32, the GPT-2 dW shapes 1.05-1.17x; with B read in place 0.96-0.97x), else
  * 14 x 32 for 48 rows or more (1.07-1.14x 8 x 32; with fewer rows its short edge tiles cost
  * more than the taller tile saves: 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows
  * 1.08-1.10x), else 8 x 32. Elsewhere 8 x 32: on AMD's Zen 4 and Zen 5 no other tile beat it.
