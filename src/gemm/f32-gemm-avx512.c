@@ -56,13 +56,15 @@ static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
     }
 }
 
-#define GEMM_MR 8
-#define GEMM_NV 2
+/* Shared by the three tiles: the matrix-vector tile, the in-place B limit, the dot kernel. */
 #define GEMM_GV 8
 #define GEMM_INPLACE_B_MAX_M 512
 /* 8 rows per dot block (16 accumulators, and a's two vectors loaded once per 16 FMAs, not
  * per 8): 1 x 128 x 784 NT 1.32-1.36x on Zen 5 (scripts/gemm-ab.c); 12 rows 0.88-0.95x of 8 */
 #define GEMV_T_ROWS 8
+
+#define GEMM_MR 8
+#define GEMM_NV 2
 #define GEMM_SUFFIX _8x32__avx512
 #define GEMM_UKERNEL ridge_f32_gemm_ukernel_8x32__avx512
 #define GEMM_TABLE ridge_gemm_kernel_8x32_avx512
@@ -71,9 +73,6 @@ static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
 
 #define GEMM_MR 14
 #define GEMM_NV 2
-#define GEMM_GV 8
-#define GEMM_INPLACE_B_MAX_M 512
-#define GEMV_T_ROWS 8
 #define GEMM_SUFFIX _14x32__avx512
 #define GEMM_UKERNEL ridge_f32_gemm_ukernel_14x32__avx512
 #define GEMM_TABLE ridge_gemm_kernel_14x32_avx512
@@ -82,9 +81,6 @@ static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
 
 #define GEMM_MR 6
 #define GEMM_NV 4
-#define GEMM_GV 8
-#define GEMM_INPLACE_B_MAX_M 512
-#define GEMV_T_ROWS 8
 #define GEMM_SUFFIX _6x64__avx512
 #define GEMM_UKERNEL ridge_f32_gemm_ukernel_6x64__avx512
 #define GEMM_TABLE ridge_gemm_kernel_6x64_avx512

@@ -28,8 +28,8 @@
  * few rows (GEMM_INPLACE_B_MAX_M). After the k loop the epilogue (alpha, beta, bias,
  * activation, residual) runs on the accumulators before the single store, with masked stores
  * on edge tiles.
- * The per-tile parameters and the template's own macros are undefined at the end, so one ISA
- * file can instantiate several tiles (f32-gemm-avx512.c: 8 x 32 and 14 x 32).
+ * The per-tile parameters (GEMM_MR, GEMM_NV and the names) and the template's own macros are
+ * undefined at the end, so one ISA file can instantiate several tiles (f32-gemm-avx512.c).
  * Packing transposes 8 x 8 blocks with 256-bit instructions in both ISAs (every AVX-512 CPU
  * has AVX2), so that part is also exercised by the AVX2 tests. */
 #include <immintrin.h>
@@ -552,7 +552,8 @@ const gemm_kernel GEMM_TABLE = {
 };
 
 /* Undefined here, so that an ISA file may include this header again for another tile: the
- * template's own names and the per-tile parameters (the mapping stays) */
+ * template's own names and the per-tile parameters (the mapping and the ISA-wide GEMM_GV,
+ * GEMM_INPLACE_B_MAX_M and GEMV_T_ROWS stay) */
 #undef GEMM_NR
 #undef GEMM_CAT_
 #undef GEMM_CAT
@@ -560,9 +561,6 @@ const gemm_kernel GEMM_TABLE = {
 #undef GEMM_INLINE
 #undef GEMM_MR
 #undef GEMM_NV
-#undef GEMM_GV
-#undef GEMM_INPLACE_B_MAX_M
-#undef GEMV_T_ROWS
 #undef GEMM_SUFFIX
 #undef GEMM_UKERNEL
 #undef GEMM_TABLE
