@@ -841,8 +841,13 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
 const char *ridge_gemm_describe(const ridge_ctx *ctx)
 {
     const gemm_kernel *K = ctx ? select_kernel(ctx, ridge_ctx_isa(ctx), NULL, 0) : NULL;
+#define GEMM_STR_(x) #x
+#define GEMM_STR(x) GEMM_STR_(x)
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
-        return "f32-gemm-6x64-avx512 (512 rows or more, B packed), f32-gemm-14x32-avx512 "
-               "(48 or more), f32-gemm-8x32-avx512";
+        return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more, B packed), "
+               "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
+               "f32-gemm-8x32-avx512";
+#undef GEMM_STR
+#undef GEMM_STR_
     return K ? K->name : "f32-gemm-ref";
 }
