@@ -173,12 +173,22 @@ static size_t blocking_kc(size_t k, size_t kc_max)
 
 /* MC: the packed A block (MC x KC) takes 3/10 of the private L2, leaving room for the B
  * panels streaming through it and for C (102 rows on Zen 3; smaller blocks measured better
- * than half of L2). */
-static size_t blocking_mc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc)
+ * than half of L2). When B is packed and all of A's rows fit in half the L2 (341 rows at
+ * KC 768 in 2 MiB), one block of all of them: each B panel is then packed just before its
+ * tiles into one panel-sized buffer that stays in cache (driver_block), instead of into the
+ * KC x NC block, whose lines (6 MiB at KC 768) each cost a read before the write, went out
+ * to L3 and were read back from there by the second block of rows. On an Intel Xeon (2 MiB
+ * L2; scripts/gemm-ab.c, 1 thread): the GPT-2 NT shapes with 256 rows 1.07-1.16x, 768 x 3072
+ * x 256 TN 1.10x, 256 x 3072 x 768 NN (B aliased, so packed) 1.08x; on 2 threads 1.03-1.17x. */
+static size_t blocking_mc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc, size_t m,
+                          int pack_b)
 {
     size_t mr = (size_t)K->mr;
     size_t l2 = cpu->l2 ? cpu->l2 : 262144;
     size_t mc = test_mc ? test_mc : l2 * 3 / 10 / (kc * sizeof(float));
+    /* B packed and all of A's rows within half the L2: one block of rows (driver_init) */
+    const size_t m_pad = (m + mr - 1) / mr * mr;
+    if (pack_b && !test_mc && m_pad * kc * sizeof(float) <= l2 / 2) mc = RIDGE_MAX(mc, m_pad);
     return RIDGE_MAX(mc / mr, 1) * mr;
 }
 
@@ -205,6 +215,7 @@ typedef struct gemm_driver {
     const gemm_kernel *K;
     size_t kc, mc, nc;
     int pack_b;          /* 0: B is read in place (unit column stride) */
+    int panel_b;         /* B packed one panel at a time into one panel's buffer (one ic block) */
     const float *bplan;  /* prepacked B (k blocks of kc rows, each npad columns), or NULL */
     size_t plan_npad;
     float *scratch;      /* per thread: A block, then B block */
@@ -241,7 +252,8 @@ static gemm_prefetch prefetch_share(const float *base, size_t rows, size_t len, 
  * (B micro-panel), ir over MR (the micro-kernel). A packed B block is packed a panel at a
  * time in the first ic block, just before its first tiles; those tiles prefetch the next
  * panel's source lines, so its packing reads L2 instead of waiting on L3 or DRAM (B read in
- * place gets the same prefetch in every ic block). */
+ * place gets the same prefetch in every ic block). With one ic block (panel_b) each panel is
+ * packed into the same panel-sized buffer. */
 static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
 {
     const gemm_driver *d = arg;
@@ -264,7 +276,7 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                 b_rs = NR, b_step = kc;
             } else if (d->pack_b) {
                 bblk = bp;
-                b_rs = NR, b_step = kc;
+                b_rs = NR, b_step = d->panel_b ? 0 : kc;
             } else {
                 bblk = bsrc;
                 b_rs = p->b_rs, b_step = 1, padded = 0;
@@ -282,7 +294,7 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                     size_t nr = RIDGE_MIN(NR, nc - jr);
                     const float *bpanel = bblk + jr * b_step;
                     if (pack_now)
-                        K->pack_b(kc, nr, bsrc + jr * p->b_cs, p->b_rs, p->b_cs, bp + jr * kc);
+                        K->pack_b(kc, nr, bsrc + jr * p->b_cs, p->b_rs, p->b_cs, bp + jr * b_step);
                     /* the next panel's source: kc rows of its columns (B row-major), or its
                      * columns' rows of kc floats (B^T row-major) */
                     const float *nx = NULL;
@@ -462,10 +474,12 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     *d = (gemm_driver){.p = p, .K = K, .bplan = pb->bplan, .plan_npad = pb->npad};
     d->pack_b = !pb->bplan && !b_in_place(p, (size_t)K->inplace_b_max_m);
     d->kc = pb->bplan ? pb->kc : blocking_kc(p->k, d->pack_b ? KC_MAX : KC_MAX_IN_PLACE);
-    d->mc = blocking_mc(K, cpu, d->kc);
+    d->mc = blocking_mc(K, cpu, d->kc, p->m, d->pack_b);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
+    d->panel_b = d->pack_b && d->mc >= p->m;
     size_t mc_alloc = d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
-    d->per_thread = mc_alloc * d->kc + (d->pack_b ? nc_alloc * d->kc : 0);
+    size_t b_alloc = d->panel_b ? (size_t)K->nr : d->pack_b ? nc_alloc : 0;
+    d->per_thread = (mc_alloc + b_alloc) * d->kc;
     d->per_thread = (d->per_thread + 15) & ~(size_t)15; /* 64-byte aligned blocks */
 }
 
