@@ -114,15 +114,16 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
 
 /* The micro-kernel of an ISA for product p (NULL: a large product with B packed); nr32: only
  * the tiles of 32 columns, which read the panels of a plan. AVX-512 has three tiles
- * (f32-gemm-avx512.c). On Intel cores: 6 x 64 for 512 rows or more with B packed (squares
- * 1.04-1.08x 14 x 32, the GPT-2 dW shapes 1.05-1.17x; with B read in place 0.96-0.97x), else
+ * (f32-gemm-avx512.c). On Intel cores: 6 x 64 for 256 rows or more with B packed (squares
+ * 1.04-1.08x 14 x 32, the GPT-2 dW shapes 1.05-1.17x, the 256-row GPT-2 shapes whose B is
+ * packed 0.97-1.09x on 1 thread and 1.02-1.08x on 2; with B read in place 0.96-0.97x), else
  * 14 x 32 for 48 rows or more (1.07-1.14x 8 x 32; with fewer rows its short edge tiles cost
  * more than the taller tile saves: 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows
  * 1.08-1.10x), else 8 x 32. Elsewhere 8 x 32: on AMD's Zen 4 and Zen 5 no other tile beat it.
  * The 32-column tiles pack B alike, so one plan serves both, and every tile sums each
  * element's k products in the same order: the bits do not depend on the tile. */
 #define TALL_TILE_MIN_M 48
-#define WIDE_TILE_MIN_M 512
+#define WIDE_TILE_MIN_M 256
 static int test_tile;
 
 void ridge_gemm_set_tile_for_tests(int mr) { test_tile = mr; }
