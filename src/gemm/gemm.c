@@ -174,8 +174,9 @@ static size_t blocking_kc(size_t k, size_t kc_max)
 
 /* MC: the packed A block (MC x KC) takes 3/10 of the private L2, leaving room for the B
  * panels streaming through it and for C (102 rows on Zen 3; smaller blocks measured better
- * than half of L2). When B is packed and all of A's rows fit in half the L2 (341 rows at
- * KC 768 in 2 MiB), one block of all of them: each B panel is then packed just before its
+ * than half of L2). When B is packed and all of A's rows fit in 2/5 of the L2 (273 rows at
+ * KC 768 in 2 MiB; 136 in Zen's 1 MiB, where this was not measured, against 102 in one block
+ * before), one block of all of them: each B panel is then packed just before its
  * tiles into one panel-sized buffer that stays in cache (driver_block), instead of into the
  * KC x NC block, whose lines (6 MiB at KC 768) each cost a read before the write, went out
  * to L3 and were read back from there by the second block of rows. On an Intel Xeon (2 MiB
@@ -187,9 +188,9 @@ static size_t blocking_mc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc,
     size_t mr = (size_t)K->mr;
     size_t l2 = cpu->l2 ? cpu->l2 : 262144;
     size_t mc = test_mc ? test_mc : l2 * 3 / 10 / (kc * sizeof(float));
-    /* B packed and all of A's rows within half the L2: one block of rows (driver_init) */
+    /* B packed and all of A's rows within 2/5 of the L2: one block of rows (driver_init) */
     const size_t m_pad = (m + mr - 1) / mr * mr;
-    if (pack_b && !test_mc && m_pad * kc * sizeof(float) <= l2 / 2) mc = RIDGE_MAX(mc, m_pad);
+    if (pack_b && !test_mc && m_pad * kc * sizeof(float) <= l2 * 2 / 5) mc = RIDGE_MAX(mc, m_pad);
     return RIDGE_MAX(mc / mr, 1) * mr;
 }
 
