@@ -494,6 +494,13 @@ int main(int argc, char **argv)
         force_tile(tiles[i]);
         test_isa(isas[i], 2);
     }
+    /* And with MC left to the rule, so that a packed B goes one panel at a time through one
+     * panel's buffer (one row block) across many k and column blocks. */
+    ridge_gemm_set_blocking_for_tests(20, 0, 40);
+    for (int i = 1; i < 5; i++) {
+        force_tile(tiles[i]);
+        test_isa(isas[i], 1);
+    }
     ridge_gemm_set_blocking_for_tests(0, 0, 0);
     force_tile(0);
     test_same_bits_every_tile();
