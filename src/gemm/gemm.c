@@ -176,10 +176,10 @@ static size_t blocking_kc(size_t k, size_t kc_max)
  * panels streaming through it and for C (102 rows on Zen 3; smaller blocks measured better
  * than half of L2). When B is packed and all of A's rows fit in 2/5 of the L2 (273 rows at
  * KC 768 in 2 MiB; 136 in Zen's 1 MiB, where this was not measured, against 102 in one block
- * before), one block of all of them: each B panel is then packed just before its
- * tiles into one panel-sized buffer that stays in cache (driver_block), instead of into the
- * KC x NC block, whose lines (6 MiB at KC 768) each cost a read before the write, went out
- * to L3 and were read back from there by the second block of rows. On an Intel Xeon (2 MiB
+ * before), one block of all of them: each B panel is then packed just before its tiles into
+ * one panel-sized buffer that stays in cache (driver_block), instead of into the KC x NC
+ * block, whose lines (6 MiB at KC 768) each cost a read before the write, went out to L3 and
+ * were read back from there by the second block of rows. On an Intel Xeon (2 MiB
  * L2; scripts/gemm-ab.c, 1 thread): the GPT-2 NT shapes with 256 rows 1.07-1.16x, 768 x 3072
  * x 256 TN 1.10x, 256 x 3072 x 768 NN (B aliased, so packed) 1.08x; on 2 threads 1.03-1.17x. */
 static size_t blocking_mc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc, size_t m,
@@ -220,7 +220,7 @@ typedef struct gemm_driver {
     int panel_b;         /* B packed one panel at a time into one panel's buffer (one ic block) */
     const float *bplan;  /* prepacked B (k blocks of kc rows, each npad columns), or NULL */
     size_t plan_npad;
-    float *scratch;      /* per thread: A block, then B block */
+    float *scratch;      /* per thread: A block, then B block (or panel) */
     size_t per_thread;   /* floats */
 } gemm_driver;
 
