@@ -19,9 +19,10 @@
  * against 16 per 28 for 14 x 32 and 10 per 16 for 8 x 32; on the Intel Xeon it ran faster
  * where B is packed and A has 256 rows or more (2048^3 1.05-1.08x 14 x 32, 768 x 3072 x 256
  * TN 1.065x, 256 x 3072 x 768 NN with B aliased 1.07-1.09x), slower where B is read in place
- * (0.96-0.97x). That each tile there ran faster the fewer loads it issues per FMA points at
- * the load ports (not verified with counters), although alone, with A and B in L1, all three
- * ran at 96-97% of the FMA loop (scripts/ukernel-alone.c).
+ * (0.96-0.97x). Inside products each tile there ran faster the fewer loads it issues per
+ * FMA; alone, with A and B in L1, all three ran at 96-97% of the FMA loop
+ * (scripts/ukernel-alone.c), so what separates them is how they meet the caches, not the load
+ * ports.
  *
  * The matrix-vector tile is 1 x 128 (8 chains). All logic is in f32-gemm-template.h; this file
  * is only the 512-bit mapping (masks are k-registers) and the three tiles' sizes. */
