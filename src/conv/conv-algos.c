@@ -936,20 +936,34 @@ typedef struct dw_job {
     _Atomic size_t next[DW_MAX_SHARES]; /* per share: its next unclaimed row, from its start */
 } dw_job;
 
+/* The next chunk [*b, *e) of [0, n) for thread ith, when [0, n) is split into `shares`
+ * contiguous shares (ridge_partition), each with its own counter next[r] (0 at the start):
+ * from its own share first, then from the others' in turn (*q: how many shares it has used
+ * up, 0 at the start). Returns 0 when none is left. */
+static int claim_from_shares(_Atomic size_t *next, int shares, size_t n, size_t chunk, int ith,
+                             int *q, size_t *b, size_t *e)
+{
+    for (; *q < shares; ++*q) {
+        const int r = (ith + *q) % shares;
+        size_t b0, e0;
+        ridge_partition(n, 1, r, shares, &b0, &e0);
+        const size_t s = b0 + atomic_fetch_add_explicit(&next[r], chunk, memory_order_relaxed);
+        if (s < e0) {
+            *b = s, *e = RIDGE_MIN(s + chunk, e0);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void depthwise_task(void *arg, int ith, int nth)
 {
     dw_job *j = arg;
     (void)nth;
-    for (int q = 0; q < j->shares; q++) {
-        const int r = (ith + q) % j->shares;
-        size_t b0, e0;
-        ridge_partition(j->n, 1, r, j->shares, &b0, &e0);
-        for (;;) {
-            size_t b = b0 + atomic_fetch_add_explicit(&j->next[r], j->chunk, memory_order_relaxed);
-            if (b >= e0) break;
-            depthwise_range((void *)j->f, b, RIDGE_MIN(b + j->chunk, e0), ith);
-        }
-    }
+    int q = 0;
+    size_t b, e;
+    while (claim_from_shares(j->next, j->shares, j->n, j->chunk, ith, &q, &b, &e))
+        depthwise_range((void *)j->f, b, e, ith);
 }
 
 /* NCHW depthwise: one (image, channel, output row) per item, on the kernel's plane row
@@ -1203,24 +1217,19 @@ static void separable_task(void *arg, int ith, int nth)
     (void)nth;
     float *strip = j->strip + (size_t)ith * (size_t)(j->sub * dw->ow * dw->d.c_out);
     const size_t total = (size_t)(dw->d.n * j->units);
-    for (int q = 0; q < j->shares; q++) {
-        const int r = (ith + q) % j->shares;
-        size_t b0, e0;
-        ridge_partition(total, 1, r, j->shares, &b0, &e0);
-        for (;;) {
-            size_t u = b0 + atomic_fetch_add_explicit(&j->next[r], 1, memory_order_relaxed);
-            if (u >= e0) break;
-            int64_t n = (int64_t)u / j->units, oh0 = (int64_t)u % j->units * j->sub;
-            int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
-            fwd f = {dw, NULL, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
-                     (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf};
-            depthwise_range(&f, 0, (size_t)nr, ith);
-            /* the strip is one image of np pixels; y's rows start at (n, oh0) */
-            fwd g = {pw, NULL, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
-                     -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0};
-            pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0,
-                            (size_t)pw->ncob, ith);
-        }
+    int q = 0;
+    size_t u, end;
+    while (claim_from_shares(j->next, j->shares, total, 1, ith, &q, &u, &end)) {
+        int64_t n = (int64_t)u / j->units, oh0 = (int64_t)u % j->units * j->sub;
+        int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
+        fwd f = {dw, NULL, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
+                 (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf};
+        depthwise_range(&f, 0, (size_t)nr, ith);
+        /* the strip is one image of np pixels; y's rows start at (n, oh0) */
+        fwd g = {pw, NULL, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
+                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0};
+        pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0, (size_t)pw->ncob,
+                        ith);
     }
 }
 
