@@ -106,10 +106,12 @@ void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc)
  * (scripts/gemm-ab.c, 1 thread, NN): 256 x 3072 x 768 1.33x, 256 x 2048 x 768 1.41x,
  * 64 x 4096 x 512 1.11x; N = 768, 1280, 1536 and 2304 (rows over 2-4 sets) gained nothing
  * (0.92-1.00x), and with 32 rows or fewer packing did not pay (32 x 1024 x 784 0.68x). */
+/* Rows rs floats apart fall into the same L1 sets: a multiple of 4 KiB */
+static int rows_alias(size_t rs) { return rs * sizeof(float) % 4096 == 0; }
+
 static int b_in_place(const gemm_problem *p, size_t max_m)
 {
-    const int b_aliased = p->b_rs * sizeof(float) % 4096 == 0;
-    return p->b_cs == 1 && p->m <= max_m && !(b_aliased && p->m >= 64);
+    return p->b_cs == 1 && p->m <= max_m && !(rows_alias(p->b_rs) && p->m >= 64);
 }
 
 /* The micro-kernel of an ISA for product p (NULL: a large product with B packed); nr32: only
@@ -312,7 +314,7 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                          * before the packing comes (Intel Xeon, without it: 256 x 3072 x 768
                          * NN 1.07x, 2 threads 1.05x; 256 x 1024 x 1024 NT 1.03x). B read in
                          * place keeps it (0.80x without, where its rows do not alias). */
-                        if (pack_now && nx_rs * sizeof(float) % 4096 == 0) nx = NULL;
+                        if (pack_now && rows_alias(nx_rs)) nx = NULL;
                     }
                     const size_t nt = (mc + MR - 1) / MR;
                     for (size_t ir = 0; ir < mc; ir += MR) {
