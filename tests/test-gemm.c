@@ -250,13 +250,28 @@ static void test_isa(ridge_isa isa, int threads)
                 fails += !run_case(ctx, &h, tag);
             }
         }
-    /* alpha and beta. */
+    /* A B^T with few rows and a long reduction: the dot kernel (gemm.c, DOT_MAX_M and
+     * DOT_MIN_K) over its tile edges (4 x 6) and k tails, and just past its limits. */
+    {
+        const size_t dm[] = {2, 3, 4, 5, 7, 17, 47, 48, 49}, dn[] = {1, 5, 6, 7, 13, 130};
+        const size_t dk[] = {255, 256, 257, 787};
+        for (size_t x = 0; x < sizeof dm / sizeof dm[0]; x++)
+            for (size_t y = 0; y < sizeof dn / sizeof dn[0]; y++)
+                for (size_t z = 0; z < sizeof dk / sizeof dk[0] && fails < 5; z++) {
+                    gcase g = plain(RIDGE_NO_TRANS, RIDGE_TRANS, dm[x], dn[y], dk[z]);
+                    g.pad_a = z % 3;
+                    g.pad_b = (x + y) % 3;
+                    g.pad_c = y % 2 ? 3 : 0;
+                    fails += !run_case(ctx, &g, tag);
+                }
+    }
+    /* alpha and beta (the last shape: the dot kernel, when A B^T). */
     const float ab[] = {0.0f, 1.0f, -0.5f};
     for (int ia = 0; ia < 3; ia++)
         for (int ib = 0; ib < 3; ib++)
             for (int t = 0; t < 4 && fails < 5; t++) {
-                size_t shapes[][3] = {{7, 17, 5}, {65, 33, 64}, {1, 257, 63}};
-                for (int s = 0; s < 3; s++) {
+                size_t shapes[][3] = {{7, 17, 5}, {65, 33, 64}, {1, 257, 63}, {9, 14, 260}};
+                for (int s = 0; s < 4; s++) {
                     gcase g = plain(t >> 1, t & 1, shapes[s][0], shapes[s][1], shapes[s][2]);
                     g.alpha = ab[ia];
                     g.beta = ab[ib];
@@ -268,11 +283,15 @@ static void test_isa(ridge_isa isa, int threads)
     for (int bk = 0; bk < 3; bk++)
         for (int act = 0; act <= RIDGE_EPI_TANH; act++)
             for (int r = 0; r < 3 && fails < 5; r++) {
-                size_t shapes[][3] = {{13, 31, 17}, {6, 16, 1}, {64, 65, 97}, {1, 33, 40}};
-                for (int s = 0; s < 4; s++) {
-                    gcase g = plain(s & 1, (s >> 1) & 1, shapes[s][0], shapes[s][1], shapes[s][2]);
-                    g.beta = (s == 2) ? -0.5f : 0.0f;
-                    g.alpha = (s == 3) ? -0.5f : 1.0f;
+                /* the last: A B^T by the dot kernel */
+                size_t shapes[][3] = {{13, 31, 17}, {6, 16, 1}, {64, 65, 97}, {1, 33, 40},
+                                      {5, 13, 300}};
+                for (int s = 0; s < 5; s++) {
+                    gcase g = plain(s == 4 ? RIDGE_NO_TRANS : (ridge_trans)(s & 1),
+                                    s == 4 ? RIDGE_TRANS : (ridge_trans)((s >> 1) & 1),
+                                    shapes[s][0], shapes[s][1], shapes[s][2]);
+                    g.beta = (s == 2 || s == 4) ? -0.5f : 0.0f;
+                    g.alpha = (s == 3 || s == 4) ? -0.5f : 1.0f;
                     g.epi.bias_kind = (ridge_bias_kind)bk;
                     g.epi.act = (ridge_epi_act)act;
                     g.epi.residual = r == 1 ? (const float *)1 : NULL; /* flag: allocate one */
@@ -340,6 +359,15 @@ static void test_deterministic(void)
     CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_NO_TRANS, 1, n, k, 1, a, k, b, n, 0, y, n,
                             &e));
     CHECK(memcmp(x, y, n * sizeof(float)) == 0);
+    /* few rows, A B^T: the dot kernel's tiles, split among the threads */
+    const size_t dm = 30;
+    free(a), free(b);
+    a = alloc_matrix(dm, k, k, 0), b = alloc_matrix(n, k, k, 0);
+    CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, RIDGE_TRANS, dm, n, k, 1, a, k, b, k, 0, x, n,
+                            &e));
+    CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_TRANS, dm, n, k, 1, a, k, b, k, 0, y, n,
+                            &e));
+    CHECK(memcmp(x, y, dm * n * sizeof(float)) == 0);
     free(a), free(b), free(x), free(y);
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);

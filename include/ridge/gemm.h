@@ -126,8 +126,8 @@ ridge_status ridge_sgemm_plan_execute(ridge_ctx *ctx, const ridge_sgemm_plan *pl
 
 /* ---- introspection ------------------------------------------------------------------------- */
 
-/* The micro-kernel the context's ISA selects, e.g. "f32-gemm-6x16-avx2" (`ridge info`); on
- * Intel AVX-512 CPUs, where the tile depends on the shape, the three tiles and their rule. */
+/* The micro-kernel the context's ISA selects, e.g. "f32-gemm-6x16-avx2" (`ridge info`); with
+ * AVX-512, where the kernel depends on the shape, the kernels and their rules. */
 const char *ridge_gemm_describe(const ridge_ctx *ctx);
 
 #ifdef __cplusplus

@@ -59,6 +59,86 @@ static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
     }
 }
 
+/* ---- A B^T with few rows of A: dot products, nothing packed ---------------------------------- */
+
+/* Lanes 0..5 of the result: the sums of the 16 lanes of v[0..5] (the other lanes: copies or
+ * zeros). Pairs, then quads within each 128-bit lane, then across the four 128-bit lanes. */
+static inline __m512 dot_hsum6(const __m512 v[GEMM_DOT_NR])
+{
+    const __m512 z = _mm512_setzero_ps();
+    /* per 128-bit lane: [a0 + a2, b0 + b2, a1 + a3, b1 + b3] */
+    __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1]));
+    __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3]));
+    __m512 t45 = _mm512_add_ps(_mm512_unpacklo_ps(v[4], v[5]), _mm512_unpackhi_ps(v[4], v[5]));
+    /* per 128-bit lane: [a, b, c, d] and [e, f, 0, 0] */
+    __m512 u0 = _mm512_add_ps(_mm512_shuffle_ps(t01, t23, 0x44), _mm512_shuffle_ps(t01, t23, 0xEE));
+    __m512 u1 = _mm512_add_ps(_mm512_shuffle_ps(t45, z, 0x44), _mm512_shuffle_ps(t45, z, 0xEE));
+    /* 128-bit lanes [u0.0 + u0.2, u0.1 + u0.3, u1.0 + u1.2, u1.1 + u1.3] */
+    __m512 s = _mm512_add_ps(_mm512_shuffle_f32x4(u0, u1, 0x44), _mm512_shuffle_f32x4(u0, u1, 0xEE));
+    /* [s.0 + s.1, s.2 + s.3, ...]: a..d in lanes 0-3, e and f in lanes 4 and 5 */
+    return _mm512_add_ps(_mm512_shuffle_f32x4(s, s, 0xD8), _mm512_shuffle_f32x4(s, s, 0x8D));
+}
+
+/* C[0:mr, 0:nr] (mr <= GEMM_DOT_MR, nr <= GEMM_DOT_NR) = epilogue(A B^T) over all k, A's rows
+ * lda apart and B^T's rows ldb apart, both contiguous in k. Each element is a dot product
+ * summed in 16 lanes (the k tail masked) and then across them (dot_hsum6): its bits depend on
+ * k only, not on the tile it falls in. Rows and columns past mr and nr re-read row 0 and are
+ * not stored. 24 accumulators, 10 loads per 24 FMAs; t as for the micro-kernel (one k block:
+ * t->last). */
+static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda, const float *b,
+                                           size_t ldb, float *c, size_t ldc, size_t mr, size_t nr,
+                                           const gemm_tile_params *t)
+{
+    const float *ar[GEMM_DOT_MR], *br[GEMM_DOT_NR];
+    for (size_t x = 0; x < GEMM_DOT_MR; x++) ar[x] = a + (x < mr ? x : 0) * lda;
+    for (size_t y = 0; y < GEMM_DOT_NR; y++) br[y] = b + (y < nr ? y : 0) * ldb;
+    __m512 acc[GEMM_DOT_MR][GEMM_DOT_NR];
+    for (int x = 0; x < GEMM_DOT_MR; x++)
+        for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_setzero_ps();
+    size_t p = 0;
+    for (; p + 16 <= k; p += 16) {
+        __m512 bv[GEMM_DOT_NR];
+        for (int y = 0; y < GEMM_DOT_NR; y++) bv[y] = _mm512_loadu_ps(br[y] + p);
+        for (int x = 0; x < GEMM_DOT_MR; x++) {
+            const __m512 av = _mm512_loadu_ps(ar[x] + p);
+            for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_fmadd_ps(av, bv[y], acc[x][y]);
+        }
+    }
+    if (p < k) {
+        const __mmask16 m = (__mmask16)((1u << (k - p)) - 1u);
+        __m512 bv[GEMM_DOT_NR];
+        for (int y = 0; y < GEMM_DOT_NR; y++) bv[y] = _mm512_maskz_loadu_ps(m, br[y] + p);
+        for (int x = 0; x < GEMM_DOT_MR; x++) {
+            const __m512 av = _mm512_maskz_loadu_ps(m, ar[x] + p);
+            for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_fmadd_ps(av, bv[y], acc[x][y]);
+        }
+    }
+    /* the micro-kernel's epilogue (store_tile) on each row's nr lanes */
+    const __mmask16 cm = (__mmask16)((1u << nr) - 1u);
+    const __m512 alpha = _mm512_set1_ps(t->alpha), beta = _mm512_set1_ps(t->beta);
+    const int read_c = t->beta != 0.0f;
+    const __m512 bcol = t->bias_kind == RIDGE_BIAS_COL ? _mm512_maskz_loadu_ps(cm, t->bias)
+                                                       : _mm512_setzero_ps();
+    for (size_t x = 0; x < mr; x++) {
+        float *cr = c + x * ldc;
+        __m512 v = dot_hsum6(acc[x]);
+        if (t->plain) {
+            if (read_c) v = _mm512_add_ps(_mm512_maskz_loadu_ps(cm, cr), v);
+        } else {
+            if (t->alpha != 1.0f) v = _mm512_mul_ps(v, alpha);
+            if (read_c) v = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(cm, cr), v);
+            if (t->bias_kind == RIDGE_BIAS_COL) v = _mm512_add_ps(v, bcol);
+            if (t->bias_kind == RIDGE_BIAS_ROW) v = _mm512_add_ps(v, _mm512_set1_ps(t->bias[x]));
+            if (t->act == RIDGE_EPI_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+            else if (t->act != RIDGE_EPI_NONE) v = act_avx512(t->act, v);
+            if (t->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(cm, t->res + x * t->ldr));
+        }
+        _mm512_mask_storeu_ps(cr, cm, v);
+    }
+}
+#define GEMM_DOT ridge_f32_gemm_dot_4x6__avx512
+#define GEMM_DOT_NAME "f32-gemm-dot-4x6-avx512"
+
 /* Shared by the three tiles: the matrix-vector tile, the in-place B limit, the dot kernel. */
 #define GEMM_GV 8
 #define GEMM_INPLACE_B_MAX_M 512

@@ -8,6 +8,7 @@
  *   GEMM_GV          vectors per row of the matrix-vector tile (1 x GV * VL)
  *   GEMM_INPLACE_B_MAX_M  the most rows of A for which a row-major B is read in place
  *   GEMV_T_ROWS      (optional, default 4) rows of B^T per block of the m == 1 dot kernel
+ *   GEMM_DOT, GEMM_DOT_NAME  (optional) the ISA's few-rows A B^T kernel (gemm_kernel.dot)
  *   GEMM_SUFFIX      the ISA suffix token of every symbol (__avx2)
  *   GEMM_UKERNEL     the micro-kernel's name (ridge_f32_gemm_ukernel_6x16__avx2)
  *   GEMM_TABLE       the name of the exported gemm_kernel table
@@ -549,11 +550,15 @@ const gemm_kernel GEMM_TABLE = {
     .gemv_n = GEMM_FN(gemv_n),
     .gemv_sum = GEMM_FN(gemv_sum),
     .gemv_t = GEMM_FN(gemv_t),
+#ifdef GEMM_DOT
+    .dot = GEMM_DOT,
+    .dot_name = GEMM_DOT_NAME,
+#endif
 };
 
 /* Undefined here, so that an ISA file may include this header again for another tile: the
  * template's own names and the per-tile parameters (the mapping and the ISA-wide GEMM_GV,
- * GEMM_INPLACE_B_MAX_M and GEMV_T_ROWS stay) */
+ * GEMM_INPLACE_B_MAX_M, GEMV_T_ROWS and GEMM_DOT stay) */
 #undef GEMM_NR
 #undef GEMM_CAT_
 #undef GEMM_CAT

@@ -108,7 +108,18 @@ typedef struct gemm_kernel {
                      const gemm_tile_params *t);
     void (*gemv_t)(size_t k, const float *a, const float *b, size_t ldb, float *y, size_t j0,
                    size_t j1, const gemm_tile_params *t);
+    /* A B^T with A's and B^T's rows both contiguous in k, nothing packed (NULL: the ISA has
+     * none): C[0:mr, 0:nr] (mr <= GEMM_DOT_MR, nr <= GEMM_DOT_NR) over all k, t as for
+     * ukernel with t->last set. For products with few rows, where packing B^T costs more than
+     * the few tiles that read each panel save (gemm.c, choose_path). */
+    void (*dot)(size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
+                size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t);
+    const char *dot_name;
 } gemm_kernel;
+
+/* The tile of gemm_kernel.dot: rows of A x rows of B^T (24 accumulators) */
+#define GEMM_DOT_MR 4
+#define GEMM_DOT_NR 6
 
 extern const gemm_kernel ridge_gemm_kernel_avx2;   /* f32-gemm-6x16-avx2.c */
 /* f32-gemm-avx512.c: three tiles, select_kernel (gemm.c) picks one */

@@ -234,6 +234,14 @@ static void tile_params(const gemm_problem *p, size_t i, size_t j, gemm_tile_par
     t->res = p->epi.residual ? p->epi.residual + i * p->epi.ldr + j : NULL;
 }
 
+/* C = acc or C + acc for a k block with t's beta and last: nothing else to apply. */
+static int tile_plain(const gemm_problem *p, const gemm_tile_params *t)
+{
+    return p->alpha == 1.0f && (t->beta == 0.0f || t->beta == 1.0f) &&
+           (!t->last || (p->epi.bias_kind == RIDGE_BIAS_NONE && p->epi.act == RIDGE_EPI_NONE &&
+                         !p->epi.residual));
+}
+
 /* Tile q of nt's share of the lines of a region (rows x len floats, rows rs apart) to
  * prefetch over its kc steps; none without a region. */
 static gemm_prefetch prefetch_share(const float *base, size_t rows, size_t len, size_t rs,
@@ -287,9 +295,7 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
             }
             t.beta = pc == 0 ? p->beta : 1.0f;
             t.last = pc + kc >= p->k;
-            t.plain = p->alpha == 1.0f && (t.beta == 0.0f || t.beta == 1.0f) &&
-                      (!t.last || (p->epi.bias_kind == RIDGE_BIAS_NONE &&
-                                   p->epi.act == RIDGE_EPI_NONE && !p->epi.residual));
+            t.plain = tile_plain(p, &t);
             for (size_t ic = i0; ic < i1; ic += d->mc) {
                 size_t mc = RIDGE_MIN(d->mc, i1 - ic);
                 const int pack_now = d->pack_b && ic == i0;
@@ -465,16 +471,48 @@ typedef struct plan_b {
     size_t kc, npad;
 } plan_b;
 
-enum { PATH_REF, PATH_GEMV, PATH_LOOPS };
+enum { PATH_REF, PATH_GEMV, PATH_DOT, PATH_LOOPS };
+
+/* The dot kernel (gemm_kernel.dot) for A B^T with at most DOT_MAX_M rows and a reduction of
+ * at least DOT_MIN_K: packing B^T transposes it (8 x 8 blocks, 3 shuffles per float on one
+ * port; 21% of 32 x 128 x 784 NT), and with few rows of A too few tiles read each packed panel
+ * to pay for that. On an Intel Xeon (scripts/gemm-ab-small.c, 1 thread, before/after): 8 x 512
+ * x 784 2.02x, 16 x 128 x 784 1.58x, 32 x 128 x 784 1.28x, 32 x 768 x 768 1.12x, 40 x 768 x 768
+ * 1.09x, 48 x 128 x 784 1.13x, 48 x 768 x 768 0.99x; 2 threads 1.22-2.06x. With 64 rows it
+ * lost where B^T outgrows the L2 (64 x 768 x 768 0.94x, 64 x 2304 x 768 0.91x); with k 128 or
+ * 192 the reduction across lanes costs more than the packing (0.73x, 0.87x; k 256 1.03x). */
+#define DOT_MAX_M 48
+#define DOT_MIN_K 256
 
 /* The path is chosen by shape and ISA only, so the bits never depend on the thread count: the
  * reference for ISA ref (and for "no product", a memory pass), the matrix-vector kernels for
- * m == 1, else the five loops. */
+ * m == 1, the dot kernel for A B^T with few rows, else the five loops. */
 static int choose_path(const gemm_problem *p, const gemm_kernel *K, const plan_b *pb)
 {
     if (!K || p->k == 0) return PATH_REF;
     if (p->m == 1 && !pb->bplan) return PATH_GEMV;
+    if (K->dot && !pb->bplan && p->a_cs == 1 && p->b_rs == 1 && p->m <= DOT_MAX_M &&
+        p->k >= DOT_MIN_K)
+        return PATH_DOT;
     return PATH_LOOPS;
+}
+
+/* C[i0:i1, j0:j1] by the dot kernel: down the rows of A for each group of B^T's rows, which
+ * then stay in L1 while A's rows stream past them. */
+static void dot_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
+{
+    const gemm_driver *d = arg;
+    const gemm_problem *p = d->p;
+    gemm_tile_params t = {.alpha = p->alpha, .beta = p->beta, .last = 1,
+                          .bias_kind = p->epi.bias_kind, .act = p->epi.act, .ldr = p->epi.ldr};
+    t.plain = tile_plain(p, &t);
+    for (size_t j = j0; j < j1; j += GEMM_DOT_NR)
+        for (size_t i = i0; i < i1; i += GEMM_DOT_MR) {
+            tile_params(p, i, j, &t);
+            d->K->dot(p->k, p->a + i * p->a_rs, p->a_rs, p->b + j * p->b_cs, p->b_cs,
+                      p->c + i * p->ldc + j, p->ldc, RIDGE_MIN(GEMM_DOT_MR, i1 - i),
+                      RIDGE_MIN(GEMM_DOT_NR, j1 - j), &t);
+        }
 }
 
 /* The blocks, the B strategy and the scratch per thread (floats) for the five loops. */
@@ -552,6 +590,12 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
         } else { /* gemv_t: the threads take columns */
             gemm_split_2d(ctx, threads, 1, p->n, 1, 16, 1, gemv_range, &g);
         }
+        return RIDGE_OK;
+    }
+    if (path == PATH_DOT) {
+        gemm_driver d = {.p = p, .K = K};
+        if (threads == 1) dot_block(&d, 0, p->m, 0, p->n, 0);
+        else gemm_split_2d(ctx, threads, p->m, p->n, GEMM_DOT_MR, GEMM_DOT_NR, 1, dot_block, &d);
         return RIDGE_OK;
     }
     gemm_problem q = *p;
@@ -701,6 +745,14 @@ static double gemm_bytes(size_t batch, size_t m, size_t n, size_t k, float beta)
     return 4.0 * batch * ((double)m * k + (double)k * n + c);
 }
 
+/* The kernel a product without a plan runs, for the profiler. */
+static const char *kernel_name(const gemm_problem *p, const gemm_kernel *K)
+{
+    static const plan_b none = {0};
+    if (!K) return "f32-gemm-ref";
+    return choose_path(p, K, &none) == PATH_DOT ? K->dot_name : K->name;
+}
+
 static ridge_status sgemm_common(const char *fn, ridge_ctx *ctx, ridge_trans trans_a,
                                  ridge_trans trans_b, size_t batch, size_t m, size_t n, size_t k,
                                  float alpha, const float *a, size_t lda, size_t stride_a,
@@ -721,7 +773,7 @@ static ridge_status sgemm_common(const char *fn, ridge_ctx *ctx, ridge_trans tra
     uint64_t t0 = RIDGE_PROF_START(ctx);
     st = run_batch(ctx, &j);
     double bytes = gemm_bytes(batch, m, n, k, beta);
-    RIDGE_PROF_END(ctx, t0, fn, j.K ? j.K->name : "f32-gemm-ref", 2.0 * batch * m * n * k, bytes,
+    RIDGE_PROF_END(ctx, t0, fn, kernel_name(&j.p, j.K), 2.0 * batch * m * n * k, bytes,
                    bytes, "%zux%zux%zu %c%c", m, n, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N');
     return st;
 }
@@ -867,10 +919,15 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
     const gemm_kernel *K = ctx ? select_kernel(ctx, ridge_ctx_isa(ctx), NULL, 0) : NULL;
 #define GEMM_STR_(x) #x
 #define GEMM_STR(x) GEMM_STR_(x)
+#define GEMM_DOT_STR                                                                              \
+    "f32-gemm-dot-4x6-avx512 (A B^T with " GEMM_STR(DOT_MAX_M) " rows or fewer, k " GEMM_STR(   \
+        DOT_MIN_K) " or more)"
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
         return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more, B packed), "
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
-               "f32-gemm-8x32-avx512";
+               "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
+    if (K == &ridge_gemm_kernel_8x32_avx512) return "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
+#undef GEMM_DOT_STR
 #undef GEMM_STR
 #undef GEMM_STR_
     return K ? K->name : "f32-gemm-ref";
