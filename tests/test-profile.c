@@ -183,9 +183,45 @@ static void test_conv_layer_counts(void)
     ridge_ctx_destroy(ctx);
 }
 
+/* The dense layer's records likewise: dW and dx are two products of the forward's FLOPs
+ * (plus db's sums), and without dx one. */
+static void test_dense_layer_counts(void)
+{
+    ridge_ctx *ctx = test_ctx(1, RIDGE_ISA_AUTO);
+    if (!ctx) return;
+    const size_t B = 4, IC = 6, OC = 5;
+    float *x = calloc(B * IC, 4), *dx = calloc(B * IC, 4), *y = calloc(B * OC, 4);
+    float *dy = calloc(B * OC, 4), *w = calloc(OC * IC, 4), *dw = calloc(OC * IC, 4);
+    float *db = calloc(OC, 4);
+    CHECK_OK(ridge_profile_start(ctx, 64));
+    CHECK_OK(ridge_dense_forward(ctx, y, x, w, NULL, B, IC, OC, RIDGE_EPI_NONE));
+    CHECK_OK(ridge_dense_backward(ctx, dx, dw, db, dy, x, w, y, B, IC, OC, RIDGE_EPI_NONE));
+    CHECK_OK(ridge_dense_backward(ctx, NULL, dw, db, dy, x, w, y, B, IC, OC, RIDGE_EPI_NONE));
+    ridge_profile_stop(ctx);
+    const ridge_prof_record *r;
+    size_t n = ridge_profile_records(ctx, &r);
+    const double f = 2.0 * B * IC * OC;
+    int seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].depth != 0) continue;
+        if (!strcmp(r[i].op, "dense.fwd")) {
+            CHECK(r[i].flops == f);
+            seen |= 1;
+        }
+        if (!strcmp(r[i].op, "dense.bwd")) {
+            CHECKF(r[i].flops == (seen & 2 ? f : 2 * f) + (double)B * OC, "flops %g", r[i].flops);
+            seen |= seen & 2 ? 4 : 2;
+        }
+    }
+    CHECKF(seen == 7, "records seen %d", seen);
+    free(x), free(dx), free(y), free(dy), free(w), free(dw), free(db);
+    ridge_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     test_records_and_summary();
     test_conv_layer_counts();
+    test_dense_layer_counts();
     return test_finish("test-profile");
 }

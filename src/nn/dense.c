@@ -92,6 +92,12 @@ ridge_status ridge_dense_backward(ridge_ctx *ctx, float *dx, float *dw, float *d
 {
     uint64_t t0 = RIDGE_PROF_START(ctx);
     ridge_status st = ridge_dense_backward_untimed(ctx, dx, dw, db, dy, x, w, y, B, IC, OC, act);
-    RIDGE_PROF_END(ctx, t0, "dense.bwd", "", 4.0 * B * IC * OC + (double)B * OC, 4.0 * (2.0 * B * OC + (double)B * IC * 2 + (double)IC * OC * 2 + OC), 4.0 * ((double)B * IC + (double)IC * OC + (double)B * OC), "%zux%zux%zu", B, IC, OC);
+    /* dW and db always; dx, which reads W and writes B x IC, only when asked for (the first
+     * layer has none) */
+    const double products = dx ? 2.0 : 1.0;
+    RIDGE_PROF_END(ctx, t0, "dense.bwd", "", products * 2.0 * B * IC * OC + (double)B * OC,
+                   4.0 * (2.0 * B * OC + products * ((double)B * IC + (double)IC * OC) + OC),
+                   4.0 * ((double)B * IC + (double)IC * OC + (double)B * OC), "%zux%zux%zu", B,
+                   IC, OC);
     return st;
 }
