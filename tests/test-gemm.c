@@ -250,20 +250,25 @@ static void test_isa(ridge_isa isa, int threads)
                 fails += !run_case(ctx, &h, tag);
             }
         }
-    /* A B^T with few rows and a long reduction: the dot kernel (gemm.c, DOT_MAX_M and
-     * DOT_MIN_K) over its tile edges (4 x 6) and k tails, and just past its limits. */
+    /* A B^T by the dot kernel (gemm.c, choose_path) over its tile edges (4 x 6) and k tails,
+     * and just past its limits: few rows with a long reduction, then few columns. */
     {
         const size_t dm[] = {2, 3, 4, 5, 7, 17, 47, 48, 49}, dn[] = {1, 5, 6, 7, 13, 130};
         const size_t dk[] = {255, 256, 257, 787};
-        for (size_t x = 0; x < sizeof dm / sizeof dm[0]; x++)
-            for (size_t y = 0; y < sizeof dn / sizeof dn[0]; y++)
-                for (size_t z = 0; z < sizeof dk / sizeof dk[0] && fails < 5; z++) {
-                    gcase g = plain(RIDGE_NO_TRANS, RIDGE_TRANS, dm[x], dn[y], dk[z]);
-                    g.pad_a = z % 3;
-                    g.pad_b = (x + y) % 3;
-                    g.pad_c = y % 2 ? 3 : 0;
-                    fails += !run_case(ctx, &g, tag);
-                }
+        const size_t nm[] = {5, 64, 65, 257}, nn[] = {1, 6, 7, 31, 32}, nk[] = {31, 32, 33, 100};
+        for (int narrow = 0; narrow < 2; narrow++) {
+            const size_t *vm = narrow ? nm : dm, *vn = narrow ? nn : dn, *vk = narrow ? nk : dk;
+            const size_t cm = narrow ? 4 : 9, cn = narrow ? 5 : 6;
+            for (size_t x = 0; x < cm; x++)
+                for (size_t y = 0; y < cn; y++)
+                    for (size_t z = 0; z < 4 && fails < 5; z++) {
+                        gcase g = plain(RIDGE_NO_TRANS, RIDGE_TRANS, vm[x], vn[y], vk[z]);
+                        g.pad_a = z % 3;
+                        g.pad_b = (x + y) % 3;
+                        g.pad_c = y % 2 ? 3 : 0;
+                        fails += !run_case(ctx, &g, tag);
+                    }
+        }
     }
     /* alpha and beta (the last shape: the dot kernel, when A B^T). */
     const float ab[] = {0.0f, 1.0f, -0.5f};
@@ -368,6 +373,15 @@ static void test_deterministic(void)
     CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_TRANS, dm, n, k, 1, a, k, b, k, 0, y, n,
                             &e));
     CHECK(memcmp(x, y, dm * n * sizeof(float)) == 0);
+    /* and few columns: the dot kernel across B^T for each group of A's rows */
+    const size_t dn = 20; /* 7.2 MFLOP: split in two */
+    free(a);
+    a = alloc_matrix(m, k, k, 0);
+    CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, RIDGE_TRANS, m, dn, k, 1, a, k, b, k, 0, x, dn,
+                            &e));
+    CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_TRANS, m, dn, k, 1, a, k, b, k, 0, y, dn,
+                            &e));
+    CHECK(memcmp(x, y, m * dn * sizeof(float)) == 0);
     free(a), free(b), free(x), free(y);
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);

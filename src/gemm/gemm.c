@@ -474,31 +474,40 @@ typedef struct plan_b {
 enum { PATH_REF, PATH_GEMV, PATH_DOT, PATH_LOOPS };
 
 /* The dot kernel (gemm_kernel.dot) for A B^T with at most DOT_MAX_M rows and a reduction of
- * at least DOT_MIN_K: packing B^T transposes it (8 x 8 blocks, 3 shuffles per float on one
- * port; 21% of 32 x 128 x 784 NT), and with few rows of A too few tiles read each packed panel
- * to pay for that. On an Intel Xeon (scripts/gemm-ab-small.c, 1 thread, before/after): 8 x 512
- * x 784 2.02x, 16 x 128 x 784 1.58x, 32 x 128 x 784 1.28x, 32 x 768 x 768 1.12x, 40 x 768 x 768
- * 1.09x, 48 x 128 x 784 1.13x, 48 x 768 x 768 0.99x; 2 threads 1.22-2.06x. With 64 rows it
- * lost where B^T outgrows the L2 (64 x 768 x 768 0.94x, 64 x 2304 x 768 0.91x); with k 128 or
- * 192 the reduction across lanes costs more than the packing (0.73x, 0.87x; k 256 1.03x). */
+ * at least DOT_MIN_K: packing B^T transposes it (8 x 8 blocks; 21% of 32 x 128 x 784 NT), and
+ * with few rows of A too few tiles read each packed panel to pay for that. On an Intel Xeon
+ * (scripts/gemm-ab-small.c, 1 thread, before/after): 8 x 512 x 784 2.02x, 16 x 128 x 784
+ * 1.58x, 32 x 128 x 784 1.28x, 32 x 768 x 768 1.12x, 40 x 768 x 768 1.09x, 48 x 128 x 784
+ * 1.13x, 48 x 768 x 768 0.99x; 2 threads 1.22-2.06x. With 64 rows it lost where B^T outgrows
+ * the L2 (64 x 768 x 768 0.94x, 64 x 2304 x 768 0.91x); with k 128 or 192 the reduction
+ * across lanes costs more than the packing (0.73x, 0.87x; k 256 1.03x).
+ * And with any number of rows when B^T has fewer rows than the 32-column tiles (a
+ * classifier's last layer), which the loops pad to 32 columns and pack element by element:
+ * 64 x 10 x 128 3.7x, 256 x 10 x 784 6.0x, 4096 x 10 x 784 3.9x (1.32x of B^T's rows as the
+ * outer loop there), 3136 x 16 x 64 1.5x, 64 x 24 x 128 1.56x, 64 x 31 x 256 1.20x (64 x 32 x
+ * 128 0.79x), from k 32 on (k 16 0.98x). */
 #define DOT_MAX_M 48
 #define DOT_MIN_K 256
+#define DOT_NARROW_N 32
+#define DOT_NARROW_MIN_K 32
 
 /* The path is chosen by shape and ISA only, so the bits never depend on the thread count: the
  * reference for ISA ref (and for "no product", a memory pass), the matrix-vector kernels for
- * m == 1, the dot kernel for A B^T with few rows, else the five loops. */
+ * m == 1, the dot kernel for A B^T with few rows or few columns, else the five loops. */
 static int choose_path(const gemm_problem *p, const gemm_kernel *K, const plan_b *pb)
 {
     if (!K || p->k == 0) return PATH_REF;
     if (p->m == 1 && !pb->bplan) return PATH_GEMV;
-    if (K->dot && !pb->bplan && p->a_cs == 1 && p->b_rs == 1 && p->m <= DOT_MAX_M &&
-        p->k >= DOT_MIN_K)
+    if (K->dot && !pb->bplan && p->a_cs == 1 && p->b_rs == 1 &&
+        ((p->m <= DOT_MAX_M && p->k >= DOT_MIN_K) ||
+         (p->n < DOT_NARROW_N && p->k >= DOT_NARROW_MIN_K)))
         return PATH_DOT;
     return PATH_LOOPS;
 }
 
-/* C[i0:i1, j0:j1] by the dot kernel: down the rows of A for each group of B^T's rows, which
- * then stay in L1 while A's rows stream past them. */
+/* C[i0:i1, j0:j1] by the dot kernel. Few rows: down the rows of A for each group of B^T's
+ * rows, which stay in L1 while A's rows (in L2) stream past them. Few columns: across all of
+ * B^T (in L2) for each group of A's rows, so that A is read once. */
 static void dot_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int ith)
 {
     const gemm_driver *d = arg;
@@ -506,13 +515,17 @@ static void dot_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int
     gemm_tile_params t = {.alpha = p->alpha, .beta = p->beta, .last = 1,
                           .bias_kind = p->epi.bias_kind, .act = p->epi.act, .ldr = p->epi.ldr};
     t.plain = tile_plain(p, &t);
-    for (size_t j = j0; j < j1; j += GEMM_DOT_NR)
-        for (size_t i = i0; i < i1; i += GEMM_DOT_MR) {
-            tile_params(p, i, j, &t);
-            d->K->dot(p->k, p->a + i * p->a_rs, p->a_rs, p->b + j * p->b_cs, p->b_cs,
-                      p->c + i * p->ldc + j, p->ldc, RIDGE_MIN(GEMM_DOT_MR, i1 - i),
-                      RIDGE_MIN(GEMM_DOT_NR, j1 - j), &t);
-        }
+    const int rows_outer = p->n < DOT_NARROW_N && p->m > DOT_MAX_M;
+    const size_t ni = (i1 - i0 + GEMM_DOT_MR - 1) / GEMM_DOT_MR;
+    const size_t nj = (j1 - j0 + GEMM_DOT_NR - 1) / GEMM_DOT_NR;
+    for (size_t q = 0; q < ni * nj; q++) {
+        const size_t i = i0 + (rows_outer ? q / nj : q % ni) * GEMM_DOT_MR;
+        const size_t j = j0 + (rows_outer ? q % nj : q / ni) * GEMM_DOT_NR;
+        tile_params(p, i, j, &t);
+        d->K->dot(p->k, p->a + i * p->a_rs, p->a_rs, p->b + j * p->b_cs, p->b_cs,
+                  p->c + i * p->ldc + j, p->ldc, RIDGE_MIN(GEMM_DOT_MR, i1 - i),
+                  RIDGE_MIN(GEMM_DOT_NR, j1 - j), &t);
+    }
 }
 
 /* The blocks, the B strategy and the scratch per thread (floats) for the five loops. */
@@ -920,8 +933,9 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
 #define GEMM_STR_(x) #x
 #define GEMM_STR(x) GEMM_STR_(x)
 #define GEMM_DOT_STR                                                                              \
-    "f32-gemm-dot-4x6-avx512 (A B^T with " GEMM_STR(DOT_MAX_M) " rows or fewer, k " GEMM_STR(   \
-        DOT_MIN_K) " or more)"
+    "f32-gemm-dot-4x6-avx512 (A B^T with " GEMM_STR(DOT_MAX_M) " rows or fewer and k " GEMM_STR( \
+        DOT_MIN_K) " or more, or fewer than " GEMM_STR(DOT_NARROW_N) " columns and k " GEMM_STR(  \
+        DOT_NARROW_MIN_K) " or more)"
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
         return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more, B packed), "
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
