@@ -68,6 +68,7 @@ static const gshape shapes[] = {
     {"dense batch 1", 'N', 'N', 1, 128, 784, 0},
     {"dense batch 32", 'N', 'T', 32, 128, 784, 0},
     {"dense batch 32", 'N', 'N', 32, 128, 784, 0},
+    {"dense 10 classes", 'N', 'T', 64, 10, 128, 0}, /* the MLP's output layer, batch 64 */
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
