@@ -530,6 +530,7 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
     /* each group's input channels one run (NHWC; NCHW16c with groups inside a block): the
      * kernel then reads no offset table */
     const int unit = conv_runs_contiguous(p->xco, (int)p->d.c_in, (int)p->cig);
+    a.pfx = unit && a.xps == a.kc;
     conv_row_args bp;
     for (size_t it = b0; it < e0; it++) {
         int64_t n = (int64_t)it / nblk, q0 = (int64_t)it % nblk * PW_BLOCK;

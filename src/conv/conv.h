@@ -83,6 +83,8 @@ typedef struct conv_row_args {
     int64_t npix;
     int one_chain;           /* a lone pixel's sum in one chain, as in a tile (not tile_1's
                               * four): set where npix depends on the thread split */
+    int pfx;                 /* pointwise with each pixel's kc inputs contiguous (xps == kc):
+                              * a full tile prefetches the next tile's pixels */
     /* row_masked only: pixel p's own column taps [ps0[p], ps1[p]) within [s0, s1), and kc
      * zeros it reads for the taps outside them */
     const int *ps0, *ps1;
