@@ -754,10 +754,43 @@ static void test_fold_bn(ridge_ctx *ctx)
     free(w), free(x), free(y), free(yf);
 }
 
+/* 2 threads give the bits of 1 thread for algorithm `algo` on each shape, run many times so
+ * that the threads' shares vary. */
+static void check_split(ridge_ctx *c1, ridge_ctx *c2, ridge_conv_algo algo, const shape *shapes,
+                        size_t count)
+{
+    for (size_t s = 0; s < count; s++) {
+        const ridge_conv2d_desc d = desc_of(&shapes[s], RIDGE_NHWC);
+        int64_t oh, ow;
+        CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
+        size_t xn = (size_t)(d.n * d.c_in * d.h * d.w), yn = (size_t)(d.n * d.c_out * oh * ow);
+        size_t wn = (size_t)(d.c_out * d.c_in * d.r * d.s);
+        float *x = malloc(xn * 4), *w = malloc(wn * 4), *y1 = malloc(yn * 4), *y2 = malloc(yn * 4);
+        fill(x, xn, 11), fill(w, wn, 12);
+        ridge_conv2d_plan_options o = {.algo = algo};
+        ridge_conv2d_plan *p1 = NULL, *p2 = NULL;
+        CHECK_OK(ridge_conv2d_plan_create(c1, &d, w, &o, &p1));
+        CHECK_OK(ridge_conv2d_plan_create(c2, &d, w, &o, &p2));
+        if (p1 && p2) {
+            CHECK_OK(ridge_conv2d_forward(c1, p1, x, y1, NULL, NULL, NULL));
+            int differ = 0;
+            for (int rep = 0; rep < 40 && !differ; rep++) {
+                CHECK_OK(ridge_conv2d_forward(c2, p2, x, y2, NULL, NULL, NULL));
+                differ = memcmp(y1, y2, yn * 4) != 0;
+            }
+            CHECKF(!differ, "%s %s: 2 threads differ from 1", ridge_conv_algo_name(algo),
+                   shapes[s].name);
+        }
+        ridge_conv2d_plan_destroy(p1);
+        ridge_conv2d_plan_destroy(p2);
+        free(x), free(w), free(y1), free(y2);
+    }
+}
+
 /* Direct on 2 threads gives the bits of 1 thread: the rows of a layer of 20 MFLOP or more
  * per thread are handed out at run time, so a thread's share may start anywhere, and the
- * border columns of its first rows go as shorter vertical runs than on 1 thread. Run many
- * times, so that the shares vary. */
+ * border columns of its first rows go as shorter vertical runs than on 1 thread. Winograd's
+ * tiles are handed out at run time too, in blocks whose sizes depend on who claims them. */
 static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
 {
     static const shape split_shapes[] = {/* 59, 59, 95, 68 and 71 MFLOP */
@@ -769,31 +802,14 @@ static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
          * where 1 thread's runs of six go down the columns */
         {"7x7-30-g2",    1, 32, 30,  30,  48, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 2},
         {"11x11-24",     1, 16, 24,  24,  32, 11, 11, 1, 1, 1, 1, 5, 5, 5, 5, 1}};
-    for (size_t s = 0; s < sizeof split_shapes / sizeof split_shapes[0]; s++) {
-        const ridge_conv2d_desc d = desc_of(&split_shapes[s], RIDGE_NHWC);
-        int64_t oh, ow;
-        CHECK_OK(ridge_conv2d_desc_check(&d, &oh, &ow));
-        size_t xn = (size_t)(d.n * d.c_in * d.h * d.w), yn = (size_t)(d.n * d.c_out * oh * ow);
-        size_t wn = (size_t)(d.c_out * d.c_in * d.r * d.s);
-        float *x = malloc(xn * 4), *w = malloc(wn * 4), *y1 = malloc(yn * 4), *y2 = malloc(yn * 4);
-        fill(x, xn, 11), fill(w, wn, 12);
-        ridge_conv2d_plan_options o = {.algo = RIDGE_CONV_DIRECT};
-        ridge_conv2d_plan *p1 = NULL, *p2 = NULL;
-        CHECK_OK(ridge_conv2d_plan_create(c1, &d, w, &o, &p1));
-        CHECK_OK(ridge_conv2d_plan_create(c2, &d, w, &o, &p2));
-        if (p1 && p2) {
-            CHECK_OK(ridge_conv2d_forward(c1, p1, x, y1, NULL, NULL, NULL));
-            int differ = 0;
-            for (int rep = 0; rep < 40 && !differ; rep++) {
-                CHECK_OK(ridge_conv2d_forward(c2, p2, x, y2, NULL, NULL, NULL));
-                differ = memcmp(y1, y2, yn * 4) != 0;
-            }
-            CHECKF(!differ, "direct %s: 2 threads differ from 1", split_shapes[s].name);
-        }
-        ridge_conv2d_plan_destroy(p1);
-        ridge_conv2d_plan_destroy(p2);
-        free(x), free(w), free(y1), free(y2);
-    }
+    static const shape wino_shapes[] = {
+        /* name          n  ci  h    w    co  r  s  sh sw dh dw pt pb pl pr g */
+        {"fmnist-b8",    8, 32, 14,  14,  64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {"odd-b3",       3, 19, 13,  17,  40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {"one-image",    1, 32, 14,  14,  64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+    check_split(c1, c2, RIDGE_CONV_DIRECT, split_shapes, sizeof split_shapes / sizeof split_shapes[0]);
+    check_split(c1, c2, RIDGE_CONV_WINOGRAD_2X3, wino_shapes, 3);
+    check_split(c1, c2, RIDGE_CONV_WINOGRAD_4X3, wino_shapes, 3);
 }
 
 /* Winograd with fewer tile blocks than threads and U past 4 MiB (264 -> 256 channels on a

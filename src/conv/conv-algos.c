@@ -1127,6 +1127,12 @@ static void winograd_range(void *arg, size_t b0, size_t e0, int ith)
     }
 }
 
+static void winograd_units(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    (void)b1, (void)e1;
+    winograd_range(arg, b0, e0, ith);
+}
+
 /* Fewer blocks than threads and U past WINO_SHARED_U (batch-1 layers with 256 channels): the
  * threads share each block, step by step, in thread 0's V and M, splitting tiles, then
  * (plane, channel block) pairs, then tiles again; each streams only its share of U. */
@@ -1169,7 +1175,13 @@ static void winograd_forward(ridge_ctx *ctx, const fwd *f)
      * fmnist-conv2 had lost 0.92-0.99x) */
     const double u_bytes = 4.0 * A2 * p->cig * p->ncob * p->k->nr * p->d.groups;
     if (nblk >= 2 * threads || threads == 1 || u_bytes <= WINO_SHARED_U) {
-        ridge_parallel_for(ctx, (size_t)T, 1, winograd_range, (void *)f);
+        /* claimed in units of a block (fewer tiles when there are fewer blocks than threads),
+         * not split into one static range per thread, so that a worker that wakes late costs
+         * its share only, not the whole call's wait for it (Intel Xeon, 2 threads, `ridge bench
+         * conv --peers --batch 8`: fmnist-conv2 ran at its 1-thread time with the split) */
+        const int64_t unit = RIDGE_MIN(TB, (T + threads - 1) / threads);
+        ridge_parallel_for_2d_dynamic(ctx, (size_t)T, 1, (size_t)unit, 1, winograd_units,
+                                      (void *)f);
         return;
     }
     float *dbuf, *V, *M, *O;
