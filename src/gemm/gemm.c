@@ -483,8 +483,8 @@ enum { PATH_REF, PATH_GEMV, PATH_DOT, PATH_LOOPS };
  * across lanes costs more than the packing (0.73x, 0.87x; k 256 1.03x).
  * And with any number of rows when B^T has fewer rows than the 32-column tiles (a
  * classifier's last layer), which the loops pad to 32 columns and pack element by element:
- * 64 x 10 x 128 3.7x, 256 x 10 x 784 6.0x, 4096 x 10 x 784 3.9x (1.32x of B^T's rows as the
- * outer loop there), 3136 x 16 x 64 1.5x, 64 x 24 x 128 1.56x, 64 x 31 x 256 1.20x (64 x 32 x
+ * 64 x 10 x 128 3.7x, 256 x 10 x 784 5.9x, 4096 x 10 x 784 3.9x (1.32x of B^T's rows as the
+ * outer loop there), 3136 x 16 x 64 1.6x, 64 x 24 x 128 1.56x, 64 x 31 x 256 1.20x (64 x 32 x
  * 128 0.79x), from k 32 on (k 16 0.98x). */
 #define DOT_MAX_M 48
 #define DOT_MIN_K 256
