@@ -144,6 +144,28 @@ static void test_records_and_summary(void)
     ridge_ctx_destroy(ctx);
 }
 
+/* A layer's top-level records after one forward, one backward with dx and one without: the
+ * forward counts f FLOPs, the backward 2 f + extra with dx and f + extra without. */
+static void check_layer_counts(ridge_ctx *ctx, const char *fwd, const char *bwd, double f,
+                               double extra)
+{
+    const ridge_prof_record *r;
+    size_t n = ridge_profile_records(ctx, &r);
+    int seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].depth != 0) continue;
+        if (!strcmp(r[i].op, fwd)) {
+            CHECK(r[i].flops == f);
+            seen |= 1;
+        }
+        if (!strcmp(r[i].op, bwd)) {
+            CHECKF(r[i].flops == (seen & 2 ? f : 2 * f) + extra, "%s flops %g", bwd, r[i].flops);
+            seen |= seen & 2 ? 4 : 2;
+        }
+    }
+    CHECKF(seen == 7, "%s records seen %d", fwd, seen);
+}
+
 /* The convolution layer's records: the backward counts two passes of the forward's FLOPs with
  * dx, one without (the first layer's dw and db only). */
 static void test_conv_layer_counts(void)
@@ -163,22 +185,7 @@ static void test_conv_layer_counts(void)
     CHECK_OK(ridge_conv_layer_backward(ctx, dx, dw, db, dy, x, w, y, &d, RIDGE_EPI_NONE));
     CHECK_OK(ridge_conv_layer_backward(ctx, NULL, dw, db, dy, x, w, y, &d, RIDGE_EPI_NONE));
     ridge_profile_stop(ctx);
-    const ridge_prof_record *r;
-    size_t n = ridge_profile_records(ctx, &r);
-    const double f = ridge_conv2d_flops(&d);
-    int seen = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (r[i].depth != 0) continue;
-        if (!strcmp(r[i].op, "conv.fwd")) {
-            CHECK(r[i].flops == f);
-            seen |= 1;
-        }
-        if (!strcmp(r[i].op, "conv.bwd")) {
-            CHECKF(r[i].flops == (seen & 2 ? f : 2 * f), "flops %g", r[i].flops);
-            seen |= seen & 2 ? 4 : 2;
-        }
-    }
-    CHECKF(seen == 7, "records seen %d", seen);
+    check_layer_counts(ctx, "conv.fwd", "conv.bwd", ridge_conv2d_flops(&d), 0);
     free(x), free(dx), free(y), free(dy), free(w), free(dw), free(db);
     ridge_ctx_destroy(ctx);
 }
@@ -198,22 +205,7 @@ static void test_dense_layer_counts(void)
     CHECK_OK(ridge_dense_backward(ctx, dx, dw, db, dy, x, w, y, B, IC, OC, RIDGE_EPI_NONE));
     CHECK_OK(ridge_dense_backward(ctx, NULL, dw, db, dy, x, w, y, B, IC, OC, RIDGE_EPI_NONE));
     ridge_profile_stop(ctx);
-    const ridge_prof_record *r;
-    size_t n = ridge_profile_records(ctx, &r);
-    const double f = 2.0 * B * IC * OC;
-    int seen = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (r[i].depth != 0) continue;
-        if (!strcmp(r[i].op, "dense.fwd")) {
-            CHECK(r[i].flops == f);
-            seen |= 1;
-        }
-        if (!strcmp(r[i].op, "dense.bwd")) {
-            CHECKF(r[i].flops == (seen & 2 ? f : 2 * f) + (double)B * OC, "flops %g", r[i].flops);
-            seen |= seen & 2 ? 4 : 2;
-        }
-    }
-    CHECKF(seen == 7, "records seen %d", seen);
+    check_layer_counts(ctx, "dense.fwd", "dense.bwd", 2.0 * B * IC * OC, (double)B * OC);
     free(x), free(dx), free(y), free(dy), free(w), free(dw), free(db);
     ridge_ctx_destroy(ctx);
 }
