@@ -189,14 +189,14 @@ static inline __attribute__((always_inline)) void tile_core(const conv_row_args 
             const float *w = a->w + ((int64_t)r * a->S + s) * kc * NR;
             /* two row pointers (pixels 0 and 3), so each broadcast is one address mode */
             const float *x3 = x + 3 * xps;
-            /* one block unrolled by 4: fewer pointer and counter updates per 12 FMAs
-             * (pointwise 64 1.02-1.10x, the 7x7 first layer 1.01-1.07x in scripts/conv-ab; 8
-             * no better); two blocks by 2 (4 measured no better) */
             /* pointwise: the next tile's MR pixels (MR kc floats from x + MR xps), half a line
              * a step, so that they wait in L1 instead of the tile waiting on them (Intel Xeon,
              * scripts/conv-ab.c, 64 -> 64 56x56: 1.10x at batch 1, 1.25x at batch 8, 1.18x
              * on 2 threads; 256 -> 256 at batch 8 1.03x; the fused separable block 1.00x) */
             const float *pf = a->pfx ? x + MR * xps : NULL;
+            /* one block unrolled by 4: fewer pointer and counter updates per 12 FMAs
+             * (pointwise 64 1.02-1.10x, the 7x7 first layer 1.01-1.07x in scripts/conv-ab; 8
+             * no better); two blocks by 2 (4 measured no better) */
             if (nb == 1) {
 #pragma GCC unroll 4
                 for (int64_t k = 0; k < kc; k++, w += NR) {

@@ -59,7 +59,7 @@ static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
     }
 }
 
-/* ---- A B^T with few rows of A: dot products, nothing packed ---------------------------------- */
+/* ---- A B^T with few rows or few columns: dot products, nothing packed ----------------------- */
 
 /* Lanes 0..5 of the result: the sums of the 16 lanes of v[0..5] (the other lanes: copies or
  * zeros). Pairs, then quads within each 128-bit lane, then across the four 128-bit lanes. */
@@ -139,7 +139,8 @@ static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda,
 #define GEMM_DOT ridge_f32_gemm_dot_4x6__avx512
 #define GEMM_DOT_NAME "f32-gemm-dot-4x6-avx512"
 
-/* Shared by the three tiles: the matrix-vector tile, the in-place B limit, the dot kernel. */
+/* Shared by the three tiles: the matrix-vector tile, the in-place B limit, the m == 1 dot
+ * kernel's rows. */
 #define GEMM_GV 8
 #define GEMM_INPLACE_B_MAX_M 512
 /* 8 rows per dot block (16 accumulators, and a's two vectors loaded once per 16 FMAs, not

@@ -111,7 +111,8 @@ typedef struct gemm_kernel {
     /* A B^T with A's and B^T's rows both contiguous in k, nothing packed (NULL: the ISA has
      * none): C[0:mr, 0:nr] (mr <= GEMM_DOT_MR, nr <= GEMM_DOT_NR) over all k, t as for
      * ukernel with t->last set. For products with few rows, where packing B^T costs more than
-     * the few tiles that read each panel save (gemm.c, choose_path). */
+     * the few tiles that read each panel save, or with fewer columns than a panel holds
+     * (gemm.c, choose_path). */
     void (*dot)(size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
                 size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t);
     const char *dot_name;
