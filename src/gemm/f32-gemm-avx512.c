@@ -79,63 +79,10 @@ static inline __m512 dot_hsum6(const __m512 v[GEMM_DOT_NR])
     return _mm512_add_ps(_mm512_shuffle_f32x4(s, s, 0xD8), _mm512_shuffle_f32x4(s, s, 0x8D));
 }
 
-/* C[0:mr, 0:nr] (mr <= GEMM_DOT_MR, nr <= GEMM_DOT_NR) = epilogue(A B^T) over all k, A's rows
- * lda apart and B^T's rows ldb apart, both contiguous in k. Each element is a dot product
- * summed in 16 lanes (the k tail masked) and then across them (dot_hsum6): its bits depend on
- * k only, not on the tile it falls in. Rows and columns past mr and nr re-read row 0 and are
- * not stored. 24 accumulators, 10 loads per 24 FMAs; t as for the micro-kernel (one k block:
- * t->last). */
+/* The dot kernel (below the tiles: it finishes with the 8 x 32 tile's epilogue) */
 static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda, const float *b,
                                            size_t ldb, float *c, size_t ldc, size_t mr, size_t nr,
-                                           const gemm_tile_params *t)
-{
-    const float *ar[GEMM_DOT_MR], *br[GEMM_DOT_NR];
-    for (size_t x = 0; x < GEMM_DOT_MR; x++) ar[x] = a + (x < mr ? x : 0) * lda;
-    for (size_t y = 0; y < GEMM_DOT_NR; y++) br[y] = b + (y < nr ? y : 0) * ldb;
-    __m512 acc[GEMM_DOT_MR][GEMM_DOT_NR];
-    for (int x = 0; x < GEMM_DOT_MR; x++)
-        for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_setzero_ps();
-    size_t p = 0;
-    for (; p + 16 <= k; p += 16) {
-        __m512 bv[GEMM_DOT_NR];
-        for (int y = 0; y < GEMM_DOT_NR; y++) bv[y] = _mm512_loadu_ps(br[y] + p);
-        for (int x = 0; x < GEMM_DOT_MR; x++) {
-            const __m512 av = _mm512_loadu_ps(ar[x] + p);
-            for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_fmadd_ps(av, bv[y], acc[x][y]);
-        }
-    }
-    if (p < k) {
-        const __mmask16 m = (__mmask16)((1u << (k - p)) - 1u);
-        __m512 bv[GEMM_DOT_NR];
-        for (int y = 0; y < GEMM_DOT_NR; y++) bv[y] = _mm512_maskz_loadu_ps(m, br[y] + p);
-        for (int x = 0; x < GEMM_DOT_MR; x++) {
-            const __m512 av = _mm512_maskz_loadu_ps(m, ar[x] + p);
-            for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_fmadd_ps(av, bv[y], acc[x][y]);
-        }
-    }
-    /* the micro-kernel's epilogue (store_tile) on each row's nr lanes */
-    const __mmask16 cm = (__mmask16)((1u << nr) - 1u);
-    const __m512 alpha = _mm512_set1_ps(t->alpha), beta = _mm512_set1_ps(t->beta);
-    const int read_c = t->beta != 0.0f;
-    const __m512 bcol = t->bias_kind == RIDGE_BIAS_COL ? _mm512_maskz_loadu_ps(cm, t->bias)
-                                                       : _mm512_setzero_ps();
-    for (size_t x = 0; x < mr; x++) {
-        float *cr = c + x * ldc;
-        __m512 v = dot_hsum6(acc[x]);
-        if (t->plain) {
-            if (read_c) v = _mm512_add_ps(_mm512_maskz_loadu_ps(cm, cr), v);
-        } else {
-            if (t->alpha != 1.0f) v = _mm512_mul_ps(v, alpha);
-            if (read_c) v = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(cm, cr), v);
-            if (t->bias_kind == RIDGE_BIAS_COL) v = _mm512_add_ps(v, bcol);
-            if (t->bias_kind == RIDGE_BIAS_ROW) v = _mm512_add_ps(v, _mm512_set1_ps(t->bias[x]));
-            if (t->act == RIDGE_EPI_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-            else if (t->act != RIDGE_EPI_NONE) v = act_avx512(t->act, v);
-            if (t->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(cm, t->res + x * t->ldr));
-        }
-        _mm512_mask_storeu_ps(cr, cm, v);
-    }
-}
+                                           const gemm_tile_params *t);
 #define GEMM_DOT ridge_f32_gemm_dot_4x6__avx512
 #define GEMM_DOT_NAME "f32-gemm-dot-4x6-avx512"
 
@@ -170,3 +117,45 @@ static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda,
 #define GEMM_TABLE ridge_gemm_kernel_6x64_avx512
 #define GEMM_NAME "f32-gemm-6x64-avx512"
 #include "gemm/f32-gemm-template.h"
+
+/* C[0:mr, 0:nr] (mr <= GEMM_DOT_MR, nr <= GEMM_DOT_NR) = epilogue(A B^T) over all k, A's rows
+ * lda apart and B^T's rows ldb apart, both contiguous in k. Each element is a dot product
+ * summed in 16 lanes (the k tail masked) and then across them (dot_hsum6): its bits depend on
+ * k only, not on the tile it falls in. Rows and columns past mr and nr re-read row 0 and are
+ * not stored. 24 accumulators, 10 loads per 24 FMAs; t as for the micro-kernel (one k block:
+ * t->last). */
+static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda, const float *b,
+                                           size_t ldb, float *c, size_t ldc, size_t mr, size_t nr,
+                                           const gemm_tile_params *t)
+{
+    const float *ar[GEMM_DOT_MR], *br[GEMM_DOT_NR];
+    for (size_t x = 0; x < GEMM_DOT_MR; x++) ar[x] = a + (x < mr ? x : 0) * lda;
+    for (size_t y = 0; y < GEMM_DOT_NR; y++) br[y] = b + (y < nr ? y : 0) * ldb;
+    __m512 acc[GEMM_DOT_MR][GEMM_DOT_NR];
+    for (int x = 0; x < GEMM_DOT_MR; x++)
+        for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_setzero_ps();
+    size_t p = 0;
+    for (; p + 16 <= k; p += 16) {
+        __m512 bv[GEMM_DOT_NR];
+        for (int y = 0; y < GEMM_DOT_NR; y++) bv[y] = _mm512_loadu_ps(br[y] + p);
+        for (int x = 0; x < GEMM_DOT_MR; x++) {
+            const __m512 av = _mm512_loadu_ps(ar[x] + p);
+            for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_fmadd_ps(av, bv[y], acc[x][y]);
+        }
+    }
+    if (p < k) {
+        const __mmask16 m = (__mmask16)((1u << (k - p)) - 1u);
+        __m512 bv[GEMM_DOT_NR];
+        for (int y = 0; y < GEMM_DOT_NR; y++) bv[y] = _mm512_maskz_loadu_ps(m, br[y] + p);
+        for (int x = 0; x < GEMM_DOT_MR; x++) {
+            const __m512 av = _mm512_maskz_loadu_ps(m, ar[x] + p);
+            for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_fmadd_ps(av, bv[y], acc[x][y]);
+        }
+    }
+    /* the micro-kernel's epilogue on each row's sums, lanes 0..nr-1 of one vector (the 8 x 32
+     * tile's store_tile: masked to nr columns, it stores the first vector of each row only) */
+    __m512 sums[GEMM_DOT_MR][2];
+    for (int x = 0; x < GEMM_DOT_MR; x++)
+        sums[x][0] = dot_hsum6(acc[x]), sums[x][1] = _mm512_setzero_ps();
+    store_tile_8x32__avx512(GEMM_DOT_MR, sums, c, ldc, mr, nr, t, 0);
+}
