@@ -930,25 +930,33 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * 1.12x, stride 2 1.15x, NCHW16c 1.19x). Each row is computed whole by one thread, so the
  * result does not depend on which thread took it. */
 #define DW_MAX_SHARES 16
+
+/* [0, n) split into `count` contiguous shares (ridge_partition, one per thread, at most
+ * DW_MAX_SHARES), each with its own counter: next[r] is share r's next unclaimed item, from
+ * its start (all 0 at the start: SHARES_INIT). */
+typedef struct shares {
+    int count;
+    _Atomic size_t next[DW_MAX_SHARES];
+} shares;
+#define SHARES_INIT(nth) {(int)RIDGE_MIN((nth), DW_MAX_SHARES), {0}}
+
 typedef struct dw_job {
     const fwd *f;
     size_t n, chunk;
-    int shares;
-    _Atomic size_t next[DW_MAX_SHARES]; /* per share: its next unclaimed row, from its start */
+    shares sh;
 } dw_job;
 
-/* The next chunk [*b, *e) of [0, n) for thread ith, when [0, n) is split into `shares`
- * contiguous shares (ridge_partition), each with its own counter next[r] (0 at the start):
- * from its own share first, then from the others' in turn (*q: how many shares it has used
- * up, 0 at the start). Returns 0 when none is left. */
-static int claim_from_shares(_Atomic size_t *next, int shares, size_t n, size_t chunk, int ith,
-                             int *q, size_t *b, size_t *e)
+/* The next chunk [*b, *e) of [0, n) for thread ith: from its own share first, then from the
+ * others' in turn (*q: how many shares it has used up, 0 at the start). Returns 0 when none
+ * is left. */
+static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q, size_t *b,
+                             size_t *e)
 {
-    for (; *q < shares; ++*q) {
-        const int r = (ith + *q) % shares;
+    for (; *q < sh->count; ++*q) {
+        const int r = (ith + *q) % sh->count;
         size_t b0, e0;
-        ridge_partition(n, 1, r, shares, &b0, &e0);
-        const size_t s = b0 + atomic_fetch_add_explicit(&next[r], chunk, memory_order_relaxed);
+        ridge_partition(n, 1, r, sh->count, &b0, &e0);
+        const size_t s = b0 + atomic_fetch_add_explicit(&sh->next[r], chunk, memory_order_relaxed);
         if (s < e0) {
             *b = s, *e = RIDGE_MIN(s + chunk, e0);
             return 1;
@@ -963,7 +971,7 @@ static void depthwise_task(void *arg, int ith, int nth)
     (void)nth;
     int q = 0;
     size_t b, e;
-    while (claim_from_shares(j->next, j->shares, j->n, j->chunk, ith, &q, &b, &e))
+    while (claim_from_shares(&j->sh, j->n, j->chunk, ith, &q, &b, &e))
         depthwise_range((void *)j->f, b, e, ith);
 }
 
@@ -1211,8 +1219,7 @@ typedef struct sep_job {
     int dw_act, pw_act;
     int dw_pf, pw_nt;   /* the plans' store choices: x prefetched, y streamed */
     int64_t sub, units; /* rows per unit, units per image */
-    int shares;
-    _Atomic size_t next[DW_MAX_SHARES]; /* per share: its next unclaimed unit */
+    shares sh;          /* the units' shares (dw_job) */
 } sep_job;
 
 /* Each thread takes units (an image's next sub output rows) and runs both steps on its own
@@ -1232,7 +1239,7 @@ static void separable_task(void *arg, int ith, int nth)
     const size_t total = (size_t)(dw->d.n * j->units);
     int q = 0;
     size_t u, end;
-    while (claim_from_shares(j->next, j->shares, total, 1, ith, &q, &u, &end)) {
+    while (claim_from_shares(&j->sh, total, 1, ith, &q, &u, &end)) {
         int64_t n = (int64_t)u / j->units, oh0 = (int64_t)u % j->units * j->sub;
         int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
         fwd f = {dw, NULL, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
@@ -1264,7 +1271,7 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
      * strip between them stays cached */
     sep_job j = {dw, pw, x, dw_bias, pw_bias, res, y, strip, dw_act, pw_act,
                  dw->stores != CONV_STORES_CACHED, conv_streams(pw, y), sub, (oh + sub - 1) / sub,
-                 (int)RIDGE_MIN(nth, DW_MAX_SHARES), {0}};
+                 SHARES_INIT(nth)};
     if (nth == 1) separable_task(&j, 0, 1);
     else ridge_parallel_run(ctx, nth, separable_task, &j);
 }
@@ -1319,8 +1326,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), rows);
             f.nt = conv_streams(p, y);
             f.pf = p->stores == CONV_STORES_PREFETCHED;
-            dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1),
-                        RIDGE_MIN(nth, DW_MAX_SHARES), {0}};
+            dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1), SHARES_INIT(nth)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, rows, 0);
         }
