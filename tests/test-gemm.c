@@ -341,6 +341,18 @@ static void test_isa(ridge_isa isa, int threads)
     ridge_ctx_destroy(ctx);
 }
 
+/* op(A) op(B) (A m x k row-major, B k x n, or n x k with tb) with the GELU epilogue on
+ * contexts c1 and c2, into x and y: the same bits. */
+static void check_same_bits(ridge_ctx *c1, ridge_ctx *c2, ridge_trans tb, size_t m, size_t n,
+                            size_t k, const float *a, const float *b, float *x, float *y)
+{
+    const ridge_epilogue e = {.act = RIDGE_EPI_GELU_TANH};
+    const size_t ldb = tb == RIDGE_TRANS ? k : n;
+    CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, tb, m, n, k, 1, a, k, b, ldb, 0, x, n, &e));
+    CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, tb, m, n, k, 1, a, k, b, ldb, 0, y, n, &e));
+    CHECK(memcmp(x, y, m * n * sizeof(float)) == 0);
+}
+
 /* The same bits for 1 and 2 threads (the split only changes who computes which tile). */
 static void test_deterministic(void)
 {
@@ -349,39 +361,19 @@ static void test_deterministic(void)
     size_t m = 150, n = 300, k = 500;
     float *a = alloc_matrix(m, k, k, 0), *b = alloc_matrix(k, n, n, 0);
     float *x = calloc(m * n, sizeof(float)), *y = calloc(m * n, sizeof(float));
-    ridge_epilogue e = {.act = RIDGE_EPI_GELU_TANH};
-    CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, RIDGE_NO_TRANS, m, n, k, 1, a, k, b, n, 0, x, n,
-                            &e));
-    CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_NO_TRANS, m, n, k, 1, a, k, b, n, 0, y, n,
-                            &e));
-    CHECK(memcmp(x, y, m * n * sizeof(float)) == 0);
+    check_same_bits(c1, c2, RIDGE_NO_TRANS, m, n, k, a, b, x, y);
     /* one row: the matrix-vector path's k segments, split among the threads */
     k = 4 * n;
     free(a), free(b);
     a = alloc_matrix(1, k, k, 0), b = alloc_matrix(k, n, n, 0);
-    CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, RIDGE_NO_TRANS, 1, n, k, 1, a, k, b, n, 0, x, n,
-                            &e));
-    CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_NO_TRANS, 1, n, k, 1, a, k, b, n, 0, y, n,
-                            &e));
-    CHECK(memcmp(x, y, n * sizeof(float)) == 0);
+    check_same_bits(c1, c2, RIDGE_NO_TRANS, 1, n, k, a, b, x, y);
     /* few rows, A B^T: the dot kernel's tiles, split among the threads */
-    const size_t dm = 30;
     free(a), free(b);
-    a = alloc_matrix(dm, k, k, 0), b = alloc_matrix(n, k, k, 0);
-    CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, RIDGE_TRANS, dm, n, k, 1, a, k, b, k, 0, x, n,
-                            &e));
-    CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_TRANS, dm, n, k, 1, a, k, b, k, 0, y, n,
-                            &e));
-    CHECK(memcmp(x, y, dm * n * sizeof(float)) == 0);
-    /* and few columns: the dot kernel across B^T for each group of A's rows */
-    const size_t dn = 20; /* 7.2 MFLOP: split in two */
-    free(a);
-    a = alloc_matrix(m, k, k, 0);
-    CHECK_OK(ridge_sgemm_ex(c1, RIDGE_NO_TRANS, RIDGE_TRANS, m, dn, k, 1, a, k, b, k, 0, x, dn,
-                            &e));
-    CHECK_OK(ridge_sgemm_ex(c2, RIDGE_NO_TRANS, RIDGE_TRANS, m, dn, k, 1, a, k, b, k, 0, y, dn,
-                            &e));
-    CHECK(memcmp(x, y, m * dn * sizeof(float)) == 0);
+    a = alloc_matrix(m, k, k, 0), b = alloc_matrix(n, k, k, 0);
+    check_same_bits(c1, c2, RIDGE_TRANS, 30, n, k, a, b, x, y);
+    /* and few columns: the dot kernel across B^T for each group of A's rows (7.2 MFLOP: split
+     * in two) */
+    check_same_bits(c1, c2, RIDGE_TRANS, m, 20, k, a, b, x, y);
     free(a), free(b), free(x), free(y);
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);
