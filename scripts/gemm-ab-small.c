@@ -12,6 +12,11 @@
  *   RIDGE_NUM_THREADS=1 taskset -c 1 ./gemm-ab-small old/libridge.so new/libridge.so \
  *       1 128 784 N 41 500
  *
+ * With FLUSH=MiB in the environment, each call is timed alone after writing that many MiB of
+ * another buffer (untimed), so that it starts with its operands out of L2, as in `ridge bench
+ * gemm --peers`, where the peers' calls run between ridge's; TOUCH=1 then reads B back, TOUCH=2
+ * writes C, TOUCH=3 both, to split the cold start's cost between them.
+ *
  * usage: gemm-ab-small LIB_A LIB_B M N K TRANS_B(N|T) ROUNDS CALLS (A is never transposed) */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -74,14 +79,31 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < m * k; i++) a[i] = (float)rand() / (float)RAND_MAX;
     for (size_t i = 0; i < k * n; i++) b[i] = (float)rand() / (float)RAND_MAX;
     const size_t ldb = tb ? k : n;
+    const size_t flush = getenv("FLUSH") ? strtoul(getenv("FLUSH"), NULL, 10) << 18 : 0;
+    const int touch = getenv("TOUCH") ? atoi(getenv("TOUCH")) : 0;
+    float *fb = flush ? calloc(flush, sizeof *fb) : NULL;
+    volatile float sink = 0;
+    if (flush && !fb) return 1;
     static double t[2][MAX_ROUNDS], r[MAX_ROUNDS];
     for (int q = 0; q < rounds; q++) {
         for (int s = 0; s < 2; s++) {
             int l = (q + s) & 1;
             for (int w = 0; w < 50; w++) f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
-            double t0 = now();
-            for (int w = 0; w < calls; w++) f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
-            t[l][q] = (now() - t0) / calls;
+            double spent = 0, t0 = now();
+            for (int w = 0; w < calls && !flush; w++)
+                f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+            if (!flush) spent = now() - t0;
+            for (int w = 0; w < calls && flush; w++) { /* each call alone, after the flush */
+                for (size_t z = 0; z < flush; z += 16) fb[z] += 1.0f;
+                if (touch & 1)
+                    for (size_t z = 0; z < k * n; z += 16) sink += b[z];
+                if (touch & 2)
+                    for (size_t z = 0; z < m * n; z += 16) c[z] = 0.0f;
+                t0 = now();
+                f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+                spent += now() - t0;
+            }
+            t[l][q] = spent / calls;
         }
         r[q] = t[0][q] / t[1][q];
     }
