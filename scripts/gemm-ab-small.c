@@ -89,19 +89,22 @@ int main(int argc, char **argv)
         for (int s = 0; s < 2; s++) {
             int l = (q + s) & 1;
             for (int w = 0; w < 50; w++) f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
-            double spent = 0, t0 = now();
-            for (int w = 0; w < calls && !flush; w++)
-                f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
-            if (!flush) spent = now() - t0;
-            for (int w = 0; w < calls && flush; w++) { /* each call alone, after the flush */
-                for (size_t z = 0; z < flush; z += 16) fb[z] += 1.0f;
-                if (touch & 1)
-                    for (size_t z = 0; z < k * n; z += 16) sink += b[z];
-                if (touch & 2)
-                    for (size_t z = 0; z < m * n; z += 16) c[z] = 0.0f;
-                t0 = now();
-                f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
-                spent += now() - t0;
+            double spent = 0;
+            if (!flush) {
+                double t0 = now();
+                for (int w = 0; w < calls; w++) f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+                spent = now() - t0;
+            } else {
+                for (int w = 0; w < calls; w++) { /* each call alone, after the flush */
+                    for (size_t z = 0; z < flush; z += 16) fb[z] += 1.0f;
+                    if (touch & 1)
+                        for (size_t z = 0; z < k * n; z += 16) sink += b[z];
+                    if (touch & 2)
+                        for (size_t z = 0; z < m * n; z += 16) c[z] = 0.0f;
+                    double t0 = now();
+                    f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+                    spent += now() - t0;
+                }
             }
             t[l][q] = spent / calls;
         }
