@@ -253,12 +253,12 @@ static void test_isa(ridge_isa isa, int threads)
     /* A B^T by the dot kernel (gemm.c, choose_path) over its tile edges (4 x 6) and k tails,
      * and just past its limits: few rows with a long reduction, then few columns. */
     {
-        const size_t dm[] = {2, 3, 4, 5, 7, 17, 47, 48, 49}, dn[] = {1, 5, 6, 7, 13, 130};
+        const size_t dm[] = {2, 3, 4, 5, 7, 17, 47, 48, 49}, dn[] = {1, 3, 4, 5, 6, 7, 10, 13, 130};
         const size_t dk[] = {255, 256, 257, 787};
         const size_t nm[] = {5, 64, 65, 257}, nn[] = {1, 6, 7, 31, 32}, nk[] = {31, 32, 33, 100};
         for (int narrow = 0; narrow < 2; narrow++) {
             const size_t *vm = narrow ? nm : dm, *vn = narrow ? nn : dn, *vk = narrow ? nk : dk;
-            const size_t cm = narrow ? 4 : 9, cn = narrow ? 5 : 6;
+            const size_t cm = narrow ? 4 : 9, cn = narrow ? 5 : 9;
             for (size_t x = 0; x < cm; x++)
                 for (size_t y = 0; y < cn; y++)
                     for (size_t z = 0; z < 4 && fails < 5; z++) {
@@ -401,6 +401,18 @@ static void test_same_bits_every_tile(void)
         }
     }
     force_tile(0);
+    /* The dot kernel's tiles of 6, 4 and 2 columns: the columns of 10 classes (6 + 4) and of
+     * 8 (6 + 2) have the bits of the same columns among 12 (6 + 6), on A's rows 4 at a time
+     * and past them (m 150) */
+    for (size_t kk = 33; kk <= 259; kk += 113) {
+        CHECK_OK(ridge_sgemm(ctx, RIDGE_NO_TRANS, RIDGE_TRANS, m, 12, kk, 1, a, k, b, k, 0, x,
+                             12));
+        for (size_t nn = 8; nn <= 10; nn += 2) {
+            CHECK_OK(ridge_sgemm(ctx, RIDGE_NO_TRANS, RIDGE_TRANS, m, nn, kk, 1, a, k, b, k, 0, y,
+                                 12));
+            for (size_t i = 0; i < m; i++) CHECK(memcmp(x + i * 12, y + i * 12, nn * 4) == 0);
+        }
+    }
     free(a), free(b), free(x), free(y);
     ridge_ctx_destroy(ctx);
 }

@@ -61,22 +61,46 @@ static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
 
 /* ---- A B^T with few rows or few columns: dot products, nothing packed ----------------------- */
 
-/* Lanes 0..5 of the result: the sums of the 16 lanes of v[0..5] (the other lanes: copies or
- * zeros). Pairs, then quads within each 128-bit lane, then across the four 128-bit lanes. */
-static inline __m512 dot_hsum6(const __m512 v[GEMM_DOT_NR])
+/* The dot kernel's sums across lanes, as a transposed reduction: each step adds two vectors
+ * lane by lane after a blend and a permute, halving the lanes each element owns and packing
+ * two vectors' elements into one. The blend takes lanes `m` from b, the permute brings the
+ * other half of each element's lanes beside them (idx: 0-15 a, 16-31 b). Every element's 16
+ * lanes l are summed in one order, (l, l+8), then (l, l+4), (l, l+2), (l, l+1), wherever it
+ * sits: its bits do not depend on the tile. */
+static inline __m512 dot_fold(__m512 a, __m512 b, __mmask16 m, __m512i idx)
 {
-    const __m512 z = _mm512_setzero_ps();
-    /* per 128-bit lane: [a0 + a2, b0 + b2, a1 + a3, b1 + b3] */
-    __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1]));
-    __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3]));
-    __m512 t45 = _mm512_add_ps(_mm512_unpacklo_ps(v[4], v[5]), _mm512_unpackhi_ps(v[4], v[5]));
-    /* per 128-bit lane: [a, b, c, d] and [e, f, 0, 0] */
-    __m512 u0 = _mm512_add_ps(_mm512_shuffle_ps(t01, t23, 0x44), _mm512_shuffle_ps(t01, t23, 0xEE));
-    __m512 u1 = _mm512_add_ps(_mm512_shuffle_ps(t45, z, 0x44), _mm512_shuffle_ps(t45, z, 0xEE));
-    /* 128-bit lanes [u0.0 + u0.2, u0.1 + u0.3, u1.0 + u1.2, u1.1 + u1.3] */
-    __m512 s = _mm512_add_ps(_mm512_shuffle_f32x4(u0, u1, 0x44), _mm512_shuffle_f32x4(u0, u1, 0xEE));
-    /* [s.0 + s.1, s.2 + s.3, ...]: a..d in lanes 0-3, e and f in lanes 4 and 5 */
-    return _mm512_add_ps(_mm512_shuffle_f32x4(s, s, 0xD8), _mm512_shuffle_f32x4(s, s, 0x8D));
+    return _mm512_add_ps(_mm512_mask_blend_ps(m, a, b), _mm512_permutex2var_ps(a, idx, b));
+}
+
+/* The first step, [a's 8 lanes + 8 lanes | b's], with a lane-block shuffle */
+static inline __m512 dot_fold8(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_mask_blend_ps(0xFF00, a, b), _mm512_shuffle_f32x4(a, b, 0x4E));
+}
+
+#define DOT_I2 _mm512_set_epi32(27, 26, 25, 24, 15, 14, 13, 12, 19, 18, 17, 16, 7, 6, 5, 4)
+#define DOT_I3 _mm512_set_epi32(29, 28, 15, 14, 25, 24, 11, 10, 21, 20, 7, 6, 17, 16, 3, 2)
+#define DOT_I4 _mm512_set_epi32(30, 15, 28, 13, 26, 11, 24, 9, 22, 7, 20, 5, 18, 3, 16, 1)
+
+/* The sums of v[0..15], element e in lane e: fold (e, e + 8) for e < 8 (e's lanes 0-7,
+ * e + 8's 8-15), then the results for e and e + 4, e and e + 2, e and e + 1. */
+static inline __attribute__((always_inline)) __m512 dot_sum16(const __m512 *v)
+{
+    __m512 h[8], q[4], w[2];
+    _Pragma("GCC unroll 8") for (int e = 0; e < 8; e++) h[e] = dot_fold8(v[e], v[e + 8]);
+    _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++) q[e] = dot_fold(h[e], h[e + 4], 0xF0F0, DOT_I2);
+    _Pragma("GCC unroll 2") for (int e = 0; e < 2; e++) w[e] = dot_fold(q[e], q[e + 2], 0xCCCC, DOT_I3);
+    return dot_fold(w[0], w[1], 0xAAAA, DOT_I4);
+}
+
+/* The sums of v[0..7], element e in lanes 2e and 2e + 1: the same steps, the last on itself. */
+static inline __attribute__((always_inline)) __m512 dot_sum8(const __m512 *v)
+{
+    __m512 h[4], q[2];
+    _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++) h[e] = dot_fold8(v[e], v[e + 4]);
+    _Pragma("GCC unroll 2") for (int e = 0; e < 2; e++) q[e] = dot_fold(h[e], h[e + 2], 0xF0F0, DOT_I2);
+    const __m512 w = dot_fold(q[0], q[1], 0xCCCC, DOT_I3);
+    return dot_fold(w, w, 0xAAAA, DOT_I4);
 }
 
 /* The dot kernel (below the tiles: it finishes with the 8 x 32 tile's epilogue) */
@@ -118,44 +142,74 @@ static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda,
 #define GEMM_NAME "f32-gemm-6x64-avx512"
 #include "gemm/f32-gemm-template.h"
 
-/* C[0:mr, 0:nr] (mr <= GEMM_DOT_MR, nr <= GEMM_DOT_NR) = epilogue(A B^T) over all k, A's rows
- * lda apart and B^T's rows ldb apart, both contiguous in k. Each element is a dot product
- * summed in 16 lanes (the k tail masked) and then across them (dot_hsum6): its bits depend on
- * k only, not on the tile it falls in. Rows and columns past mr and nr re-read row 0 and are
- * not stored. 24 accumulators, 10 loads per 24 FMAs; t as for the micro-kernel (one k block:
- * t->last). */
+/* C[0:mr, 0:nr] (mr <= GEMM_DOT_MR, nr <= NC) = epilogue(A B^T) over all k, A's rows lda apart
+ * and B^T's rows ldb apart, both contiguous in k, with NC (2, 4 or 6) columns of
+ * accumulators. Each element is a dot product summed in 16 lanes (the k tail masked) and then
+ * across them (dot_sum16, dot_sum8): its bits depend on k only, not on the tile it falls in.
+ * Rows past mr re-read row 0 and columns past nr row 0 of B^T, and are not stored. t as for the
+ * micro-kernel (one k block: t->last). */
+static inline __attribute__((always_inline)) void
+dot_tile(const int NC, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
+         size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t)
+{
+    const float *ar[GEMM_DOT_MR], *br[GEMM_DOT_NR];
+    _Pragma("GCC unroll 8") for (int x = 0; x < GEMM_DOT_MR; x++)
+        ar[x] = a + ((size_t)x < mr ? (size_t)x : 0) * lda;
+    _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++)
+        br[y] = b + ((size_t)y < nr ? (size_t)y : 0) * ldb;
+    /* v[x * NC + y]: element (x, y). Every loop over it unrolled: gcc otherwise keeps it in
+     * memory (a zeroing loop becomes a memset), with a store per FMA. */
+    __m512 v[GEMM_DOT_MR * GEMM_DOT_NR];
+    _Pragma("GCC unroll 24") for (int e = 0; e < GEMM_DOT_MR * NC; e++) v[e] = _mm512_setzero_ps();
+    size_t p = 0;
+#define DOT_STEP(LOAD)                                                                             \
+    do {                                                                                           \
+        __m512 bv[GEMM_DOT_NR];                                                                    \
+        _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++) bv[y] = LOAD(br[y] + p);              \
+        _Pragma("GCC unroll 8") for (int x = 0; x < GEMM_DOT_MR; x++) {                            \
+            const __m512 av = LOAD(ar[x] + p);                                                     \
+            _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++)                                   \
+                v[x * NC + y] = _mm512_fmadd_ps(av, bv[y], v[x * NC + y]);                         \
+        }                                                                                          \
+    } while (0)
+    for (; p + 16 <= k; p += 16) DOT_STEP(_mm512_loadu_ps);
+    if (p < k) {
+        const __mmask16 m = (__mmask16)((1u << (k - p)) - 1u);
+#define DOT_MASKED(q) _mm512_maskz_loadu_ps(m, q)
+        DOT_STEP(DOT_MASKED);
+#undef DOT_MASKED
+    }
+#undef DOT_STEP
+    /* 4 x NC elements: 24 = 16 + 8, 16, or 8. Element e of the first 16 ends in lane e of f0;
+     * of the other 8 (or of all 8), in lane 2e' of the vector after (f1, or f0). */
+    const int full = GEMM_DOT_MR * NC >= 16;
+    const __m512 f0 = full ? dot_sum16(v) : dot_sum8(v);
+    const __m512 f1 = GEMM_DOT_MR * NC == 24 ? dot_sum8(v + 16) : f0;
+    /* the micro-kernel's epilogue on each row's sums in lanes 0..NC-1 (the 8 x 32 tile's
+     * store_tile: masked to nr columns, it stores the first vector of each row only) */
+    __m512 sums[GEMM_DOT_MR][2];
+    _Pragma("GCC unroll 8") for (int x = 0; x < GEMM_DOT_MR; x++) {
+        int idx[16] = {0};
+        _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++) {
+            const int e = x * NC + y;
+            idx[y] = full && e < 16 ? e : (full ? 16 : 0) + 2 * (e - (full ? 16 : 0));
+        }
+        sums[x][0] = _mm512_permutex2var_ps(f0, _mm512_loadu_si512(idx), f1);
+        sums[x][1] = _mm512_setzero_ps();
+    }
+    store_tile_8x32__avx512(GEMM_DOT_MR, sums, c, ldc, mr, nr, t, 0);
+}
+
 static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda, const float *b,
                                            size_t ldb, float *c, size_t ldc, size_t mr, size_t nr,
                                            const gemm_tile_params *t)
 {
-    const float *ar[GEMM_DOT_MR], *br[GEMM_DOT_NR];
-    for (size_t x = 0; x < GEMM_DOT_MR; x++) ar[x] = a + (x < mr ? x : 0) * lda;
-    for (size_t y = 0; y < GEMM_DOT_NR; y++) br[y] = b + (y < nr ? y : 0) * ldb;
-    __m512 acc[GEMM_DOT_MR][GEMM_DOT_NR];
-    for (int x = 0; x < GEMM_DOT_MR; x++)
-        for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_setzero_ps();
-    size_t p = 0;
-    for (; p + 16 <= k; p += 16) {
-        __m512 bv[GEMM_DOT_NR];
-        for (int y = 0; y < GEMM_DOT_NR; y++) bv[y] = _mm512_loadu_ps(br[y] + p);
-        for (int x = 0; x < GEMM_DOT_MR; x++) {
-            const __m512 av = _mm512_loadu_ps(ar[x] + p);
-            for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_fmadd_ps(av, bv[y], acc[x][y]);
-        }
-    }
-    if (p < k) {
-        const __mmask16 m = (__mmask16)((1u << (k - p)) - 1u);
-        __m512 bv[GEMM_DOT_NR];
-        for (int y = 0; y < GEMM_DOT_NR; y++) bv[y] = _mm512_maskz_loadu_ps(m, br[y] + p);
-        for (int x = 0; x < GEMM_DOT_MR; x++) {
-            const __m512 av = _mm512_maskz_loadu_ps(m, ar[x] + p);
-            for (int y = 0; y < GEMM_DOT_NR; y++) acc[x][y] = _mm512_fmadd_ps(av, bv[y], acc[x][y]);
-        }
-    }
-    /* the micro-kernel's epilogue on each row's sums, lanes 0..nr-1 of one vector (the 8 x 32
-     * tile's store_tile: masked to nr columns, it stores the first vector of each row only) */
-    __m512 sums[GEMM_DOT_MR][2];
-    for (int x = 0; x < GEMM_DOT_MR; x++)
-        sums[x][0] = dot_hsum6(acc[x]), sums[x][1] = _mm512_setzero_ps();
-    store_tile_8x32__avx512(GEMM_DOT_MR, sums, c, ldc, mr, nr, t, 0);
+    /* Fewer columns than 6 run tiles of 4 or 2 (10 classes: 6 + 4), with the same bits. With
+     * these and the folds, against 6 columns always and each row's six sums reduced alone
+     * (56 shuffles a tile, and spills), on the Intel Xeon (scripts/gemm-ab-small.c, 1
+     * thread): 64 x 10 x 128 NT 1.34x (the folds alone 1.15x), 256 x 10 x 784 1.24x,
+     * 3136 x 16 x 64 1.51x, 64 x 31 x 256 1.26x, 32 x 128 x 784 1.07x, 8 x 2304 x 768 1.06x. */
+    if (nr <= 2) dot_tile(2, k, a, lda, b, ldb, c, ldc, mr, nr, t);
+    else if (nr <= 4) dot_tile(4, k, a, lda, b, ldb, c, ldc, mr, nr, t);
+    else dot_tile(6, k, a, lda, b, ldb, c, ldc, mr, nr, t);
 }
