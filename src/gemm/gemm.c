@@ -124,6 +124,10 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
  * 1.08-1.10x), else 8 x 32. Elsewhere 8 x 32: on AMD's Zen 4 and Zen 5 no other tile beat it.
  * The 32-column tiles pack B alike, so one plan serves both, and every tile sums each
  * element's k products in the same order: the bits do not depend on the tile. */
+/* Nor where the 64-column panels pad n more than the 32-column ones (n mod 64 in 1..32): 14 x
+ * 32 instead ran 256 x 96 x 784 NT 1.46x, 256 x 160 x 768 NT 1.29x, 1024 x 96 x 1024 NN
+ * 1.18x, 256 x 784 x 784 NT 1.02x (scripts/gemm-ab-small.c, 1 thread, Intel Xeon). */
+static size_t pad_to(size_t n, size_t nr) { return (n + nr - 1) / nr * nr - n; }
 #define TALL_TILE_MIN_M 48
 #define WIDE_TILE_MIN_M 256
 static int test_tile;
@@ -141,7 +145,8 @@ static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa,
         if (test_tile) return test_tile == 6 && !nr32 ? wide : test_tile == 14 ? tall : base;
         if (strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") != 0) return base;
         const size_t m = p ? p->m : SIZE_MAX;
-        if (!nr32 && m >= WIDE_TILE_MIN_M && !(p && b_in_place(p, wide->inplace_b_max_m)))
+        if (!nr32 && m >= WIDE_TILE_MIN_M && !(p && b_in_place(p, wide->inplace_b_max_m)) &&
+            !(p && pad_to(p->n, 64) > pad_to(p->n, 32)))
             return wide;
         return m >= TALL_TILE_MIN_M ? tall : base;
     }
