@@ -250,18 +250,19 @@ static void test_isa(ridge_isa isa, int threads)
                 fails += !run_case(ctx, &h, tag);
             }
         }
-    /* A B^T by the dot kernel (gemm.c, choose_path) over its tile edges (4 x 6) and k tails,
-     * and just past its limits: few rows with a long reduction, then few columns. */
+    /* A B^T by the dot kernel (gemm.c, choose_path) over its tile edges (4 x 6, 4, 2) and k
+     * tails, and just past its limits: few rows with a long reduction, then few columns. */
     {
         const size_t dm[] = {2, 3, 4, 5, 7, 17, 47, 48, 49}, dn[] = {1, 3, 4, 5, 6, 7, 10, 13, 130};
         const size_t dk[] = {255, 256, 257, 787};
-        const size_t nm[] = {5, 64, 65, 257}, nn[] = {1, 6, 7, 31, 32}, nk[] = {31, 32, 33, 100};
+        const size_t nm[] = {5, 64, 65, 257}, nn[] = {1, 6, 7, 31, 32, 33, 56, 57};
+        const size_t nk[] = {31, 32, 33, 100, 127, 128, 129};
         for (int narrow = 0; narrow < 2; narrow++) {
             const size_t *vm = narrow ? nm : dm, *vn = narrow ? nn : dn, *vk = narrow ? nk : dk;
-            const size_t cm = narrow ? 4 : 9, cn = narrow ? 5 : 9;
+            const size_t cm = narrow ? 4 : 9, cn = narrow ? 8 : 9, ck = narrow ? 7 : 4;
             for (size_t x = 0; x < cm; x++)
                 for (size_t y = 0; y < cn; y++)
-                    for (size_t z = 0; z < 4 && fails < 5; z++) {
+                    for (size_t z = 0; z < ck && fails < 5; z++) {
                         gcase g = plain(RIDGE_NO_TRANS, RIDGE_TRANS, vm[x], vn[y], vk[z]);
                         g.pad_a = z % 3;
                         g.pad_b = (x + y) % 3;

@@ -490,11 +490,23 @@ enum { PATH_REF, PATH_GEMV, PATH_DOT, PATH_LOOPS };
  * classifier's last layer), which the loops pad to 32 columns and pack element by element:
  * 64 x 10 x 128 3.7x, 256 x 10 x 784 5.9x, 4096 x 10 x 784 3.9x (1.32x of B^T's rows as the
  * outer loop there), 3136 x 16 x 64 1.6x, 64 x 24 x 128 1.56x, 64 x 31 x 256 1.20x (64 x 32 x
- * 128 0.79x), from k 32 on (k 16 0.98x). */
+ * 128 0.79x), from k 32 on (k 16 0.98x). With session 23's cheaper sums across lanes
+ * (f32-gemm-avx512.c), also up to 63 columns where the 32-column panels pad n by 8 or more,
+ * from k 128: 256 x 48 x 784 1.57x, 3136 x 48 x 576 1.16x, 3136 x 40 x 128 1.26x, 64 x 33 x
+ * 128 2.3x, 8192 x 48 x 128 1.03x; not 3136 x 63 x 128 (0.79x), nor k 128 with few rows
+ * (32 x 2304 x 128 0.85x). */
 #define DOT_MAX_M 48
 #define DOT_MIN_K 256
 #define DOT_NARROW_N 32
 #define DOT_NARROW_MIN_K 32
+#define DOT_WIDER_MIN_K 128
+
+/* A B^T with so few columns that the dot kernel pays with any number of rows */
+static int dot_narrow(const gemm_problem *p)
+{
+    return (p->n < DOT_NARROW_N && p->k >= DOT_NARROW_MIN_K) ||
+           (p->n < 2 * DOT_NARROW_N && p->k >= DOT_WIDER_MIN_K && pad_to(p->n, 32) >= 8);
+}
 
 /* The path is chosen by shape and ISA only, so the bits never depend on the thread count: the
  * reference for ISA ref (and for "no product", a memory pass), the matrix-vector kernels for
@@ -504,8 +516,7 @@ static int choose_path(const gemm_problem *p, const gemm_kernel *K, const plan_b
     if (!K || p->k == 0) return PATH_REF;
     if (p->m == 1 && !pb->bplan) return PATH_GEMV;
     if (K->dot && !pb->bplan && p->a_cs == 1 && p->b_rs == 1 &&
-        ((p->m <= DOT_MAX_M && p->k >= DOT_MIN_K) ||
-         (p->n < DOT_NARROW_N && p->k >= DOT_NARROW_MIN_K)))
+        ((p->m <= DOT_MAX_M && p->k >= DOT_MIN_K) || dot_narrow(p)))
         return PATH_DOT;
     return PATH_LOOPS;
 }
@@ -520,7 +531,7 @@ static void dot_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, int
     gemm_tile_params t = {.alpha = p->alpha, .beta = p->beta, .last = 1,
                           .bias_kind = p->epi.bias_kind, .act = p->epi.act, .ldr = p->epi.ldr};
     t.plain = tile_plain(p, &t);
-    const int rows_outer = p->n < DOT_NARROW_N && p->m > DOT_MAX_M;
+    const int rows_outer = dot_narrow(p) && p->m > DOT_MAX_M;
     const size_t ni = (i1 - i0 + GEMM_DOT_MR - 1) / GEMM_DOT_MR;
     const size_t nj = (j1 - j0 + GEMM_DOT_NR - 1) / GEMM_DOT_NR;
     for (size_t q = 0; q < ni * nj; q++) {
@@ -940,7 +951,7 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
 #define GEMM_DOT_STR                                                                              \
     "f32-gemm-dot-4x6-avx512 (A B^T with " GEMM_STR(DOT_MAX_M) " rows or fewer and k " GEMM_STR( \
         DOT_MIN_K) " or more, or fewer than " GEMM_STR(DOT_NARROW_N) " columns and k " GEMM_STR(  \
-        DOT_NARROW_MIN_K) " or more)"
+        DOT_NARROW_MIN_K) " or more, or 33-56 columns and k " GEMM_STR(DOT_WIDER_MIN_K) " or more)"
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
         return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more, B packed), "
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
