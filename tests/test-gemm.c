@@ -251,15 +251,17 @@ static void test_isa(ridge_isa isa, int threads)
             }
         }
     /* A B^T by the dot kernel (gemm.c, choose_path) over its tile edges (4 x 6, 4, 2) and k
-     * tails, and just past its limits: few rows with a long reduction, then few columns. */
+     * tails, and just past its limits: few rows with a long reduction (48, or 96 with a small
+     * B^T and k 512), then few columns. */
     {
-        const size_t dm[] = {2, 3, 4, 5, 7, 17, 47, 48, 49}, dn[] = {1, 3, 4, 5, 6, 7, 10, 13, 130};
-        const size_t dk[] = {255, 256, 257, 787};
+        const size_t dm[] = {2, 3, 5, 7, 17, 47, 48, 49, 96, 97};
+        const size_t dn[] = {1, 3, 4, 5, 6, 7, 10, 13, 130};
+        const size_t dk[] = {255, 256, 257, 511, 787};
         const size_t nm[] = {5, 64, 65, 257}, nn[] = {1, 6, 7, 31, 32, 33, 56, 57};
         const size_t nk[] = {31, 32, 33, 100, 127, 128, 129};
         for (int narrow = 0; narrow < 2; narrow++) {
             const size_t *vm = narrow ? nm : dm, *vn = narrow ? nn : dn, *vk = narrow ? nk : dk;
-            const size_t cm = narrow ? 4 : 9, cn = narrow ? 8 : 9, ck = narrow ? 7 : 4;
+            const size_t cm = narrow ? 4 : 10, cn = narrow ? 8 : 9, ck = narrow ? 7 : 5;
             for (size_t x = 0; x < cm; x++)
                 for (size_t y = 0; y < cn; y++)
                     for (size_t z = 0; z < ck && fails < 5; z++) {

@@ -500,6 +500,15 @@ enum { PATH_REF, PATH_GEMV, PATH_DOT, PATH_LOOPS };
  * (32 x 2304 x 128 0.85x). */
 #define DOT_MAX_M 48
 #define DOT_MIN_K 256
+/* Since then, also up to 96 rows when B^T is at most 512 KiB (in the L2 of the cores ridge
+ * meets) and k at least 512: 64 x 128 x 784 1.13x (2 threads 1.23x), 64 x 160 x 784 1.13x,
+ * 100 x 64 x 2048 1.12x, 96 x 128 x 784 1.07x, 80 x 128 x 784 1.07x; not with k 256 (128 x
+ * 256 x 256 0.87x), 128 rows (128 x 96 x 1000 0.97x, 128 x 128 x 1024 1.00x) or a larger B^T
+ * (96 x 512 x 512 0.97x, 64 x 768 x 768 0.97x). A constant, not the L2's size: the path must
+ * depend on the shape alone. */
+#define DOT_MID_MAX_M 96
+#define DOT_MID_MIN_K 512
+#define DOT_MID_MAX_B (128 * 1024) /* floats */
 #define DOT_NARROW_N 32
 #define DOT_NARROW_MIN_K 32
 #define DOT_WIDER_MIN_K 128
@@ -519,7 +528,9 @@ static int choose_path(const gemm_problem *p, const gemm_kernel *K, const plan_b
     if (!K || p->k == 0) return PATH_REF;
     if (p->m == 1 && !pb->bplan) return PATH_GEMV;
     if (K->dot && !pb->bplan && p->a_cs == 1 && p->b_rs == 1 &&
-        ((p->m <= DOT_MAX_M && p->k >= DOT_MIN_K) || dot_narrow(p)))
+        ((p->m <= DOT_MAX_M && p->k >= DOT_MIN_K) ||
+         (p->m <= DOT_MID_MAX_M && p->k >= DOT_MID_MIN_K && p->n * p->k <= DOT_MID_MAX_B) ||
+         dot_narrow(p)))
         return PATH_DOT;
     return PATH_LOOPS;
 }
@@ -953,7 +964,8 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
 #define GEMM_STR(x) GEMM_STR_(x)
 #define GEMM_DOT_STR                                                                              \
     "f32-gemm-dot-4x6-avx512 (A B^T with " GEMM_STR(DOT_MAX_M) " rows or fewer and k " GEMM_STR( \
-        DOT_MIN_K) " or more, or fewer than " GEMM_STR(DOT_NARROW_N) " columns and k " GEMM_STR(  \
+        DOT_MIN_K) " or more, or " GEMM_STR(DOT_MID_MAX_M) " or fewer, k " GEMM_STR(             \
+        DOT_MID_MIN_K) " or more and B^T of 512 KiB or less, or fewer than " GEMM_STR(DOT_NARROW_N) " columns and k " GEMM_STR(  \
         DOT_NARROW_MIN_K) " or more, or 33-56 columns and k " GEMM_STR(DOT_WIDER_MIN_K) " or more)"
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
         return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more, B packed), "
