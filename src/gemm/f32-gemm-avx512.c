@@ -88,8 +88,10 @@ static inline __attribute__((always_inline)) __m512 dot_sum16(const __m512 *v)
 {
     __m512 h[8], q[4], w[2];
     _Pragma("GCC unroll 8") for (int e = 0; e < 8; e++) h[e] = dot_fold8(v[e], v[e + 8]);
-    _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++) q[e] = dot_fold(h[e], h[e + 4], 0xF0F0, DOT_I2);
-    _Pragma("GCC unroll 2") for (int e = 0; e < 2; e++) w[e] = dot_fold(q[e], q[e + 2], 0xCCCC, DOT_I3);
+    _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++)
+        q[e] = dot_fold(h[e], h[e + 4], 0xF0F0, DOT_I2);
+    _Pragma("GCC unroll 2") for (int e = 0; e < 2; e++)
+        w[e] = dot_fold(q[e], q[e + 2], 0xCCCC, DOT_I3);
     return dot_fold(w[0], w[1], 0xAAAA, DOT_I4);
 }
 
@@ -98,7 +100,8 @@ static inline __attribute__((always_inline)) __m512 dot_sum8(const __m512 *v)
 {
     __m512 h[4], q[2];
     _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++) h[e] = dot_fold8(v[e], v[e + 4]);
-    _Pragma("GCC unroll 2") for (int e = 0; e < 2; e++) q[e] = dot_fold(h[e], h[e + 2], 0xF0F0, DOT_I2);
+    _Pragma("GCC unroll 2") for (int e = 0; e < 2; e++)
+        q[e] = dot_fold(h[e], h[e + 2], 0xF0F0, DOT_I2);
     const __m512 w = dot_fold(q[0], q[1], 0xCCCC, DOT_I3);
     return dot_fold(w, w, 0xAAAA, DOT_I4);
 }
@@ -160,7 +163,8 @@ dot_tile(const int NC, size_t k, const float *a, size_t lda, const float *b, siz
     /* v[x * NC + y]: element (x, y). Every loop over it unrolled: gcc otherwise keeps it in
      * memory (a zeroing loop becomes a memset), with a store per FMA. */
     __m512 v[GEMM_DOT_MR * GEMM_DOT_NR];
-    _Pragma("GCC unroll 24") for (int e = 0; e < GEMM_DOT_MR * NC; e++) v[e] = _mm512_setzero_ps();
+    _Pragma("GCC unroll 24") for (int e = 0; e < GEMM_DOT_MR * NC; e++)
+        v[e] = _mm512_setzero_ps();
     size_t p = 0;
 #define DOT_STEP(LOAD)                                                                             \
     do {                                                                                           \
@@ -180,10 +184,10 @@ dot_tile(const int NC, size_t k, const float *a, size_t lda, const float *b, siz
 #undef DOT_MASKED
     }
 #undef DOT_STEP
-    /* 4 x NC elements: 24 = 16 + 8, 16, or 8. Element e of the first 16 ends in lane e of f0;
-     * of the other 8 (or of all 8), in lane 2e' of the vector after (f1, or f0). */
-    const int full = GEMM_DOT_MR * NC >= 16;
-    const __m512 f0 = full ? dot_sum16(v) : dot_sum8(v);
+    /* 4 x NC elements: 24 = 16 + 8, 16, or 8. Element e below `base` ends in lane e of f0,
+     * the others in lane 2 (e - base) of f1 (24) or f0 (8); permute indices 16-31 are f1's. */
+    const int base = GEMM_DOT_MR * NC >= 16 ? 16 : 0;
+    const __m512 f0 = base ? dot_sum16(v) : dot_sum8(v);
     const __m512 f1 = GEMM_DOT_MR * NC == 24 ? dot_sum8(v + 16) : f0;
     /* the micro-kernel's epilogue on each row's sums in lanes 0..NC-1 (the 8 x 32 tile's
      * store_tile: masked to nr columns, it stores the first vector of each row only) */
@@ -192,7 +196,7 @@ dot_tile(const int NC, size_t k, const float *a, size_t lda, const float *b, siz
         int idx[16] = {0};
         _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++) {
             const int e = x * NC + y;
-            idx[y] = full && e < 16 ? e : (full ? 16 : 0) + 2 * (e - (full ? 16 : 0));
+            idx[y] = e < base ? e : base + 2 * (e - base);
         }
         sums[x][0] = _mm512_permutex2var_ps(f0, _mm512_loadu_si512(idx), f1);
         sums[x][1] = _mm512_setzero_ps();

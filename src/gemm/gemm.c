@@ -123,10 +123,11 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
  * more than the taller tile saves: 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows
  * 1.08-1.10x), else 8 x 32. Elsewhere 8 x 32: on AMD's Zen 4 and Zen 5 no other tile beat it.
  * The 32-column tiles pack B alike, so one plan serves both, and every tile sums each
- * element's k products in the same order: the bits do not depend on the tile. */
-/* Nor where the 64-column panels pad n more than the 32-column ones (n mod 64 in 1..32): 14 x
- * 32 instead ran 256 x 96 x 784 NT 1.46x, 256 x 160 x 768 NT 1.29x, 1024 x 96 x 1024 NN
- * 1.18x, 256 x 784 x 784 NT 1.02x (scripts/gemm-ab-small.c, 1 thread, Intel Xeon). */
+ * element's k products in the same order: the bits do not depend on the tile.
+ * Not 6 x 64 where its panels pad n more than 32-column ones do (n mod 64 in 1..32): 14 x 32
+ * there ran 256 x 96 x 784 NT 1.46x, 256 x 160 x 768 NT 1.29x, 1024 x 96 x 1024 NN 1.18x,
+ * 256 x 784 x 784 NT 1.02x (scripts/gemm-ab-small.c, 1 thread, Intel Xeon). */
+/* Columns that padding n to a multiple of nr adds */
 static size_t pad_to(size_t n, size_t nr) { return (n + nr - 1) / nr * nr - n; }
 #define TALL_TILE_MIN_M 48
 #define WIDE_TILE_MIN_M 256
@@ -963,10 +964,11 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
 #define GEMM_STR_(x) #x
 #define GEMM_STR(x) GEMM_STR_(x)
 #define GEMM_DOT_STR                                                                              \
-    "f32-gemm-dot-4x6-avx512 (A B^T with " GEMM_STR(DOT_MAX_M) " rows or fewer and k " GEMM_STR( \
-        DOT_MIN_K) " or more, or " GEMM_STR(DOT_MID_MAX_M) " or fewer, k " GEMM_STR(             \
-        DOT_MID_MIN_K) " or more and B^T of 512 KiB or less, or fewer than " GEMM_STR(DOT_NARROW_N) " columns and k " GEMM_STR(  \
-        DOT_NARROW_MIN_K) " or more, or 33-56 columns and k " GEMM_STR(DOT_WIDER_MIN_K) " or more)"
+    "f32-gemm-dot-4x6-avx512 (A B^T with " GEMM_STR(DOT_MAX_M) " rows or fewer and k "       \
+    GEMM_STR(DOT_MIN_K) " or more, or " GEMM_STR(DOT_MID_MAX_M) " or fewer, k "                \
+    GEMM_STR(DOT_MID_MIN_K) " or more and B^T of 512 KiB or less, or fewer than "              \
+    GEMM_STR(DOT_NARROW_N) " columns and k " GEMM_STR(DOT_NARROW_MIN_K) " or more, or 33-56 "   \
+    "columns and k " GEMM_STR(DOT_WIDER_MIN_K) " or more)"
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
         return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more, B packed), "
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
