@@ -126,7 +126,12 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
  * element's k products in the same order: the bits do not depend on the tile.
  * Not 6 x 64 where its panels pad n more than 32-column ones do (n mod 64 in 1..32): 14 x 32
  * there ran 256 x 96 x 784 NT 1.46x, 256 x 160 x 768 NT 1.29x, 1024 x 96 x 1024 NN 1.18x,
- * 256 x 784 x 784 NT 1.02x (scripts/gemm-ab-small.c, 1 thread, Intel Xeon). */
+ * 256 x 784 x 784 NT 1.02x (scripts/gemm-ab-small.c, 1 thread, Intel Xeon). But 6 x 64 for
+ * fewer than 48 rows with B read in place, against 8 x 32: 3 x 512 x 784 NN 1.33x, 5 x 768 x
+ * 768 1.20x, 16 x 3072 x 768 1.07-1.13x, 47 x 768 x 768 1.12x, 32 x 128 x 784 1.03-1.05x, 32
+ * x 768 x 768 1.00x (2 threads 1.01-1.03x); with B packed it lost (16 x 512 x 200 NT 0.89x,
+ * 32 x 768 x 128 NT 0.95x), and from 48 to 255 rows in place it did not beat 14 x 32 (128 x
+ * 768 x 768 0.95x, 64 x 3136 x 576 1.03x). */
 /* Columns that padding n to a multiple of nr adds */
 static size_t pad_to(size_t n, size_t nr) { return (n + nr - 1) / nr * nr - n; }
 #define TALL_TILE_MIN_M 48
@@ -146,9 +151,10 @@ static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa,
         if (test_tile) return test_tile == 6 && !nr32 ? wide : test_tile == 14 ? tall : base;
         if (strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") != 0) return base;
         const size_t m = p ? p->m : SIZE_MAX;
-        if (!nr32 && m >= WIDE_TILE_MIN_M && !(p && b_in_place(p, wide->inplace_b_max_m)) &&
-            !(p && pad_to(p->n, 64) > pad_to(p->n, 32)))
-            return wide;
+        const int pads_less = !(p && pad_to(p->n, 64) > pad_to(p->n, 32));
+        const int in_place = p && b_in_place(p, wide->inplace_b_max_m);
+        const int wide_rows = m >= WIDE_TILE_MIN_M ? !in_place : m < TALL_TILE_MIN_M && in_place;
+        if (!nr32 && pads_less && wide_rows) return wide;
         return m >= TALL_TILE_MIN_M ? tall : base;
     }
     case RIDGE_ISA_AVX2: return &ridge_gemm_kernel_avx2;
@@ -970,7 +976,8 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
     GEMM_STR(DOT_NARROW_N) " columns and k " GEMM_STR(DOT_NARROW_MIN_K) " or more, or 33-56 "   \
     "columns and k " GEMM_STR(DOT_WIDER_MIN_K) " or more)"
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
-        return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more, B packed), "
+        return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more with B packed, "
+               "fewer than " GEMM_STR(TALL_TILE_MIN_M) " with B in place), "
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
                "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
     if (K == &ridge_gemm_kernel_8x32_avx512) return "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
