@@ -130,12 +130,15 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
  * fewer than 48 rows with B read in place, against 8 x 32: 3 x 512 x 784 NN 1.33x, 5 x 768 x
  * 768 1.20x, 16 x 3072 x 768 1.07-1.13x, 47 x 768 x 768 1.12x, 32 x 128 x 784 1.03-1.05x, 32
  * x 768 x 768 1.00x (2 threads 1.01-1.03x); with B packed it lost (16 x 512 x 200 NT 0.89x,
- * 32 x 768 x 128 NT 0.95x), and from 48 to 255 rows in place it did not beat 14 x 32 (128 x
- * 768 x 768 0.95x, 64 x 3136 x 576 1.03x). */
+ * 32 x 768 x 128 NT 0.95x). From 48 to 79 rows in place, against 14 x 32, it won where its
+ * row tiles pad m less (64 x 3136 x 64 1.02x, from a cold L2 1.065x; 64 x 3136 x 576 1.02-
+ * 1.04x; 48, 60, 72 x 768 x 768 1.03-1.06x) and lost where 14 x 32's do (56 and 70 x 768 x
+ * 768 0.95x, 0.96x); from 80 rows on it did not win (96 0.98x, 128 0.95x). */
 /* Columns that padding n to a multiple of nr adds */
 static size_t pad_to(size_t n, size_t nr) { return (n + nr - 1) / nr * nr - n; }
 #define TALL_TILE_MIN_M 48
 #define WIDE_TILE_MIN_M 256
+#define WIDE_IN_PLACE_MAX_M 80
 static int test_tile;
 
 void ridge_gemm_set_tile_for_tests(int mr) { test_tile = mr; }
@@ -153,7 +156,9 @@ static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa,
         const size_t m = p ? p->m : SIZE_MAX;
         const int pads_less = !(p && pad_to(p->n, 64) > pad_to(p->n, 32));
         const int in_place = p && b_in_place(p, wide->inplace_b_max_m);
-        const int wide_rows = m >= WIDE_TILE_MIN_M ? !in_place : m < TALL_TILE_MIN_M && in_place;
+        const int wide_rows = m >= WIDE_TILE_MIN_M ? !in_place
+                              : m < TALL_TILE_MIN_M ? in_place
+                              : m < WIDE_IN_PLACE_MAX_M && in_place && pad_to(m, 6) < pad_to(m, 14);
         if (!nr32 && pads_less && wide_rows) return wide;
         return m >= TALL_TILE_MIN_M ? tall : base;
     }
@@ -977,7 +982,8 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
     "columns and k " GEMM_STR(DOT_WIDER_MIN_K) " or more)"
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
         return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more with B packed, "
-               "fewer than " GEMM_STR(TALL_TILE_MIN_M) " with B in place), "
+               "fewer than " GEMM_STR(TALL_TILE_MIN_M) " with B in place, or up to "
+               GEMM_STR(WIDE_IN_PLACE_MAX_M) " where it pads m less), "
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
                "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
     if (K == &ridge_gemm_kernel_8x32_avx512) return "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
