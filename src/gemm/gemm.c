@@ -982,7 +982,7 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
     "columns and k " GEMM_STR(DOT_WIDER_MIN_K) " or more)"
     if (K == &ridge_gemm_kernel_6x64_avx512 && !test_tile)
         return "f32-gemm-6x64-avx512 (" GEMM_STR(WIDE_TILE_MIN_M) " rows or more with B packed, "
-               "fewer than " GEMM_STR(TALL_TILE_MIN_M) " with B in place, or up to "
+               "fewer than " GEMM_STR(TALL_TILE_MIN_M) " with B in place, or fewer than "
                GEMM_STR(WIDE_IN_PLACE_MAX_M) " where it pads m less), "
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
                "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
