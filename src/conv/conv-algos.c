@@ -802,7 +802,7 @@ static ridge_status gemm_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, con
  * && a->s1 == 3` into one 8-byte load, which two 4-byte stores cannot forward to: the load then
  * waits for both stores to leave the store buffer, behind the previous row's stores of y. In
  * NHWC, where those stores drain slowest, `perf` put 10% of a depthwise call on such a load;
- * written this way, C = 64 56 x 56 ran 1.03-1.05x (scripts/conv-ab.c, batch 1 and 8). */
+ * written this way, C = 64 56 x 56 ran 1.03-1.06x (scripts/conv-ab.c, batch 1 and 8). */
 typedef struct int_pair {
     int lo, hi;
 } int_pair;
