@@ -134,6 +134,12 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
  * row tiles pad m less (64 x 3136 x 64 1.02x, from a cold L2 1.065x; 64 x 3136 x 576 1.02-
  * 1.04x; 48, 60, 72 x 768 x 768 1.03-1.06x) and lost where 14 x 32's do (56 and 70 x 768 x
  * 768 0.95x, 0.96x); from 80 rows on it did not win (96 0.98x, 128 0.95x). */
+/* The tile and thread-split rules measured on Intel cores (ridge_cpu.vendor) */
+static int cpu_is_intel(const ridge_ctx *ctx)
+{
+    return strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") == 0;
+}
+
 /* Columns that padding n to a multiple of nr adds */
 static size_t pad_to(size_t n, size_t nr) { return (n + nr - 1) / nr * nr - n; }
 #define TALL_TILE_MIN_M 48
@@ -152,7 +158,7 @@ static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa,
         const gemm_kernel *tall = &ridge_gemm_kernel_14x32_avx512;
         const gemm_kernel *base = &ridge_gemm_kernel_8x32_avx512;
         if (test_tile) return test_tile == 6 && !nr32 ? wide : test_tile == 14 ? tall : base;
-        if (strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") != 0) return base;
+        if (!cpu_is_intel(ctx)) return base;
         const size_t m = p ? p->m : SIZE_MAX;
         const int pads_less = !(p && pad_to(p->n, 64) > pad_to(p->n, 32));
         const int in_place = p && b_in_place(p, wide->inplace_b_max_m);
@@ -423,8 +429,7 @@ static void gemm_split_2d(ridge_ctx *ctx, int nth, size_t m, size_t n, size_t g0
      * B for a few row tiles, 64 x 3136 x 64 0.83x). On the Intel Xeon the columns, each thread
      * reading half of B, ran faster (`bench gemm --peers --threads 2 --filter dx`, against
      * oneDNN: qkv dx 0.94 against 0.88 by rows, lm_head dx 0.94 against 0.88). */
-    const int rows_first = !b_packed && m >= 128 * (size_t)nth &&
-                           strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") != 0;
+    const int rows_first = !b_packed && m >= 128 * (size_t)nth && !cpu_is_intel(ctx);
     double best = -1;
     for (int p0 = 1; p0 <= nth; p0++) {
         if (nth % p0 || (size_t)p0 > u0 || (size_t)(nth / p0) > u1) continue;
