@@ -12,7 +12,9 @@
  *   cc -O2 -Iinclude scripts/conv-chain.c -Lbuild -lridge -Wl,-rpath,$PWD/build -o conv-chain
  *   ./conv-chain dw 2 8 4 31          # depthwise 3x3, C = 64, 56 x 56, 2 threads, batch 8
  *
- * usage: conv-chain dw|pw THREADS N L ROUNDS [C [H]] (pw: 1x1 pointwise; default C 64, H 56) */
+ * usage: conv-chain dw|pw THREADS N L ROUNDS [C [H]] (pw: 1x1 pointwise; default C 64, H 56)
+ * CONV_CHAIN_STREAM=A,B: the two plans' opts.stream instead of 1,-1 (0: the library's choice
+ * by size, which for depthwise may be the cached path with the input prefetched). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +69,12 @@ int main(int argc, char **argv)
         buf[b] = ridge_malloc(elems * sizeof(float));
         for (size_t i = 0; i < elems; i++) buf[b][i] = 0.01f * (float)(i % 17);
     }
-    const int stream[2] = {1, -1};
+    int stream[2] = {1, -1};
+    const char *modes = getenv("CONV_CHAIN_STREAM");
+    if (modes && sscanf(modes, "%d,%d", &stream[0], &stream[1]) != 2) {
+        fprintf(stderr, "conv-chain: CONV_CHAIN_STREAM must be two modes, such as 0,-1\n");
+        return 2;
+    }
     ridge_conv2d_plan *plan[2];
     double *t[2];
     for (int m = 0; m < 2; m++) {
@@ -98,7 +105,7 @@ int main(int argc, char **argv)
     for (int m = 0; m < 2; m++) {
         qsort(t[m], (size_t)rounds, sizeof(double), cmpd);
         printf("  %-11s median %.3f ms per layer, best %.3f\n",
-               stream[m] > 0 ? "streamed" : "cached", t[m][rounds / 2] * 1e3, t[m][0] * 1e3);
+               stream[m] > 0 ? "streamed" : stream[m] ? "cached" : "by size", t[m][rounds / 2] * 1e3, t[m][0] * 1e3);
     }
     return 0;
 }

@@ -18,7 +18,7 @@ static double now(void)
 
 int main(void)
 {
-    const size_t mib[] = {1, 2, 4, 8, 12, 16, 24, 32, 64, 256};
+    const size_t mib[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256};
     for (size_t s = 0; s < sizeof mib / sizeof mib[0]; s++) {
         const size_t bytes = mib[s] << 20, n = bytes / sizeof(float);
         float *a = aligned_alloc(64, bytes);

@@ -15,9 +15,15 @@
 #define RIDGE_X86 1
 #endif
 
-/* The cap on the last-level cache one core may plan for. A VM on a chiplet CPU reports the
- * whole socket's L3 (hundreds of MiB) although a core reaches only its own chiplet's 32 MiB. */
+/* The cap on the last-level cache one core may plan for. A VM on an AMD chiplet CPU reports
+ * the whole socket's L3 (hundreds of MiB) although a core reaches only its own chiplet's
+ * 32 MiB. An Intel Xeon's L3 is one mesh that every core reaches, but a VM shares it with the
+ * host's other tenants: on one that reported 480 MiB, one core read at 29.8 GB/s from 4 to
+ * 64 MiB, 28.7 at 96, 24.8 at 128 and 16.9 at 256 (scripts/read-bandwidth.c), and a chain of
+ * depthwise layers kept its outputs in cache profitably up to 77 MB (docs/PERFORMANCE.md,
+ * session 24). Other vendors get the chiplet cap. */
 #define L3_USABLE_CAP ((size_t)32 << 20)
+#define L3_USABLE_CAP_INTEL ((size_t)96 << 20)
 
 static ridge_cpu g_cpu;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -160,7 +166,8 @@ static void detect_once(void)
     if (c->line == 0) c->line = 64;
     if (c->l1d == 0) c->l1d = 32 << 10;
     if (c->l2 == 0) c->l2 = 256 << 10;
-    c->l3_usable = RIDGE_MIN(c->l3, L3_USABLE_CAP);
+    const int intel = strcmp(c->vendor, "GenuineIntel") == 0;
+    c->l3_usable = RIDGE_MIN(c->l3, intel ? L3_USABLE_CAP_INTEL : L3_USABLE_CAP);
 }
 
 const ridge_cpu *ridge_cpu_get(void)
