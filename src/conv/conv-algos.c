@@ -905,7 +905,10 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
  * 10% either way (scripts/conv-chain.c). Between a quarter and half, depthwise stores through
  * the cache but prefetches its input as the streamed path does (alone at 13 MB on 1 thread,
  * 1.3-1.5x; in the chain, as fast). At batch 1 the 1.6 MB depthwise measured 0.61-0.66x
- * streamed (docs/PERFORMANCE.md). */
+ * streamed (docs/PERFORMANCE.md). On an Intel Xeon VM, whose usable L3 is 96 MiB (cpu.c), the
+ * same rules held: depthwise alone ran best through the cache to ~32 MB and streamed from ~38
+ * MB, in the chain through the cache to 77 MB; pointwise in the chain through the cache from
+ * 12.8 to 38.5 MB (docs/PERFORMANCE.md, session 24). */
 int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
 {
     const ridge_conv2d_desc *d = &p->d;
