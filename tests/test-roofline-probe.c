@@ -47,12 +47,14 @@ static double now(void)
 #define ZERO16_Y R14(ZERO_Y) ZERO_Y(14) ZERO_Y(15)
 /* 14 chains of multiply then add, all multiplies first: a chain's mul + add take 6 cycles
  * (3 + 3) on Zen 3, so 12 chains would exactly fill its 2 mul + 2 add pipes with no slack
- * (and measured ~10% under); 14 leave room for imperfect scheduling */
+ * (and measured ~10% under); 14 leave room for imperfect scheduling. The legacy-SSE loop
+ * starts after vzeroupper: with the upper halves left dirty by the VEX zeroing, an Intel
+ * Xeon VM ran it at 10.0-11.1 GFLOP/s against ridge's 11.4-11.9 (session 24). */
 #define MUL_S(j) "mulss %%xmm14, %%xmm" #j "\n\t"
 #define ADD_S(j) "addss %%xmm15, %%xmm" #j "\n\t"
 static double ops_scalar(uint64_t n)
 {
-    __asm__ volatile(ZERO16_Y "1:\n\t" R14(MUL_S) R14(ADD_S) "dec %0\n\tjnz 1b\n\tvzeroupper"
+    __asm__ volatile(ZERO16_Y "vzeroupper\n\t1:\n\t" R14(MUL_S) R14(ADD_S) "dec %0\n\tjnz 1b"
                      : "+r"(n) : : XCLOB, "cc");
     return 14.0 * 2;
 }

@@ -5,7 +5,7 @@
  * A trial pins its t threads to t different CPUs, starts them at a spin barrier (so pool
  * wake-up is not timed) and ends when the last finishes; its rate is the sum of the threads'
  * work over that span. Trials are
- * short, 2 ms (quick: 1 ms), many (40; quick 8), and run round-robin over the probes: on a
+ * short, 2 ms (quick: 1 ms), many (40; quick 8), and run round-robin over a phase's probes: on a
  * shared machine the scheduler hands out slices of a few ms, so a short trial has a fair
  * chance of running whole on an otherwise idle core, and a burst of load costs one trial of
  * each probe rather than all trials of one. 2 ms still dwarfs the timer and barrier (~1 us).
@@ -42,6 +42,8 @@
 #include "ridge/perf.h"
 
 enum { K_COMPUTE, K_READ, K_COPY, K_TRIAD };
+/* the probes' phases, in order: compute, the cache levels' reads (L1, L2, L3), DRAM */
+enum { PHASE_COMPUTE, PHASE_CACHE, PHASE_DRAM = PHASE_CACHE + RIDGE_LEVEL_DRAM, PHASE_COUNT };
 enum { WARM_PASSES = 3 }; /* untimed passes of a cache-level read before its trial */
 
 typedef struct probe_job {
@@ -162,7 +164,8 @@ typedef struct probe_spec {
     size_t base;       /* where its arrays start, in floats */
     int warm;          /* untimed pass(es) before each trial (probe_job.warm) */
     size_t windows;    /* cycle the trials over this many different arrays (cache levels) */
-    int dram;          /* streams DRAM-sized arrays: p->dram_trials */
+    int phase;         /* its trials' turn (measure_phase): PHASE_COMPUTE, PHASE_CACHE + the
+                        * level, or PHASE_DRAM (DRAM-sized arrays: p->dram_trials) */
     uint64_t work;     /* calibrated work per trial */
     double *result;    /* best rate, 1e9 units per second */
 } probe_spec;
@@ -217,10 +220,13 @@ static size_t l3_bytes_each(const ridge_roofline *r, int nth)
 }
 
 /* The probes for one thread count: the compute peaks the CPU has, then the memory levels.
- * DRAM arrays start at float 0, the cache levels' at cache_base, with room for cache_floats. */
+ * DRAM arrays start at float 0; the L3 level's at cache_base, with room for l3_floats; the L1
+ * and L2 levels' after those, with room for small_floats. Apart, so that the L3 trials do not
+ * find lines the L2 trials left in the L2: where they shared their first window, the 1-thread
+ * L3 read measured 33-34.5 GB/s against 30 for arrays of 4-96 MiB (Intel Xeon VM, session 24). */
 static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, size_t dram_floats,
-                      size_t cache_base, size_t cache_floats, ridge_roofline_point *pt,
-                      probe_spec *specs)
+                      size_t cache_base, size_t l3_floats, size_t small_floats,
+                      ridge_roofline_point *pt, probe_spec *specs)
 {
     int has_avx512 = ridge_cpu_supports(cpu, RIDGE_ISA_AVX512);
     const ridge_probe_compute_fn compute[RIDGE_PEAK_COUNT] = {
@@ -234,31 +240,41 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
     for (int k = 0; k < RIDGE_PEAK_COUNT; k++)
         if (compute[k]) /* else the peak stays 0: n/a */
             specs[n++] = (probe_spec){.name = ridge_roofline_peak_name(k), .kind = K_COMPUTE,
-                                      .compute = compute[k], .result = &pt->peak[k]};
+                                      .compute = compute[k], .phase = PHASE_COMPUTE,
+                                      .result = &pt->peak[k]};
     const size_t level_floats[RIDGE_LEVEL_COUNT] = {
         floats_for(r->l1d / 2), floats_for(r->l2 / 2), floats_for(l3_bytes_each(r, nth)),
         floats_for(dram_floats / (size_t)nth * sizeof(float))};
     for (int l = 0; l < RIDGE_LEVEL_COUNT; l++) {
         int dram = l == RIDGE_LEVEL_DRAM;
-        size_t windows = cache_floats / (level_floats[l] * (size_t)nth);
+        const int l3 = l == RIDGE_LEVEL_L3;
+        size_t windows = (l3 ? l3_floats : small_floats) / (level_floats[l] * (size_t)nth);
         specs[n++] = (probe_spec){.name = ridge_roofline_level_name(l), .kind = K_READ,
-                                  .n = level_floats[l], .base = dram ? 0 : cache_base,
+                                  .n = level_floats[l],
+                                  .base = dram ? 0 : l3 ? cache_base : cache_base + l3_floats,
                                   .warm = !dram,
                                   .windows = dram ? 1 : RIDGE_MAX(1, RIDGE_MIN(8, windows)),
-                                  .dram = dram, .result = &pt->read[l]};
+                                  .phase = dram ? PHASE_DRAM : PHASE_CACHE + l,
+                                  .result = &pt->read[l]};
     }
     size_t dram = level_floats[RIDGE_LEVEL_DRAM];
     specs[n++] = (probe_spec){.name = "copy", .kind = K_COPY, .n = dram, .warm = 1, .windows = 1,
-                              .dram = 1, .result = &pt->copy};
+                              .phase = PHASE_DRAM, .result = &pt->copy};
     specs[n++] = (probe_spec){.name = "triad", .kind = K_TRIAD, .n = dram, .warm = 1,
-                              .windows = 1, .dram = 1, .result = &pt->triad};
+                              .windows = 1, .phase = PHASE_DRAM, .result = &pt->triad};
     return n;
 }
 
 /* Measures one phase of one point: calibrates its probes, then runs their trials round-robin
- * (probe 1, probe 2, ..., probe 1, ...) and keeps each probe's best. Phase 0 is the compute
- * and cache-level probes, phase 1 the DRAM ones, and every point's phase 0 runs before any
- * point's phase 1 (ridge_roofline_measure): copy and triad leave the L3 full of dirty lines,
+ * (probe 1, probe 2, ..., probe 1, ...) and keeps each probe's best. The phases: the compute
+ * probes; each cache level's read alone, L1 to L3; the DRAM probes (enum above). Every point's
+ * phase runs before any point's next one (ridge_roofline_measure). The cache levels take turns
+ * no more: after the L3 trial had streamed its 8 MiB, an Intel Xeon VM's L2 read of 1 MiB ran
+ * at 159-167 GB/s after the 3 warm passes, against 178-183 with only L2 trials (the L2 keeps
+ * the streamed lines for a while and gives the new ones their ways only as they are read
+ * again), and the roof's L2 was 158-163 against the independent probe's 176-186
+ * (docs/PERFORMANCE.md, session 24). The DRAM phase comes last: copy and triad leave the L3
+ * full of dirty lines,
  * and every L2 victim entering the L3 then evicts one to DRAM (a standalone test: 2 MiB read
  * from L3 at 65-76 GB/s, 48-60 right after a 128 MiB triad, back to 76 only after 60 warm
  * passes). Interleaved with the DRAM probes, the L3 read ran 20-35% under the independent
@@ -271,10 +287,10 @@ static void measure_phase(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
                           probe_spec *specs, int nspecs, int phase)
 {
     for (int i = 0; i < nspecs; i++)
-        if (specs[i].dram == phase) *specs[i].result = calibrate(ctx, j, nth, p, &specs[i]);
-    for (int t = 1; t < (phase ? p->dram_trials : p->trials); t++)
+        if (specs[i].phase == phase) *specs[i].result = calibrate(ctx, j, nth, p, &specs[i]);
+    for (int t = 1; t < (phase == PHASE_DRAM ? p->dram_trials : p->trials); t++)
         for (int i = 0; i < nspecs; i++) {
-            if (specs[i].dram != phase) continue;
+            if (specs[i].phase != phase) continue;
             double ops;
             load_spec(j, &specs[i]);
             j->window = specs[i].windows > 1 ? (size_t)t % specs[i].windows : 0;
@@ -282,7 +298,7 @@ static void measure_phase(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
             *specs[i].result = fmax(*specs[i].result, ops / sec * 1e-9);
         }
     for (int i = 0; i < nspecs; i++)
-        if (specs[i].dram == phase)
+        if (specs[i].phase == phase)
             note(p, "%d thread%s: %-10s %8.1f %s", nth, nth > 1 ? "s" : "", specs[i].name,
                  *specs[i].result, specs[i].kind == K_COMPUTE ? "G/s" : "GB/s");
 }
@@ -314,12 +330,13 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
     plan p = {0.002, 40, 20, (flags & RIDGE_ROOFLINE_VERBOSE) != 0};
     if (r.quick) p.target = 0.001, p.trials = 8, p.dram_trials = 3;
 
-    /* the arrays: the DRAM-sized ones, then 8 windows of the largest cache-level array (the
-     * L3 one, on one thread) for every thread */
+    /* the arrays: the DRAM-sized ones, then 8 windows of the largest L3 array (the one of one
+     * thread) for every thread, then 8 of the L2 array for every thread (the L1 ones too) */
     size_t dram_bytes = RIDGE_MAX(4 * r.l3_usable, (size_t)64 << 20);
     size_t dram_floats = floats_for(dram_bytes) + (size_t)threads * RIDGE_PROBE_BLOCK;
-    size_t cache_floats = 8 * floats_for(l3_bytes_each(&r, 1)) * (size_t)threads;
-    size_t nfloats = dram_floats + cache_floats;
+    size_t l3_floats = 8 * floats_for(l3_bytes_each(&r, 1)) * (size_t)threads;
+    size_t small_floats = 8 * floats_for(r.l2 / 2) * (size_t)threads;
+    size_t nfloats = dram_floats + l3_floats + small_floats;
     ridge_status st = RIDGE_OK;
     probe_job *j = ridge_calloc(1, sizeof *j);
     float *a = ridge_malloc(nfloats * sizeof(float)), *b = ridge_malloc(nfloats * sizeof(float)),
@@ -347,11 +364,11 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
         r.points[i].threads = counts[i];
     }
     r.npoints = ncounts;
-    for (int phase = 0; phase < 2; phase++) /* every point's caches, then every point's DRAM */
+    for (int phase = 0; phase < PHASE_COUNT; phase++) /* every point's phase, then the next */
         for (int i = 0; i < ncounts; i++) {
             probe_spec specs[RIDGE_PEAK_COUNT + 6];
             int nspecs = make_specs(cpu, &r, counts[i], floats_for(dram_bytes), dram_floats,
-                                    cache_floats, &r.points[i], specs);
+                                    l3_floats, small_floats, &r.points[i], specs);
             measure_phase(ctx, j, counts[i], &p, specs, nspecs, phase);
         }
 
