@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 
     /* a roofline cache file (as `ridge roofline` writes it), 2 thread counts */
     static const char roof[] =
-        "{\"format\": \"ridge-roofline\", \"version\": 2, \"units\": \"GFLOP/s, GB/s, bytes\",\n"
+        "{\"format\": \"ridge-roofline\", \"version\": 3, \"units\": \"GFLOP/s, GB/s, bytes\",\n"
         " \"cpu\": \"AMD EPYC\", \"threads\": 2, \"l1d\": 32768, \"l2\": 524288,\n"
         " \"l3_usable\": 33554432, \"quick\": false, \"seconds\": 3.5,\n"
         " \"measured_at\": \"2026-11-30T11:23:54Z\", \"points\": [\n"

@@ -173,7 +173,7 @@ static void test_json_roundtrip(void)
     CHECK(back.points[0].peak[RIDGE_PEAK_F32_AVX512] == 0);
 
     /* what a damaged or foreign file looks like is refused, with a reason */
-    check_refused(json, "\"version\": 2", "\"version\": 1");
+    check_refused(json, "\"version\": 3", "\"version\": 2");
     check_refused(json, "\"format\": \"ridge-roofline\"", "\"format\": \"other\"");
     check_refused(json, "\"L2\": 100", "\"L2\": -100");
     check_refused(json, "\"L2\": 100", "\"L2\": null");

@@ -409,7 +409,7 @@ static void test_qmlp_scales(void)
 static void test_roofline_round_trip(void)
 {
     static const char text[] =
-        "{\"format\": \"ridge-roofline\", \"version\": 2, \"cpu\": \"A\\\"B\\u0001\\\\\",\n"
+        "{\"format\": \"ridge-roofline\", \"version\": 3, \"cpu\": \"A\\\"B\\u0001\\\\\",\n"
         " \"threads\": 1, \"l1d\": 32768, \"l2\": 524288, \"l3_usable\": 0, \"quick\": true,\n"
         " \"seconds\": 1, \"measured_at\": \"x\\n\\\"y\", \"points\": [{\"threads\": 1,\n"
         " \"peak\": {\"f32-ref\": 10, \"f32-avx2\": null, \"f32-avx512\": null, \"i8-dot\": null,\n"

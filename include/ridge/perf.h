@@ -70,7 +70,7 @@ typedef struct ridge_roofline_point {
                                      * several times the LLC, GB/s counting every array once */
 } ridge_roofline_point;
 
-#define RIDGE_ROOFLINE_VERSION 2
+#define RIDGE_ROOFLINE_VERSION 3
 #define RIDGE_ROOFLINE_MAX_POINTS 16
 
 typedef struct ridge_roofline {
