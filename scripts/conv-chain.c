@@ -105,7 +105,8 @@ int main(int argc, char **argv)
     for (int m = 0; m < 2; m++) {
         qsort(t[m], (size_t)rounds, sizeof(double), cmpd);
         printf("  %-11s median %.3f ms per layer, best %.3f\n",
-               stream[m] > 0 ? "streamed" : stream[m] ? "cached" : "by size", t[m][rounds / 2] * 1e3, t[m][0] * 1e3);
+               stream[m] > 0 ? "streamed" : stream[m] ? "cached" : "by size",
+               t[m][rounds / 2] * 1e3, t[m][0] * 1e3);
     }
     return 0;
 }

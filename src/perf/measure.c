@@ -4,11 +4,11 @@
  *
  * A trial pins its t threads to t different CPUs, starts them at a spin barrier (so pool
  * wake-up is not timed) and ends when the last finishes; its rate is the sum of the threads'
- * work over that span. Trials are
- * short, 2 ms (quick: 1 ms), many (40; quick 8), and run round-robin over a phase's probes: on a
- * shared machine the scheduler hands out slices of a few ms, so a short trial has a fair
- * chance of running whole on an otherwise idle core, and a burst of load costs one trial of
- * each probe rather than all trials of one. 2 ms still dwarfs the timer and barrier (~1 us).
+ * work over that span. Trials are short, 2 ms (quick: 1 ms), many (40; quick 8), and run
+ * round-robin over a phase's probes (measure_phase): on a shared machine the scheduler hands
+ * out slices of a few ms, so a short trial has a fair chance of running whole on an otherwise
+ * idle core, and a burst of load costs one trial of each probe rather than all trials of one.
+ * 2 ms still dwarfs the timer and barrier (~1 us).
  * The DRAM probes need at least one pass over arrays several times the LLC (10-30 ms here),
  * so they get half the trials (quick: 3; with a quarter, the 2-thread DRAM read and triad came
  * out 15-20% under the independent probe's best of 40). A cache-level read trial first reads its
@@ -274,15 +274,15 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
  * the streamed lines for a while and gives the new ones their ways only as they are read
  * again), and the roof's L2 was 158-163 against the independent probe's 176-186
  * (docs/PERFORMANCE.md, session 24). The DRAM phase comes last: copy and triad leave the L3
- * full of dirty lines,
- * and every L2 victim entering the L3 then evicts one to DRAM (a standalone test: 2 MiB read
- * from L3 at 65-76 GB/s, 48-60 right after a 128 MiB triad, back to 76 only after 60 warm
- * passes). Interleaved with the DRAM probes, the L3 read ran 20-35% under the independent
- * probe; after the 1-thread point's DRAM phase, the 2-thread L3 read ran 93-120 GB/s against
- * 134-139 without it (session 4). Successive trials of a cache level read different arrays
- * (windows): here the L1 read rate differed by up to 1.6x between processes (200 vs 125 GB/s)
- * yet stayed put within one, which points at the array's address (Zen's L1 way predictor
- * tags lines by linear address); one fixed array could then report a low roof every time. */
+ * full of dirty lines, and every L2 victim entering the L3 then evicts one to DRAM (a
+ * standalone test: 2 MiB read from L3 at 65-76 GB/s, 48-60 right after a 128 MiB triad, back
+ * to 76 only after 60 warm passes). Interleaved with the DRAM probes, the L3 read ran 20-35%
+ * under the independent probe; after the 1-thread point's DRAM phase, the 2-thread L3 read ran
+ * 93-120 GB/s against 134-139 without it (session 4). Successive trials of a cache level read
+ * different arrays (windows): here the L1 read rate differed by up to 1.6x between processes
+ * (200 vs 125 GB/s) yet stayed put within one, which points at the array's address (Zen's L1
+ * way predictor tags lines by linear address); one fixed array could then report a low roof
+ * every time. */
 static void measure_phase(ridge_ctx *ctx, probe_job *j, int nth, const plan *p,
                           probe_spec *specs, int nspecs, int phase)
 {
