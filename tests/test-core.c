@@ -78,6 +78,21 @@ static void test_cpu_legacy_leaves(void)
     CHECK(d.l1d == 32u << 10 && d.l2 == 512u << 10 && d.l3 == 0);
 }
 
+/* The usable L3: AMD's chiplet cap of 32 MiB for every vendor but Intel, whose mesh L3 a core
+ * reaches whole, capped at 96 MiB; a smaller L3 is all usable. */
+static void test_cpu_l3_usable(void)
+{
+    const size_t mib = (size_t)1 << 20;
+    CHECK(ridge_cpu_l3_usable("GenuineIntel", 480 * mib) == 96 * mib);
+    CHECK(ridge_cpu_l3_usable("GenuineIntel", 36 * mib) == 36 * mib);
+    CHECK(ridge_cpu_l3_usable("AuthenticAMD", 1016 * mib / 2) == 32 * mib);
+    CHECK(ridge_cpu_l3_usable("AuthenticAMD", 16 * mib) == 16 * mib);
+    CHECK(ridge_cpu_l3_usable("unknown", 64 * mib) == 32 * mib);
+    CHECK(ridge_cpu_l3_usable("GenuineIntel", 0) == 0);
+    const ridge_cpu *c = ridge_cpu_get();
+    CHECK(c->l3_usable == ridge_cpu_l3_usable(c->vendor, c->l3));
+}
+
 static void test_isa_names(void)
 {
     ridge_isa isa;
@@ -227,6 +242,7 @@ int main(void)
     test_status();
     test_cpu();
     test_cpu_legacy_leaves();
+    test_cpu_l3_usable();
     test_isa_names();
     test_ctx_options();
     test_memory();

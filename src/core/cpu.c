@@ -25,6 +25,12 @@
 #define L3_USABLE_CAP ((size_t)32 << 20)
 #define L3_USABLE_CAP_INTEL ((size_t)96 << 20)
 
+size_t ridge_cpu_l3_usable(const char *vendor, size_t l3)
+{
+    const int intel = strcmp(vendor, "GenuineIntel") == 0;
+    return RIDGE_MIN(l3, intel ? L3_USABLE_CAP_INTEL : L3_USABLE_CAP);
+}
+
 static ridge_cpu g_cpu;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -166,8 +172,7 @@ static void detect_once(void)
     if (c->line == 0) c->line = 64;
     if (c->l1d == 0) c->l1d = 32 << 10;
     if (c->l2 == 0) c->l2 = 256 << 10;
-    const int intel = strcmp(c->vendor, "GenuineIntel") == 0;
-    c->l3_usable = RIDGE_MIN(c->l3, intel ? L3_USABLE_CAP_INTEL : L3_USABLE_CAP);
+    c->l3_usable = ridge_cpu_l3_usable(c->vendor, c->l3);
 }
 
 const ridge_cpu *ridge_cpu_get(void)
