@@ -25,10 +25,11 @@
 #define L3_USABLE_CAP ((size_t)32 << 20)
 #define L3_USABLE_CAP_INTEL ((size_t)96 << 20)
 
+int ridge_cpu_vendor_is_intel(const char *vendor) { return strcmp(vendor, "GenuineIntel") == 0; }
+
 size_t ridge_cpu_l3_usable(const char *vendor, size_t l3)
 {
-    const int intel = strcmp(vendor, "GenuineIntel") == 0;
-    return RIDGE_MIN(l3, intel ? L3_USABLE_CAP_INTEL : L3_USABLE_CAP);
+    return RIDGE_MIN(l3, ridge_cpu_vendor_is_intel(vendor) ? L3_USABLE_CAP_INTEL : L3_USABLE_CAP);
 }
 
 static ridge_cpu g_cpu;

@@ -33,7 +33,9 @@ ridge_status ridge_error(ridge_status s, const char *fmt, ...)
  * 0x80000006's ECX and EDX); a fallback for VMs that leave leaf 0x8000001D empty. */
 void ridge_cpu_legacy_amd_caches(ridge_cpu *c, unsigned ecx5, unsigned ecx6, unsigned edx6);
 
-/* cpu.c: the part of an L3 of l3 bytes one core may plan for, by CPUID vendor string */
+/* cpu.c: whether a CPUID vendor string is Intel's (rules measured on Intel cores only), and
+ * the part of an L3 of l3 bytes one core may plan for, by vendor */
+int ridge_cpu_vendor_is_intel(const char *vendor);
 size_t ridge_cpu_l3_usable(const char *vendor, size_t l3);
 
 /* file.c: atomic file writes. The data goes to PATH.tmp.PID; commit flushes and fsyncs it,

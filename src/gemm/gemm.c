@@ -114,6 +114,12 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
     return p->b_cs == 1 && p->m <= max_m && !(rows_alias(p->b_rs) && p->m >= 64);
 }
 
+/* The tile and thread-split rules measured on Intel cores only */
+static int cpu_is_intel(const ridge_ctx *ctx)
+{
+    return ridge_cpu_vendor_is_intel(ridge_ctx_cpu(ctx)->vendor);
+}
+
 /* The micro-kernel of an ISA for product p (NULL: a large product with B packed); nr32: only
  * the tiles of 32 columns, which read the panels of a plan. AVX-512 has three tiles
  * (f32-gemm-avx512.c). On Intel cores: 6 x 64 for 256 rows or more with B packed (squares
@@ -134,12 +140,6 @@ static int b_in_place(const gemm_problem *p, size_t max_m)
  * row tiles pad m less (64 x 3136 x 64 1.02x, from a cold L2 1.065x; 64 x 3136 x 576 1.02-
  * 1.04x; 48, 60, 72 x 768 x 768 1.03-1.06x) and lost where 14 x 32's do (56 and 70 x 768 x
  * 768 0.95x, 0.96x); from 80 rows on it did not win (96 0.98x, 128 0.95x). */
-/* The tile and thread-split rules measured on Intel cores (ridge_cpu.vendor) */
-static int cpu_is_intel(const ridge_ctx *ctx)
-{
-    return strcmp(ridge_ctx_cpu(ctx)->vendor, "GenuineIntel") == 0;
-}
-
 /* Columns that padding n to a multiple of nr adds */
 static size_t pad_to(size_t n, size_t nr) { return (n + nr - 1) / nr * nr - n; }
 #define TALL_TILE_MIN_M 48

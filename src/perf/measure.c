@@ -254,7 +254,7 @@ static int make_specs(const ridge_cpu *cpu, const ridge_roofline *r, int nth, si
                                   .base = dram ? 0 : l3 ? cache_base : cache_base + l3_floats,
                                   .warm = !dram,
                                   .windows = dram ? 1 : RIDGE_MAX(1, RIDGE_MIN(8, windows)),
-                                  .phase = dram ? PHASE_DRAM : PHASE_CACHE + l,
+                                  .phase = PHASE_CACHE + l, /* DRAM: PHASE_DRAM */
                                   .result = &pt->read[l]};
     }
     size_t dram = level_floats[RIDGE_LEVEL_DRAM];
