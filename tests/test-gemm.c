@@ -541,10 +541,15 @@ int main(int argc, char **argv)
      * shapes cross every block boundary and the multi-block paths (beta after the first k
      * block, the epilogue on the last, a residual in C) are covered. */
     ridge_gemm_set_blocking_for_tests(20, 13, 40);
+    /* A read in place on every shape where it can be (the rule reads it in place only with
+     * few column panels), across the row and k blocks */
+    ridge_gemm_set_a_direct_for_tests(1);
     for (int i = 1; i < 5; i++) {
         force_tile(tiles[i]);
         test_isa(isas[i], 2);
     }
+    /* and A always packed, which the rule leaves to the shapes with many panels */
+    ridge_gemm_set_a_direct_for_tests(-1);
     /* And with MC left to the rule, so that a packed B goes one panel at a time through one
      * panel's buffer (one row block) across many k and column blocks. */
     ridge_gemm_set_blocking_for_tests(20, 0, 40);
@@ -553,6 +558,7 @@ int main(int argc, char **argv)
         test_isa(isas[i], 1);
     }
     ridge_gemm_set_blocking_for_tests(0, 0, 0);
+    ridge_gemm_set_a_direct_for_tests(0);
     force_tile(0);
     test_same_bits_every_tile();
     test_deterministic();

@@ -139,12 +139,14 @@ static __attribute__((noinline)) void GEMM_FN(store_rest)(GEMM_FN(acc_tile) a, f
 
 /* ---- micro-kernel -------------------------------------------------------------------------- */
 
-/* acc (R x NR) = A panel (k-major, R_stride floats per k) x B (kc rows b_rs apart). With
- * `masked`, B columns >= nr are neither read nor used. pf's lines are prefetched on the way
- * (gemm_prefetch; driver_block says whose). */
+/* acc (R x NR) = A x B (kc rows b_rs apart). A is a packed panel (k-major, R_stride floats
+ * per k) or, with a_direct, read in place: rows lda apart, contiguous in k, rows >= rows
+ * reading row 0 (their sums are not stored). With `masked`, B columns >= nr are neither read
+ * nor used. pf's lines are prefetched on the way (gemm_prefetch; driver_block says whose). */
 GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GEMM_NV],
-                                    size_t kc, const float *ap, const float *b, size_t b_rs,
-                                    size_t nr, const int masked, gemm_prefetch pf)
+                                    size_t kc, const float *ap, const int a_direct, size_t lda,
+                                    size_t rows, const float *b, size_t b_rs, size_t nr,
+                                    const int masked, gemm_prefetch pf)
 {
     size_t pf_next = 0;
     vmask bm[GEMM_NV];
@@ -152,6 +154,8 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
         long left = (long)nr - v * VL;
         bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
     }
+    const float *ar[R];
+    for (int r = 0; r < R; r++) ar[r] = a_direct ? ap + ((size_t)r < rows ? (size_t)r : 0) * lda : ap;
     for (int r = 0; r < R; r++)
         for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_ZERO();
 #pragma GCC unroll 2
@@ -166,28 +170,33 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
         for (int v = 0; v < GEMM_NV; v++)
             bv[v] = masked ? V_MASKLOAD(b + v * VL, bm[v]) : V_LOAD(b + v * VL);
         for (int r = 0; r < R; r++) {
-            const vf av = V_SET1(ap[r]);
+            const vf av = V_SET1(a_direct ? ar[r][p] : ap[r]);
             for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_FMA(av, bv[v], acc[r][v]);
         }
-        ap += R_stride;
+        if (!a_direct) ap += R_stride;
         b += b_rs;
     }
 }
 
-/* The MR x NR tile C[0:mr, 0:nr] from a packed A panel and B (packed or in place). */
+/* The MR x NR tile C[0:mr, 0:nr] from A (a packed panel, or in place with a_direct) and B
+ * (packed or in place). */
 /* An edge tile of exactly R < MR rows: only R rows of FMAs (B is read the same way). */
 #define GEMM_SHORT_TILE(R)                                                                         \
     do {                                                                                           \
         vf accr[R][GEMM_NV];                                                                       \
         if (nr == GEMM_NR || b_padded)                                                             \
-            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 0, (gemm_prefetch){0});      \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, a_direct, lda, mr, b, b_rs, nr, 0,        \
+                               (gemm_prefetch){0});                                                \
         else                                                                                       \
-            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, b, b_rs, nr, 1, (gemm_prefetch){0});      \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, a_direct, lda, mr, b, b_rs, nr, 1,        \
+                               (gemm_prefetch){0});                                                \
         GEMM_FN(store_tile)(R, accr, c, ldc, mr, nr, t, 0);                                        \
     } while (0)
 
-static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs, int b_padded,
-                         float *c, size_t ldc, size_t mr, size_t nr, const gemm_tile_params *t)
+GEMM_INLINE void GEMM_FN(ukernel_body)(const int a_direct, size_t kc, const float *ap,
+                                       size_t lda, const float *b, size_t b_rs, int b_padded,
+                                       float *c, size_t ldc, size_t mr, size_t nr,
+                                       const gemm_tile_params *t)
 {
     /* C is loaded and stored after the k loop: start bringing its lines in now */
     for (size_t r = 0; r < mr; r++) {
@@ -217,9 +226,11 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
     }
     vf acc[GEMM_MR][GEMM_NV];
     if (nr == GEMM_NR || b_padded)
-        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 0, t->pf);
+        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, a_direct, lda, mr, b, b_rs, nr, 0,
+                           t->pf);
     else
-        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, b, b_rs, nr, 1, (gemm_prefetch){0});
+        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, a_direct, lda, mr, b, b_rs, nr, 1,
+                           (gemm_prefetch){0});
     /* A full tile with no epilogue (most tiles of a large product) stores straight from the
      * registers; the other cases get a copy, so that acc's address never escapes and gcc
      * keeps it in registers (it used to store all 16 accumulators to the stack after the k
@@ -239,6 +250,15 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, const float *b, size_t b_rs
 #pragma GCC unroll 4
         for (int v = 0; v < GEMM_NV; v++) cp.v[r][v] = acc[r][v];
     GEMM_FN(store_rest)(cp, c, ldc, mr, nr, t);
+}
+
+/* lda 0: ap is a packed A panel; else A in place, rows lda apart (gemm_kernel.ukernel) */
+static void GEMM_UKERNEL(size_t kc, const float *ap, size_t lda, const float *b, size_t b_rs,
+                         int b_padded, float *c, size_t ldc, size_t mr, size_t nr,
+                         const gemm_tile_params *t)
+{
+    if (lda) GEMM_FN(ukernel_body)(1, kc, ap, lda, b, b_rs, b_padded, c, ldc, mr, nr, t);
+    else GEMM_FN(ukernel_body)(0, kc, ap, 0, b, b_rs, b_padded, c, ldc, mr, nr, t);
 }
 #undef GEMM_SHORT_TILE
 

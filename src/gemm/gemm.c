@@ -235,6 +235,27 @@ static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc,
     return RIDGE_MAX(nc / nr, 1) * nr;
 }
 
+/* A read in place by the micro-kernel instead of packed: where its rows are contiguous in k
+ * (NN, NT) and C has at most A_DIRECT_MAX_PANELS column panels. Packing A costs a pass over
+ * it per k block (a third of the loads go to the transposes), which the tiles repay once per
+ * column panel; in place, each tile broadcasts from MR row streams that the caches keep. With
+ * few panels that wins; with many, the packed panel's one stream does (Intel Xeon,
+ * scripts/gemm-ab-small.c, 1 thread, A in place over packed): 6 x 64 tile, 32 x 128 x 784 NN
+ * 1.08x (2 threads 1.22x, from a cold L2 1.09x), 64 x 128 x 784 1.12x (2 threads 1.22x), 32
+ * x 256 x 784 1.04x, 32 x 512 x 784 1.01x, 256 x 128 x 784 NT 1.11x, 64 x 64 x 4096 1.20x;
+ * 14 x 32 tile, 96 and 200 x 128 x 784 1.05x, 200 x 256 x 784 0.98x; many panels lost (256 x
+ * 768 x 768 NN 0.92x, 64 x 3136 x 64 0.90x). */
+#define A_DIRECT_MAX_PANELS 4
+static int test_a_direct;
+
+void ridge_gemm_set_a_direct_for_tests(int mode) { test_a_direct = mode; }
+
+static int a_direct(const gemm_problem *p, const gemm_kernel *K)
+{
+    if (p->a_cs != 1 || !p->a_rs || test_a_direct < 0) return 0;
+    return test_a_direct > 0 || p->n <= A_DIRECT_MAX_PANELS * (size_t)K->nr;
+}
+
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
 
 typedef struct gemm_driver {
@@ -243,6 +264,7 @@ typedef struct gemm_driver {
     size_t kc, mc, nc;
     int pack_b;          /* 0: B is read in place (unit column stride) */
     int panel_b;         /* B packed one panel at a time into one panel's buffer (one ic block) */
+    int a_direct;        /* A read in place by the micro-kernel, not packed (a_direct()) */
     const float *bplan;  /* prepacked B (k blocks of kc rows, each npad columns), or NULL */
     size_t plan_npad;
     float *scratch;      /* per thread: A block, then B block (or panel) */
@@ -322,7 +344,8 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
             for (size_t ic = i0; ic < i1; ic += d->mc) {
                 size_t mc = RIDGE_MIN(d->mc, i1 - ic);
                 const int pack_now = d->pack_b && ic == i0;
-                K->pack_a(mc, kc, p->a + ic * p->a_rs + pc * p->a_cs, p->a_rs, p->a_cs, ap);
+                if (!d->a_direct)
+                    K->pack_a(mc, kc, p->a + ic * p->a_rs + pc * p->a_cs, p->a_rs, p->a_cs, ap);
                 for (size_t jr = 0; jr < nc; jr += NR) {
                     size_t nr = RIDGE_MIN(NR, nc - jr);
                     const float *bpanel = bblk + jr * b_step;
@@ -350,8 +373,9 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                         size_t i = ic + ir, j = jc + jr;
                         tile_params(p, i, j, &t);
                         t.pf = prefetch_share(nx, nx_rows, nx_len, nx_rs, ir / MR, nt, kc);
-                        K->ukernel(kc, ap + ir * kc, bpanel, b_rs, padded, p->c + i * p->ldc + j,
-                                   p->ldc, RIDGE_MIN(MR, mc - ir), nr, &t);
+                        const float *ai = d->a_direct ? p->a + i * p->a_rs + pc : ap + ir * kc;
+                        K->ukernel(kc, ai, d->a_direct ? p->a_rs : 0, bpanel, b_rs, padded,
+                                   p->c + i * p->ldc + j, p->ldc, RIDGE_MIN(MR, mc - ir), nr, &t);
                     }
                 }
             }
@@ -585,6 +609,7 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     d->mc = blocking_mc(K, cpu, d->kc, p->m, d->pack_b);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
     d->panel_b = d->pack_b && d->mc >= p->m;
+    d->a_direct = a_direct(p, K);
     size_t mc_alloc = d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
     size_t b_alloc = d->panel_b ? (size_t)K->nr : d->pack_b ? nc_alloc : 0;
     d->per_thread = (mc_alloc + b_alloc) * d->kc;
