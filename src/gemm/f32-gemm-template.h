@@ -140,12 +140,12 @@ static __attribute__((noinline)) void GEMM_FN(store_rest)(GEMM_FN(acc_tile) a, f
 /* ---- micro-kernel -------------------------------------------------------------------------- */
 
 /* acc (R x NR) = A x B (kc rows b_rs apart). A is a packed panel (k-major, R_stride floats
- * per k) or, with a_direct, read in place: rows lda apart, contiguous in k, rows >= rows
- * reading row 0 (their sums are not stored). With `masked`, B columns >= nr are neither read
+ * per k) or, with a_direct, read in place: element (r, p) at ap[r * a_rs + p * a_cs], rows
+ * >= rows reading the last row (their sums are not stored). With `masked`, B columns >= nr are neither read
  * nor used. pf's lines are prefetched on the way (gemm_prefetch; driver_block says whose). */
 GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GEMM_NV],
-                                    size_t kc, const float *ap, const int a_direct, size_t lda,
-                                    size_t rows, const float *b, size_t b_rs, size_t nr,
+                                    size_t kc, const float *ap, const int a_direct, size_t a_rs,
+                                    size_t a_cs, size_t rows, const float *b, size_t b_rs, size_t nr,
                                     const int masked, gemm_prefetch pf)
 {
     size_t pf_next = 0;
@@ -155,7 +155,8 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
         bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
     }
     const float *ar[R];
-    for (int r = 0; r < R; r++) ar[r] = a_direct ? ap + ((size_t)r < rows ? (size_t)r : 0) * lda : ap;
+    for (int r = 0; r < R; r++) ar[r] = ap + ((size_t)r < rows ? (size_t)r : rows - 1) * a_rs;
+    size_t q = 0; /* p * a_cs */
     for (int r = 0; r < R; r++)
         for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_ZERO();
 #pragma GCC unroll 2
@@ -170,10 +171,11 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
         for (int v = 0; v < GEMM_NV; v++)
             bv[v] = masked ? V_MASKLOAD(b + v * VL, bm[v]) : V_LOAD(b + v * VL);
         for (int r = 0; r < R; r++) {
-            const vf av = V_SET1(a_direct ? ar[r][p] : ap[r]);
+            const vf av = V_SET1(a_direct ? ar[r][q] : ap[r]);
             for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_FMA(av, bv[v], acc[r][v]);
         }
-        if (!a_direct) ap += R_stride;
+        if (a_direct) q += a_cs;
+        else ap += R_stride;
         b += b_rs;
     }
 }
@@ -185,16 +187,16 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
     do {                                                                                           \
         vf accr[R][GEMM_NV];                                                                       \
         if (nr == GEMM_NR || b_padded)                                                             \
-            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, a_direct, lda, mr, b, b_rs, nr, 0,        \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, a_direct, a_rs, a_cs, mr, b, b_rs, nr, 0, \
                                (gemm_prefetch){0});                                                \
         else                                                                                       \
-            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, a_direct, lda, mr, b, b_rs, nr, 1,        \
+            GEMM_FN(tile_core)(R, GEMM_MR, accr, kc, ap, a_direct, a_rs, a_cs, mr, b, b_rs, nr, 1, \
                                (gemm_prefetch){0});                                                \
         GEMM_FN(store_tile)(R, accr, c, ldc, mr, nr, t, 0);                                        \
     } while (0)
 
 GEMM_INLINE void GEMM_FN(ukernel_body)(const int a_direct, size_t kc, const float *ap,
-                                       size_t lda, const float *b, size_t b_rs, int b_padded,
+                                       size_t a_rs, size_t a_cs, const float *b, size_t b_rs, int b_padded,
                                        float *c, size_t ldc, size_t mr, size_t nr,
                                        const gemm_tile_params *t)
 {
@@ -226,10 +228,10 @@ GEMM_INLINE void GEMM_FN(ukernel_body)(const int a_direct, size_t kc, const floa
     }
     vf acc[GEMM_MR][GEMM_NV];
     if (nr == GEMM_NR || b_padded)
-        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, a_direct, lda, mr, b, b_rs, nr, 0,
+        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, a_direct, a_rs, a_cs, mr, b, b_rs, nr, 0,
                            t->pf);
     else
-        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, a_direct, lda, mr, b, b_rs, nr, 1,
+        GEMM_FN(tile_core)(GEMM_MR, GEMM_MR, acc, kc, ap, a_direct, a_rs, a_cs, mr, b, b_rs, nr, 1,
                            (gemm_prefetch){0});
     /* A full tile with no epilogue (most tiles of a large product) stores straight from the
      * registers; the other cases get a copy, so that acc's address never escapes and gcc
@@ -252,13 +254,15 @@ GEMM_INLINE void GEMM_FN(ukernel_body)(const int a_direct, size_t kc, const floa
     GEMM_FN(store_rest)(cp, c, ldc, mr, nr, t);
 }
 
-/* lda 0: ap is a packed A panel; else A in place, rows lda apart (gemm_kernel.ukernel) */
-static void GEMM_UKERNEL(size_t kc, const float *ap, size_t lda, const float *b, size_t b_rs,
-                         int b_padded, float *c, size_t ldc, size_t mr, size_t nr,
+/* a_cs 0: ap is a packed A panel; else A in place, element (r, p) at ap[r * a_rs + p * a_cs]
+ * (gemm_kernel.ukernel) */
+static void GEMM_UKERNEL(size_t kc, const float *ap, size_t a_rs, size_t a_cs, const float *b,
+                         size_t b_rs, int b_padded, float *c, size_t ldc, size_t mr, size_t nr,
                          const gemm_tile_params *t)
 {
-    if (lda) GEMM_FN(ukernel_body)(1, kc, ap, lda, b, b_rs, b_padded, c, ldc, mr, nr, t);
-    else GEMM_FN(ukernel_body)(0, kc, ap, 0, b, b_rs, b_padded, c, ldc, mr, nr, t);
+    if (a_cs)
+        GEMM_FN(ukernel_body)(1, kc, ap, a_rs, a_cs, b, b_rs, b_padded, c, ldc, mr, nr, t);
+    else GEMM_FN(ukernel_body)(0, kc, ap, 0, 0, b, b_rs, b_padded, c, ldc, mr, nr, t);
 }
 #undef GEMM_SHORT_TILE
 

@@ -87,12 +87,12 @@ typedef struct gemm_kernel {
      * each new row of B is a new line and often a new page, which the 8 x 32 AVX-512 tile
      * meets once per 16 cycles and the 6 x 16 AVX2 tile once per 6. See f32-gemm-*.c. */
     int inplace_b_max_m;
-    /* C[0:mr, 0:nr] (mr <= MR, nr <= NR) from A and B rows b_rs apart. A: with lda 0 a
-     * packed panel (kc x MR, k-major), else in place, row i at ap + i * lda, contiguous in k
-     * (rows past mr are not read). B: a packed panel (b_rs == NR, b_padded: zero columns up
-     * to NR) or in place (b_padded 0: columns >= nr are not read). */
-    void (*ukernel)(size_t kc, const float *ap, size_t lda, const float *b, size_t b_rs,
-                    int b_padded, float *c, size_t ldc, size_t mr, size_t nr,
+    /* C[0:mr, 0:nr] (mr <= MR, nr <= NR) from A and B rows b_rs apart. A: with a_cs 0 a
+     * packed panel (kc x MR, k-major), else in place, element (i, p) at ap[i * a_rs + p *
+     * a_cs] (rows past mr are not read). B: a packed panel (b_rs == NR, b_padded: zero
+     * columns up to NR) or in place (b_padded 0: columns >= nr are not read). */
+    void (*ukernel)(size_t kc, const float *ap, size_t a_rs, size_t a_cs, const float *b,
+                    size_t b_rs, int b_padded, float *c, size_t ldc, size_t mr, size_t nr,
                     const gemm_tile_params *t);
     /* A (mc x kc at a[i * rs + p * cs]) into MR-row panels; B (kc x nc) into NR-column panels. */
     void (*pack_a)(size_t mc, size_t kc, const float *a, size_t rs, size_t cs, float *ap);
@@ -137,8 +137,8 @@ void ridge_gemm_set_blocking_for_tests(size_t kc, size_t mc, size_t nc);
 /* Tests only: force the AVX-512 tile by its rows (8, 14 or 6; 6 gives 8 where a plan needs 32
  * columns; 0: select_kernel's choice). */
 void ridge_gemm_set_tile_for_tests(int mr);
-/* Tests only: A read in place by the micro-kernel: 0 by the rule (driver_init), 1 always where A's rows
- * are contiguous in k, -1 never. */
+/* Tests only: A read in place by the micro-kernel: 0 by the rule (driver_init), 1 always,
+ * -1 never. */
 void ridge_gemm_set_a_direct_for_tests(int mode);
 
 /* gemm-ref.c: the plain scalar reference over rows [i0, i1) and columns [j0, j1) of C,

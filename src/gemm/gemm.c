@@ -235,25 +235,34 @@ static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc,
     return RIDGE_MAX(nc / nr, 1) * nr;
 }
 
-/* A read in place by the micro-kernel instead of packed: where its rows are contiguous in k
- * (NN, NT) and C has at most A_DIRECT_MAX_PANELS column panels. Packing A costs a pass over
- * it per k block (a third of the loads go to the transposes), which the tiles repay once per
- * column panel; in place, each tile broadcasts from MR row streams that the caches keep. With
- * few panels that wins; with many, the packed panel's one stream does (Intel Xeon,
- * scripts/gemm-ab-small.c, 1 thread, A in place over packed): 6 x 64 tile, 32 x 128 x 784 NN
- * 1.08x (2 threads 1.22x, from a cold L2 1.09x), 64 x 128 x 784 1.12x (2 threads 1.22x), 32
- * x 256 x 784 1.04x, 32 x 512 x 784 1.01x, 256 x 128 x 784 NT 1.11x, 64 x 64 x 4096 1.20x;
- * 14 x 32 tile, 96 and 200 x 128 x 784 1.05x, 200 x 256 x 784 0.98x; many panels lost (256 x
- * 768 x 768 NN 0.92x, 64 x 3136 x 64 0.90x). */
+/* A read in place by the micro-kernel instead of packed, where C has few columns: packing A
+ * is a pass over it per k block (for A in rows, a third of its loads feed the transposes),
+ * which only the column panels that reuse the packed block repay. In place, each tile
+ * broadcasts from A's MR rows (NN, NT: MR row streams contiguous in k) or from one line per
+ * k step (TN, TT: MR adjacent floats of each row of A^T); with few panels that won, with many
+ * the packed panel's single stream did (Intel Xeon, scripts/gemm-ab-small.c and gemm-ab.c, 1
+ * thread, A in place over packed):
+ * - rows contiguous in k, up to 4 panels: 32 x 128 x 784 NN 1.08x (2 threads 1.22x, from a
+ *   cold L2 1.09x), 64 x 128 x 784 1.12x, 256 x 64 x 256 NN (attention's A V) 1.16x, 256 x
+ *   128 x 784 NT 1.11x, 32 x 256 x 784 1.04x; 96 and 200 x 128 x 784 (14 x 32) 1.05x; the AVX2
+ *   tile 1.09-1.12x; past that, 32 x 512 x 784 1.01x, 200 x 256 x 784 (8 panels of 32)
+ *   0.98x, 256 x 768 x 768 0.92x, 64 x 3136 x 64 0.90x;
+ * - A^T, up to 64 columns: 576 x 64 x 3136 TN (a convolution's weight gradient, where packing
+ *   A^T took 39% of the time) 1.20x, 2 threads 1.15x, 200 x 64 x 784 1.29x, 96 x 64 x 1000
+ *   1.29x; at 128 columns 0.96-1.07x, at 256 0.91-0.97x. Not with the AVX2 tile, whose 16
+ *   columns give each line of A^T 6 FMAs, not 24: 0.98-1.04x. */
 #define A_DIRECT_MAX_PANELS 4
+#define A_DIRECT_T_MAX_COLS 64
 static int test_a_direct;
 
 void ridge_gemm_set_a_direct_for_tests(int mode) { test_a_direct = mode; }
 
 static int a_direct(const gemm_problem *p, const gemm_kernel *K)
 {
-    if (p->a_cs != 1 || !p->a_rs || test_a_direct < 0) return 0;
-    return test_a_direct > 0 || p->n <= A_DIRECT_MAX_PANELS * (size_t)K->nr;
+    if (!p->a_rs || !p->a_cs || test_a_direct < 0) return 0;
+    if (test_a_direct > 0) return 1;
+    if (p->a_cs == 1) return p->n <= A_DIRECT_MAX_PANELS * (size_t)K->nr;
+    return p->n <= A_DIRECT_T_MAX_COLS && K->nr >= 32;
 }
 
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
@@ -373,9 +382,11 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                         size_t i = ic + ir, j = jc + jr;
                         tile_params(p, i, j, &t);
                         t.pf = prefetch_share(nx, nx_rows, nx_len, nx_rs, ir / MR, nt, kc);
-                        const float *ai = d->a_direct ? p->a + i * p->a_rs + pc : ap + ir * kc;
-                        K->ukernel(kc, ai, d->a_direct ? p->a_rs : 0, bpanel, b_rs, padded,
-                                   p->c + i * p->ldc + j, p->ldc, RIDGE_MIN(MR, mc - ir), nr, &t);
+                        const float *ai = d->a_direct ? p->a + i * p->a_rs + pc * p->a_cs
+                                                      : ap + ir * kc;
+                        K->ukernel(kc, ai, p->a_rs, d->a_direct ? p->a_cs : 0, bpanel, b_rs,
+                                   padded, p->c + i * p->ldc + j, p->ldc, RIDGE_MIN(MR, mc - ir),
+                                   nr, &t);
                     }
                 }
             }
