@@ -141,12 +141,13 @@ static __attribute__((noinline)) void GEMM_FN(store_rest)(GEMM_FN(acc_tile) a, f
 
 /* acc (R x NR) = A x B (kc rows b_rs apart). A is a packed panel (k-major, R_stride floats
  * per k) or, with a_direct, read in place: element (r, p) at ap[r * a_rs + p * a_cs], rows
- * >= rows reading the last row (their sums are not stored). With `masked`, B columns >= nr are neither read
- * nor used. pf's lines are prefetched on the way (gemm_prefetch; driver_block says whose). */
+ * >= rows reading the last row (their sums are not stored). With `masked`, B columns >= nr
+ * are neither read nor used. pf's lines are prefetched on the way (gemm_prefetch;
+ * driver_block says whose). */
 GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GEMM_NV],
                                     size_t kc, const float *ap, const int a_direct, size_t a_rs,
-                                    size_t a_cs, size_t rows, const float *b, size_t b_rs, size_t nr,
-                                    const int masked, gemm_prefetch pf)
+                                    size_t a_cs, size_t rows, const float *b, size_t b_rs,
+                                    size_t nr, const int masked, gemm_prefetch pf)
 {
     size_t pf_next = 0;
     vmask bm[GEMM_NV];
@@ -154,9 +155,9 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
         long left = (long)nr - v * VL;
         bm[v] = V_MASK(left < 0 ? 0 : left > VL ? VL : left);
     }
-    /* the loops over rows unrolled: gcc otherwise left the 14-row tile's r loop rolled on its
-     * masked path, with its accumulators on the stack (B in place with a partial last panel,
-     * 100 x 147 x 3000 NN: 0.75x) */
+    /* every loop over the rows unrolled: gcc otherwise left the 14-row tile's rolled on its
+     * masked path, its accumulators on the stack (B in place with a partial last panel, 100 x
+     * 147 x 3000 NN: 0.75x) */
     const float *ar[R];
     if (a_direct)
 #pragma GCC unroll 16
@@ -203,8 +204,8 @@ GEMM_INLINE void GEMM_FN(tile_core)(const int R, const int R_stride, vf acc[][GE
     } while (0)
 
 GEMM_INLINE void GEMM_FN(ukernel_body)(const int a_direct, size_t kc, const float *ap,
-                                       size_t a_rs, size_t a_cs, const float *b, size_t b_rs, int b_padded,
-                                       float *c, size_t ldc, size_t mr, size_t nr,
+                                       size_t a_rs, size_t a_cs, const float *b, size_t b_rs,
+                                       int b_padded, float *c, size_t ldc, size_t mr, size_t nr,
                                        const gemm_tile_params *t)
 {
     /* C is loaded and stored after the k loop: start bringing its lines in now */

@@ -314,7 +314,8 @@ static gemm_prefetch prefetch_share(const float *base, size_t rows, size_t len, 
 }
 
 /* C[i0:i1, j0:j1], one thread's contiguous block (micro-tile aligned). Loop order (BLIS):
- * jc over NC columns (B block in L3), pc over KC, ic over MC rows (pack A, in L2), jr over NR
+ * jc over NC columns (B block in L3), pc over KC, ic over MC rows (pack A, in L2, unless
+ * a_direct: then the tiles read it in place), jr over NR
  * (B micro-panel), ir over MR (the micro-kernel). A packed B block is packed a panel at a
  * time in the first ic block, just before its first tiles; those tiles prefetch the next
  * panel's source lines, so its packing reads L2 instead of waiting on L3 or DRAM (B read in
