@@ -259,7 +259,7 @@ void ridge_gemm_set_a_direct_for_tests(int mode) { test_a_direct = mode; }
 
 static int a_direct(const gemm_problem *p, const gemm_kernel *K)
 {
-    if (!p->a_rs || !p->a_cs || test_a_direct < 0) return 0;
+    if (!p->a_cs || test_a_direct < 0) return 0; /* a_cs 0 tells the kernel "packed" */
     if (test_a_direct > 0) return 1;
     if (p->a_cs == 1) return p->n <= A_DIRECT_MAX_PANELS * (size_t)K->nr;
     return p->n <= A_DIRECT_T_MAX_COLS && K->nr >= 32;
@@ -327,8 +327,9 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
     const gemm_problem *p = d->p;
     const gemm_kernel *K = d->K;
     const size_t MR = (size_t)K->mr, NR = (size_t)K->nr;
-    float *ap = d->scratch + (size_t)ith * d->per_thread;
-    float *bp = ap + (d->mc + MR) * d->kc;
+    /* A block (none with a_direct), then B's; no scratch at all when neither is packed */
+    float *ap = d->per_thread ? d->scratch + (size_t)ith * d->per_thread : NULL;
+    float *bp = ap && !d->a_direct ? ap + (d->mc + MR) * d->kc : ap;
     gemm_tile_params t = {.alpha = p->alpha, .bias_kind = p->epi.bias_kind, .act = p->epi.act,
                           .ldr = p->epi.ldr};
     for (size_t jc = j0; jc < j1; jc += d->nc) {
@@ -622,7 +623,7 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     d->nc = blocking_nc(K, cpu, d->kc, threads);
     d->panel_b = d->pack_b && d->mc >= p->m;
     d->a_direct = a_direct(p, K);
-    size_t mc_alloc = d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
+    size_t mc_alloc = d->a_direct ? 0 : d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
     size_t b_alloc = d->panel_b ? (size_t)K->nr : d->pack_b ? nc_alloc : 0;
     d->per_thread = (mc_alloc + b_alloc) * d->kc;
     d->per_thread = (d->per_thread + 15) & ~(size_t)15; /* 64-byte aligned blocks */

@@ -359,18 +359,18 @@ ridge_status ridge_roofline_measure(ridge_ctx *ctx, int flags, ridge_roofline *o
     j->triad = has_avx512 ? ridge_probe_triad__avx512
              : has_avx2   ? ridge_probe_triad__avx2
                           : ridge_probe_triad__scalar;
+    probe_spec specs[RIDGE_ROOFLINE_MAX_POINTS][RIDGE_PEAK_COUNT + 6];
+    int nspecs[RIDGE_ROOFLINE_MAX_POINTS];
     for (int i = 0; i < ncounts; i++) {
         memset(&r.points[i], 0, sizeof r.points[i]);
         r.points[i].threads = counts[i];
+        nspecs[i] = make_specs(cpu, &r, counts[i], floats_for(dram_bytes), dram_floats,
+                               l3_floats, small_floats, &r.points[i], specs[i]);
     }
     r.npoints = ncounts;
     for (int phase = 0; phase < PHASE_COUNT; phase++) /* every point's phase, then the next */
-        for (int i = 0; i < ncounts; i++) {
-            probe_spec specs[RIDGE_PEAK_COUNT + 6];
-            int nspecs = make_specs(cpu, &r, counts[i], floats_for(dram_bytes), dram_floats,
-                                    l3_floats, small_floats, &r.points[i], specs);
-            measure_phase(ctx, j, counts[i], &p, specs, nspecs, phase);
-        }
+        for (int i = 0; i < ncounts; i++)
+            measure_phase(ctx, j, counts[i], &p, specs[i], nspecs[i], phase);
 
     r.seconds = (double)(ridge_time_ns() - start) * 1e-9;
     time_t now = time(NULL);
