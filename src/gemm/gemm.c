@@ -274,6 +274,7 @@ typedef struct gemm_driver {
     int pack_b;          /* 0: B is read in place (unit column stride) */
     int panel_b;         /* B packed one panel at a time into one panel's buffer (one ic block) */
     int a_direct;        /* A read in place by the micro-kernel, not packed (a_direct()) */
+    int no_aliased_pf;   /* no prefetch of B's next panel for packing when its rows alias */
     const float *bplan;  /* prepacked B (k blocks of kc rows, each npad columns), or NULL */
     size_t plan_npad;
     float *scratch;      /* per thread: A block, then B block (or panel) */
@@ -372,12 +373,14 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                         if (p->b_cs == 1) nx_rows = kc, nx_len = nx_nr, nx_rs = p->b_rs;
                         else if (p->b_rs == 1) nx_rows = nx_nr, nx_len = kc, nx_rs = p->b_cs;
                         else nx = NULL;
-                        /* Not for packing rows a multiple of 4 KiB apart: their lines fall into
-                         * a few L1 sets, where they evict each other and the tiles' own lines
-                         * before the packing comes (Intel Xeon, without it: 256 x 3072 x 768
-                         * NN 1.07x, 2 threads 1.05x; 256 x 1024 x 1024 NT 1.03x). B read in
-                         * place keeps it (0.80x without, where its rows do not alias). */
-                        if (pack_now && rows_alias(nx_rs)) nx = NULL;
+                        /* On Intel not for packing rows a multiple of 4 KiB apart: their
+                         * lines fall into a few L1 sets, where they evict each other and the
+                         * tiles' own lines before the packing comes (Intel Xeon, without it:
+                         * 256 x 3072 x 768 NN 1.07x, 2 threads 1.05x; 256 x 1024 x 1024 NT
+                         * 1.03x). On Zen 5 the prefetch paid there too (with it: 256 x 3072 x
+                         * 768 NN 1.05x, 256 x 768 x 3072 NT 1.02x). B read in place keeps it
+                         * (0.80x without, where its rows do not alias). */
+                        if (pack_now && d->no_aliased_pf && rows_alias(nx_rs)) nx = NULL;
                     }
                     const size_t nt = (mc + MR - 1) / MR;
                     for (size_t ir = 0; ir < mc; ir += MR) {
@@ -623,6 +626,7 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     d->nc = blocking_nc(K, cpu, d->kc, threads);
     d->panel_b = d->pack_b && d->mc >= p->m;
     d->a_direct = a_direct(p, K);
+    d->no_aliased_pf = ridge_cpu_vendor_is_intel(cpu->vendor);
     size_t mc_alloc = d->a_direct ? 0 : d->mc + (size_t)K->mr, nc_alloc = d->nc + (size_t)K->nr;
     size_t b_alloc = d->panel_b ? (size_t)K->nr : d->pack_b ? nc_alloc : 0;
     d->per_thread = (mc_alloc + b_alloc) * d->kc;
