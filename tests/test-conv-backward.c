@@ -50,6 +50,8 @@ static const shape shapes[] = {
     {"5x5-dil2-co16",   1, 7,  11, 10, 16, 5, 5, 1, 1, 2, 2, 3, 2, 4, 3, 1},
     /* Winograd dw over two chunks of tiles (100 tiles; at most 82 per chunk for NR 16) */
     {"3x3-wino-chunks", 4, 40, 17, 18, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    /* ... and over three (150 tiles, 50 per chunk for NR 32): a pair, then a chunk alone */
+    {"3x3-wino-chunks3", 6, 40, 17, 18, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     /* thin layers, output channels in blocks of 32 (dw direct: the dwtaps tile on a padded
      * copy): one and two input channels, strides, dilation, uneven padding, 7 x 7 (49 taps:
      * several passes of 12 or 5), more images than the 32 chunks */

@@ -126,12 +126,27 @@ static int64_t wdw_tiles_per_chunk(const ridge_conv2d_bwd_plan *p)
     return (T + chunks - 1) / chunks;
 }
 
-/* dw Winograd workspace for `threads`: V, Q, M, then a 36 x cig gather buffer per thread */
+/* dw Winograd: the partial sums of M, each over every other chunk (see dw_winograd): two,
+ * unless there is one chunk or M is past 4 MiB. A second M costs its passes: on 1 thread,
+ * 3x3 128 -> 128 28 x 28 batch 8 (M 2.4 MB) ran 0.90-0.95x and 256 -> 256 14 x 14 batch 16
+ * (9.4 MB) 0.55x, on 2 threads 1.17x and 0.85x. A constant, not the L2's size, so that the
+ * sums depend on the shape only. */
+#define WDW_PARTS_MAX_M_BYTES (4.0 * 1024 * 1024)
+static int wdw_parts(const ridge_conv2d_bwd_plan *p)
+{
+    const int64_t T = p->d.n * ((p->oh + 3) / 4) * ((p->ow + 3) / 4);
+    const double m_bytes = 36.0 * (double)(p->ncob * p->k->nr) * (double)p->cig * sizeof(float);
+    return T > wdw_tiles_per_chunk(p) && m_bytes <= WDW_PARTS_MAX_M_BYTES ? 2 : 1;
+}
+
+/* dw Winograd workspace for `threads`: V, Q and M per part, then a 36 x cig gather buffer per
+ * thread */
 static size_t wdw_ws(const ridge_conv2d_bwd_plan *p, int threads)
 {
     const int64_t TB = wdw_tiles_per_chunk(p), nr = p->k->nr, cogp = p->ncob * nr;
-    return round_bytes((size_t)(36 * TB * p->cig)) + round_bytes((size_t)(36 * TB * cogp)) +
-           round_bytes((size_t)(36 * p->ncob * p->cig * nr)) +
+    return (size_t)wdw_parts(p) * (round_bytes((size_t)(36 * TB * p->cig)) +
+                                   round_bytes((size_t)(36 * TB * cogp)) +
+                                   round_bytes((size_t)(36 * p->ncob * p->cig * nr))) +
            (size_t)threads * round_bytes((size_t)(36 * p->cig));
 }
 
@@ -1184,14 +1199,22 @@ static ridge_status dw_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, fl
  *   M[xi] (c_in x c_out) += V[xi]^T (c_in x tiles) Q[xi] (tiles x c_out),
  * V = B^T d B (the forward's input transform, zero-filled patches at the borders), Q = A dy A^T
  * (dy zero past the image), then dW = G^T M G per channel pair. 4x fewer multiplies than the
- * direct sum; error as the forward's F(4,3). Per chunk of tiles: the transforms (threads split
- * the tiles), then the GEMMs on the dwt tile (threads split (xi, output-channel block), each
- * owning its part of M: the sums do not depend on the thread count). */
+ * direct sum; error as the forward's F(4,3). The chunks of tiles go in pairs, one to each of two
+ * parts (wdw_parts), each with its own V, Q and partial M; per chunk, the transforms, then the
+ * GEMMs on the dwt tile, each item (part, xi, output-channel block) owning its block of its
+ * part's M; at the end M = M0 + M1. On 1 thread, and on 2 for a pair, a part's chunk runs on
+ * one thread, its transforms and GEMMs back to back, so on 2 threads each thread's GEMMs read
+ * the V and Q it wrote itself; else the threads split the chunks' tiles, then their GEMM
+ * items. With one
+ * V and Q, whose tiles the threads split one way and whose transform points the other, each
+ * chunk's V and Q crossed between the cores, and on Zen 5 2 threads ran no faster than 1 (3x3
+ * 64 -> 64 56 x 56 batch 8 1.04x, 32 -> 64 14 x 14 batch 64 0.80x; now 1.47x and 1.8x the old
+ * 2-thread time). The sums depend on the chunks only, not on the thread count. */
 typedef struct wdw {
     const ridge_conv2d_bwd_plan *p;
     const float *x, *dy;
-    float *V, *Q, *M, *tbuf, *dw;
-    int64_t t0, nt, TB;
+    float *V[2], *Q[2], *M[2], *tbuf, *dw;
+    int64_t t0[2], nt[2], TB;
 } wdw;
 
 static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
@@ -1202,8 +1225,10 @@ static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
     const int64_t cig = p->cig, cog = p->cog, nr = p->k->nr, cogp = p->ncob * nr;
     const int64_t tw = (p->ow + 3) / 4, tpi = (p->oh + 3) / 4 * tw;
     float *dbuf = f->tbuf + (size_t)ith * (round_bytes((size_t)(36 * cig)) / sizeof(float));
-    for (size_t t = b; t < e; t++) {
-        const int64_t tt = f->t0 + (int64_t)t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
+    for (size_t it = b; it < e; it++) { /* part 0's tiles, then part 1's */
+        const int part = (int64_t)it >= f->nt[0];
+        const int64_t t = (int64_t)it - (part ? f->nt[0] : 0);
+        const int64_t tt = f->t0[part] + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
         /* V[xi][t][ci]: the 6x6 patch of x (zeros outside), the forward's input transform */
         const int64_t ih0 = ty * 4 - d->pad_top, iw0 = tx * 4 - d->pad_left;
         for (int i = 0; i < 6; i++)
@@ -1216,10 +1241,10 @@ static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
                     memcpy(dp, f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw,
                            (size_t)cig * sizeof(float));
             }
-        p->k->wino_in(4, dbuf, cig, f->V + (int64_t)t * cig, f->TB * cig);
+        p->k->wino_in(4, dbuf, cig, f->V[part] + t * cig, f->TB * cig);
         /* Q[xi][t][co] = (A dy A^T)[xi] (zeros past the image and past cog) */
         const int mh = (int)RIDGE_MIN(4, p->oh - ty * 4), mw = (int)RIDGE_MIN(4, p->ow - tx * 4);
-        float *q = f->Q + (int64_t)t * cogp;
+        float *q = f->Q[part] + t * cogp;
         p->k->wino_dy(f->dy + n * p->yv.sn + ty * 4 * p->yv.sh + tx * 4 * p->yv.sw, p->yv.sh,
                       p->yv.sw, mh, mw, cog, q, f->TB * cogp);
         if (cogp > cog)
@@ -1228,7 +1253,7 @@ static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
     }
 }
 
-/* M[xi][cob][ci][nr] += V[xi]^T Q[xi] for items of (xi * ncob + cob) */
+/* M[xi][cob][ci][nr] += V[xi]^T Q[xi] for items of ((part * 36 + xi) * ncob + cob) */
 static void wdw_gemm_range(void *arg, size_t b, size_t e, int ith)
 {
     const wdw *f = arg;
@@ -1238,13 +1263,16 @@ static void wdw_gemm_range(void *arg, size_t b, size_t e, int ith)
     (void)ith;
     conv_dwt_args a;
     a.xrs = 0, a.xps = cig, a.yrs = 0, a.yps = cogp;
-    a.nrow = 1, a.ncol = f->nt;
+    a.nrow = 1;
     for (size_t it = b; it < e; it++) {
-        const int64_t xi = (int64_t)it / p->ncob, cob = (int64_t)it % p->ncob;
-        a.dy = f->Q + xi * f->TB * cogp + cob * nr;
-        float *out = f->M + (xi * p->ncob + cob) * cig * nr;
+        const int part = (int64_t)it >= 36 * p->ncob;
+        const int64_t j = (int64_t)it - (part ? 36 * p->ncob : 0);
+        const int64_t xi = j / p->ncob, cob = j % p->ncob;
+        a.ncol = f->nt[part];
+        a.dy = f->Q[part] + xi * f->TB * cogp + cob * nr;
+        float *out = f->M[part] + (xi * p->ncob + cob) * cig * nr;
         for (int64_t ci = 0; ci < cig; ci += mr) {
-            a.x = f->V + xi * f->TB * cig + ci;
+            a.x = f->V[part] + xi * f->TB * cig + ci;
             a.mr = (int)RIDGE_MIN(mr, cig - ci), a.out = out + ci * nr;
             p->k->dwt(&a);
         }
@@ -1264,7 +1292,7 @@ static void wdw_out_range(void *arg, size_t b, size_t e, int ith)
     for (size_t it = b; it < e; it++) {
         const int64_t cob = (int64_t)it / cig, ci = (int64_t)it % cig;
         const int64_t nco = RIDGE_MIN(nr, cog - cob * nr);
-        const float *m = f->M + (cob * cig + ci) * nr;
+        const float *m = f->M[0] + (cob * cig + ci) * nr;
         float t[6][3][64], o[9][64];
         for (int i = 0; i < 6; i++) /* t = M G */
             for (int s = 0; s < 3; s++) {
@@ -1286,22 +1314,63 @@ static void wdw_out_range(void *arg, size_t b, size_t e, int ith)
     }
 }
 
+/* Part q's chunk alone, on thread ith: its transforms, then its GEMMs */
+static void wdw_part(wdw *f, int q, int ith)
+{
+    const size_t items = (size_t)(36 * f->p->ncob);
+    if (!f->nt[q]) return;
+    wdw_transform_range(f, q ? (size_t)f->nt[0] : 0, (size_t)(f->nt[0] + (q ? f->nt[1] : 0)),
+                        ith);
+    wdw_gemm_range(f, (size_t)q * items, (size_t)(q + 1) * items, ith);
+}
+
+static void wdw_part_task(void *arg, int ith, int nth)
+{
+    (void)nth;
+    wdw_part(arg, ith, ith);
+}
+
+/* M0 += M1 over [b, e) */
+static void wdw_sum_range(void *arg, size_t b, size_t e, int ith)
+{
+    const wdw *f = arg;
+    (void)ith;
+    for (size_t i = b; i < e; i++) f->M[0][i] += f->M[1][i];
+}
+
 static void dw_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dw, float *db,
                         const float *x, const float *dy, void *ws)
 {
     const int64_t TB = wdw_tiles_per_chunk(p), nr = p->k->nr, cogp = p->ncob * nr;
     const int64_t T = p->d.n * ((p->oh + 3) / 4) * ((p->ow + 3) / 4);
-    wdw f = {p, x, dy, NULL, NULL, NULL, NULL, dw, 0, 0, TB};
-    f.V = ws;
-    f.Q = (float *)((char *)f.V + round_bytes((size_t)(36 * TB * p->cig)));
-    f.M = (float *)((char *)f.Q + round_bytes((size_t)(36 * TB * cogp)));
-    f.tbuf = (float *)((char *)f.M + round_bytes((size_t)(36 * p->ncob * p->cig * nr)));
-    memset(f.M, 0, (size_t)(36 * p->ncob * p->cig * nr) * sizeof(float));
-    for (f.t0 = 0; f.t0 < T; f.t0 += TB) {
-        f.nt = RIDGE_MIN(TB, T - f.t0);
-        ridge_parallel_for(ctx, (size_t)f.nt, 1, wdw_transform_range, &f);
-        ridge_parallel_for(ctx, (size_t)(36 * p->ncob), 1, wdw_gemm_range, &f);
+    const size_t m_elems = (size_t)(36 * p->ncob * p->cig * nr);
+    const int parts = wdw_parts(p), threads = ridge_ctx_threads(ctx);
+    wdw f = {.p = p, .x = x, .dy = dy, .dw = dw, .TB = TB};
+    char *w = ws;
+    for (int q = 0; q < parts; q++) {
+        f.V[q] = (float *)w;
+        f.Q[q] = (float *)(w += round_bytes((size_t)(36 * TB * p->cig)));
+        f.M[q] = (float *)(w += round_bytes((size_t)(36 * TB * cogp)));
+        w += round_bytes(m_elems);
+        memset(f.M[q], 0, m_elems * sizeof(float));
     }
+    f.tbuf = (float *)w;
+    for (int64_t t0 = 0; t0 < T; t0 += parts * TB) {
+        for (int q = 0; q < parts; q++) {
+            f.t0[q] = t0 + q * TB;
+            f.nt[q] = RIDGE_MAX(0, RIDGE_MIN(TB, T - f.t0[q]));
+        }
+        if (threads == 2 && f.nt[1]) {
+            ridge_parallel_run(ctx, 2, wdw_part_task, &f);
+        } else if (threads == 1) {
+            for (int q = 0; q < parts; q++) wdw_part(&f, q, 0);
+        } else {
+            ridge_parallel_for(ctx, (size_t)(f.nt[0] + f.nt[1]), 1, wdw_transform_range, &f);
+            ridge_parallel_for(ctx, (size_t)((f.nt[1] ? 2 : 1) * 36 * p->ncob), 1,
+                               wdw_gemm_range, &f);
+        }
+    }
+    if (parts == 2) ridge_parallel_for(ctx, m_elems, 4096, wdw_sum_range, &f);
     ridge_parallel_for(ctx, (size_t)(p->ncob * p->cig), 1, wdw_out_range, &f);
     if (db) db_nhwc(p, dy, db);
 }
