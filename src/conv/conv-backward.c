@@ -127,11 +127,12 @@ static int64_t wdw_tiles_per_chunk(const ridge_conv2d_bwd_plan *p)
 }
 
 /* dw Winograd: the partial sums of M, each over every other chunk (see dw_winograd): two,
- * unless there is one chunk or M is past 4 MiB. A second M costs its passes: on 1 thread,
- * 3x3 128 -> 128 28 x 28 batch 8 (M 2.4 MB) ran 0.90-0.95x and 256 -> 256 14 x 14 batch 16
- * (9.4 MB) 0.55x, on 2 threads 1.17x and 0.85x. A constant, not the L2's size, so that the
- * sums depend on the shape only. */
-#define WDW_PARTS_MAX_M_BYTES (4.0 * 1024 * 1024)
+ * unless there is one chunk or M is past 1 MiB, where each thread's passes over a whole M of
+ * its own cost more than the transforms crossing between the cores (Zen 5: 3x3 128 -> 128
+ * 28 x 28, M 2.4 MB, 1 thread 0.90-0.95x; 2 threads 1.17x at batch 8 but 0.74x at batch 1,
+ * two chunks; 256 -> 256 14 x 14 batch 16, M 9.4 MB, 0.55x and 0.85x). A constant, not the
+ * L2's size, so that the sums depend on the shape only. */
+#define WDW_PARTS_MAX_M_BYTES (1024.0 * 1024)
 static int wdw_parts(const ridge_conv2d_bwd_plan *p)
 {
     const int64_t T = p->d.n * ((p->oh + 3) / 4) * ((p->ow + 3) / 4);
