@@ -148,7 +148,11 @@ static void test_pool_isas(void)
         float *x = malloc(xn * 4), *g = malloc(yn * 4), *y[3], *dx[3];
         int32_t *am[3];
         fill(g, yn, 51);
-        for (size_t i = 0; i < xn; i++) x[i] = (float)(int)((i * 7) % 5); /* many ties */
+        /* many ties: a pixel's value repeats over runs of 3 pixels, so that a window's cells
+         * tie in every channel in many windows (with i * 7 % 5, cells C floats apart never
+         * tied for these C) */
+        for (size_t i = 0; i < xn; i++)
+            x[i] = (float)(int)((i / (size_t)d.c / 3 + i % (size_t)d.c) % 2);
         x[xn / 2] = NAN;
         for (int k = 0; k < 3; k++)
             y[k] = malloc(yn * 4), dx[k] = malloc(xn * 4), am[k] = malloc(yn * 4);

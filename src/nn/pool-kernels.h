@@ -41,14 +41,71 @@ static inline void max_cell(float *restrict y, int32_t *restrict am, const float
     }
 }
 
+/* Max pooling, 2 x 2 windows at stride 2 without padding (every CNN's): output row i of an
+ * image, a window's four cells in one pass over the channels, 16 at a time in GCC vector
+ * types (zmm, two ymm or SSE per ISA build), the max and the winner in registers, y and
+ * argmax stored once; the cells in max_cell's order with its test, so the generic loop's
+ * bits. The generic loop (four short vectorized loops per pixel, y and argmax read and
+ * written back per cell) ran 64 x 28 x 28 x 32 at 22 GB/s on 1 thread (Zen 5); with the four
+ * cells in one plain loop gcc did not vectorize it at all. */
+typedef float pool_vf __attribute__((vector_size(64)));
+typedef int32_t pool_vi __attribute__((vector_size(64)));
+
+static inline __attribute__((always_inline)) void max_cell16(pool_vf *m, pool_vi *a,
+                                                             const float *xp, int32_t o)
+{
+    const pool_vi iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    pool_vf v;
+    memcpy(&v, xp, sizeof v);
+    const pool_vi take = (v > *m) | ((v != v) & (*m == *m));
+    *m = (pool_vf)(((pool_vi)v & take) | ((pool_vi)*m & ~take));
+    *a = ((iota + o) & take) | (*a & ~take);
+}
+
+static void max2x2_row(const ridge_pool2d_desc *d, int64_t ow, const float *x, int64_t i,
+                       float *restrict y, int32_t *restrict am)
+{
+    const int32_t C = (int32_t)d->c, W = (int32_t)d->w;
+    const pool_vi iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    for (int64_t j = 0; j < ow; j++, y += C, am += C) {
+        const int32_t o0 = (int32_t)((2 * i * W + 2 * j) * C), o1 = o0 + C, o2 = o0 + W * C,
+                      o3 = o2 + C;
+        int32_t c = 0;
+        for (; c + 16 <= C; c += 16) {
+            pool_vf m;
+            memcpy(&m, x + o0 + c, sizeof m);
+            pool_vi a = iota + (o0 + c);
+            max_cell16(&m, &a, x + o1 + c, o1 + c);
+            max_cell16(&m, &a, x + o2 + c, o2 + c);
+            max_cell16(&m, &a, x + o3 + c, o3 + c);
+            memcpy(y + c, &m, sizeof m);
+            memcpy(am + c, &a, sizeof a);
+        }
+        for (; c < C; c++) {
+            y[c] = x[o0 + c], am[c] = o0 + c;
+            max_cell(y + c, am + c, x + o1 + c, o1 + c, 1);
+            max_cell(y + c, am + c, x + o2 + c, o2 + c, 1);
+            max_cell(y + c, am + c, x + o3 + c, o3 + c, 1);
+        }
+    }
+}
+
 void POOL_CAT(ridge_nn_pool_fwd_range, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
 {
     const pool_args *p = arg;
     const ridge_pool2d_desc *d = p->d;
     const int64_t C = d->c;
+    const int max2x2 = d->kind == RIDGE_POOL_MAX && d->r == 2 && d->s == 2 &&
+                       d->stride_h == 2 && d->stride_w == 2 && d->pad_top == 0 &&
+                       d->pad_left == 0 && d->pad_bottom == 0 && d->pad_right == 0;
     (void)ith;
     for (size_t it = b; it < e; it++) { /* one output row */
         int64_t n = (int64_t)it / p->oh, i = (int64_t)it % p->oh, h0, h1;
+        if (max2x2) {
+            const int64_t off = ((n * p->oh + i) * p->ow) * C;
+            max2x2_row(d, p->ow, p->in + n * d->h * d->w * C, i, p->out + off, p->argmax + off);
+            continue;
+        }
         window(i, d->stride_h, d->pad_top, d->r, d->h, &h0, &h1);
         const float *x = p->in + n * d->h * d->w * C;
         for (int64_t j = 0; j < p->ow; j++) {
