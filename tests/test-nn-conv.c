@@ -130,17 +130,20 @@ static void test_pool(ridge_ctx *ctx, ridge_pool_kind kind, int64_t k, int64_t s
 
 /* The training pooling pair on every ISA the CPU has, against the scalar build bit for bit and
  * against a plain max: channels past one vector (C = 37), ties, a NaN, windows that tile the
- * image (the backward's select path) with a row and a column left over, and windows that
- * overlap (its scatter). */
+ * image (the backward's select path) with a row and a column left over, windows that overlap
+ * (its scatter), and 2 x 2 windows whose last row and column the bottom and right padding
+ * cut (clamped, so not the tiled paths: until session 26 the backward took them as tiled and
+ * touched a row and a column past the image). */
 static void test_pool_isas(void)
 {
     const struct {
-        int64_t k, stride, h, w, c;
-    } sh[] = {{2, 2, 9, 7, 37}, {2, 2, 8, 8, 16}, {3, 2, 7, 9, 20}};
+        int64_t k, stride, h, w, c, pad_end; /* pad_end: bottom and right */
+    } sh[] = {{2, 2, 9, 7, 37, 0}, {2, 2, 8, 8, 16, 0}, {3, 2, 7, 9, 20, 0}, {2, 2, 7, 5, 16, 1}};
     const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
     for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++) {
         ridge_pool2d_desc d = {.n = 3, .c = sh[t].c, .h = sh[t].h, .w = sh[t].w, .r = sh[t].k,
                                .s = sh[t].k, .stride_h = sh[t].stride, .stride_w = sh[t].stride,
+                               .pad_bottom = sh[t].pad_end, .pad_right = sh[t].pad_end,
                                .kind = RIDGE_POOL_MAX, .layout = RIDGE_NHWC};
         int64_t oh, ow;
         CHECK_OK(ridge_pool2d_desc_check(&d, &oh, &ow));

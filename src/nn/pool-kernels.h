@@ -136,6 +136,48 @@ void POOL_CAT(ridge_nn_pool_fwd_range, POOL_ISA)(void *arg, size_t b, size_t e, 
     }
 }
 
+/* max_bwd_tiled's 2 x 2 windows: each cell written once, dy where it won (0 + dy) and 0
+ * elsewhere, 16 channels at a time in vector types; the row and column no window covers
+ * (odd h or w) cleared. The bits of the select over the cleared image, in one pass instead
+ * of two: 64 x 28 x 28 x 32 on Zen 5 took 0.18 ms on 1 thread and 0.053 on 2, against 0.40
+ * and 0.18. */
+static void max_bwd_2x2(const ridge_pool2d_desc *d, int64_t oh, int64_t ow, float *dx,
+                        const float *dy, const int32_t *am)
+{
+    const int32_t C = (int32_t)d->c, W = (int32_t)d->w;
+    const pool_vi iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    for (int64_t i = 0; i < oh; i++) {
+        for (int64_t j = 0; j < ow; j++) {
+            const float *g = dy + (i * ow + j) * C;
+            const int32_t *a = am + (i * ow + j) * C;
+            const int32_t o[4] = {(int32_t)((2 * i * W + 2 * j) * C),
+                                  (int32_t)((2 * i * W + 2 * j + 1) * C),
+                                  (int32_t)(((2 * i + 1) * W + 2 * j) * C),
+                                  (int32_t)(((2 * i + 1) * W + 2 * j + 1) * C)};
+            int32_t c = 0;
+            for (; c + 16 <= C; c += 16) {
+                pool_vf gv;
+                pool_vi av;
+                memcpy(&gv, g + c, sizeof gv);
+                memcpy(&av, a + c, sizeof av);
+                gv += 0.0f;
+                for (int k = 0; k < 4; k++) {
+                    const pool_vf v = (pool_vf)((pool_vi)gv & (av == iota + (o[k] + c)));
+                    memcpy(dx + o[k] + c, &v, sizeof v);
+                }
+            }
+            for (; c < C; c++)
+                for (int k = 0; k < 4; k++)
+                    dx[o[k] + c] = a[c] == o[k] + c ? 0.0f + g[c] : 0.0f;
+        }
+        if (W > 2 * ow) /* the column no window covers */
+            for (int64_t ih = 2 * i; ih < 2 * i + 2; ih++)
+                memset(dx + (ih * W + 2 * ow) * C, 0, (size_t)((W - 2 * ow) * C) * sizeof(float));
+    }
+    if (d->h > 2 * oh) /* the row no window covers */
+        memset(dx + 2 * oh * W * C, 0, (size_t)((d->h - 2 * oh) * W * C) * sizeof(float));
+}
+
 /* Max pooling whose windows tile the image (no padding, stride = kernel): a cell has one
  * window at most, so the scatter below becomes, window by window, a vectorized select of dy
  * where the cell won (0 + dy, the scatter's bits) over the cleared image. Clearing first with
@@ -145,6 +187,10 @@ void POOL_CAT(ridge_nn_pool_fwd_range, POOL_ISA)(void *arg, size_t b, size_t e, 
 static void max_bwd_tiled(const ridge_pool2d_desc *d, int64_t oh, int64_t ow, float *dx,
                           const float *dy, const int32_t *am)
 {
+    if (d->r == 2 && d->s == 2) {
+        max_bwd_2x2(d, oh, ow, dx, dy, am);
+        return;
+    }
     const int64_t C = d->c, r = d->r, s = d->s;
     const int32_t C32 = (int32_t)C;
     memset(dx, 0, (size_t)(d->h * d->w * C) * sizeof(float));
@@ -166,8 +212,8 @@ void POOL_CAT(ridge_nn_pool_bwd_range, POOL_ISA)(void *arg, size_t b, size_t e, 
     const pool_args *p = arg;
     const ridge_pool2d_desc *d = p->d;
     const int64_t C = d->c, img = d->h * d->w * C, out = p->oh * p->ow * C;
-    const int tiled = d->pad_top == 0 && d->pad_left == 0 && d->stride_h == d->r &&
-                      d->stride_w == d->s;
+    const int tiled = d->pad_top == 0 && d->pad_left == 0 && d->pad_bottom == 0 &&
+                      d->pad_right == 0 && d->stride_h == d->r && d->stride_w == d->s;
     (void)ith;
     for (size_t n = b; n < e; n++) {
         float *dx = p->out + (int64_t)n * img;
