@@ -430,10 +430,11 @@ GEMM_INLINE void GEMM_FN(gemv_block)(size_t rb, const float *ap, size_t a_cs, co
         vf s[GEMM_GV];
         for (int v = 0; v < GEMM_GV; v++) s[v] = src ? V_LOAD(src + j + v * VL) : V_ZERO();
         if (nw == W) {
-            /* unrolled (the chains' order unchanged): 1 x 128 x 784 1.06x, 2 threads 1.10x
-             * (Intel Xeon, scripts/gemm-ab-small.c; by 8 the same). Not by 4: on Zen 5 that
-             * loop ran 1.55x slower than by 1, 2 or 8 (3.6 us against 2.3) */
-#pragma GCC unroll 8
+            /* unrolled by 2 (the chains' order unchanged). By 4 ran 1 x 128 x 784 1.06x on
+             * an Intel Xeon (2 threads 1.10x; by 8 the same), but on Zen 5 by 4 or 8 took
+             * 3.5 us and by 1 or 2 2.3 (scripts/gemm-ab-small.c, 1 thread; 1 x 768 x 3072
+             * 1.10x by 2 against 8) */
+#pragma GCC unroll 2
             for (size_t p = 0; p < rb; p++) {
                 const vf av = V_SET1(ap[p * a_cs]);
                 for (int v = 0; v < GEMM_GV; v++)
