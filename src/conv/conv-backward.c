@@ -1200,17 +1200,17 @@ static ridge_status dw_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, fl
  *   M[xi] (c_in x c_out) += V[xi]^T (c_in x tiles) Q[xi] (tiles x c_out),
  * V = B^T d B (the forward's input transform, zero-filled patches at the borders), Q = A dy A^T
  * (dy zero past the image), then dW = G^T M G per channel pair. 4x fewer multiplies than the
- * direct sum; error as the forward's F(4,3). The chunks of tiles go in pairs, one to each of two
- * parts (wdw_parts), each with its own V, Q and partial M; per chunk, the transforms, then the
- * GEMMs on the dwt tile, each item (part, xi, output-channel block) owning its block of its
+ * direct sum; error as the forward's F(4,3). The chunks of tiles go in pairs, one to each of
+ * two parts (wdw_parts), each with its own V, Q and partial M; per chunk, the transforms, then
+ * the GEMMs on the dwt tile, each item (part, xi, output-channel block) owning its block of its
  * part's M; at the end M = M0 + M1. On 1 thread, and on 2 for a pair, a part's chunk runs on
  * one thread, its transforms and GEMMs back to back, so on 2 threads each thread's GEMMs read
  * the V and Q it wrote itself; else the threads split the chunks' tiles, then their GEMM
- * items. With one
- * V and Q, whose tiles the threads split one way and whose transform points the other, each
- * chunk's V and Q crossed between the cores, and on Zen 5 2 threads ran no faster than 1 (3x3
- * 64 -> 64 56 x 56 batch 8 1.04x, 32 -> 64 14 x 14 batch 64 0.80x; now 1.47x and 1.8x the old
- * 2-thread time). The sums depend on the chunks only, not on the thread count. */
+ * items. With one V and Q, whose tiles the threads split one way and whose transform points
+ * the other, each chunk's V and Q crossed between the cores, and on Zen 5 2 threads ran no
+ * faster than 1 (3x3 64 -> 64 56 x 56 batch 8 1.04x, 32 -> 64 14 x 14 batch 64 0.80x; now
+ * 1.47x and 1.8x the old 2-thread time). The sums depend on the chunks only, not on the
+ * thread count. */
 typedef struct wdw {
     const ridge_conv2d_bwd_plan *p;
     const float *x, *dy;

@@ -50,23 +50,22 @@ static inline void max_cell(float *restrict y, int32_t *restrict am, const float
  * cells in one plain loop gcc did not vectorize it at all. */
 typedef float pool_vf __attribute__((vector_size(64)));
 typedef int32_t pool_vi __attribute__((vector_size(64)));
+static const pool_vi pool_iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
 static inline __attribute__((always_inline)) void max_cell16(pool_vf *m, pool_vi *a,
                                                              const float *xp, int32_t o)
 {
-    const pool_vi iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     pool_vf v;
     memcpy(&v, xp, sizeof v);
     const pool_vi take = (v > *m) | ((v != v) & (*m == *m));
     *m = (pool_vf)(((pool_vi)v & take) | ((pool_vi)*m & ~take));
-    *a = ((iota + o) & take) | (*a & ~take);
+    *a = ((pool_iota + o) & take) | (*a & ~take);
 }
 
 static void max2x2_row(const ridge_pool2d_desc *d, int64_t ow, const float *x, int64_t i,
                        float *restrict y, int32_t *restrict am)
 {
     const int32_t C = (int32_t)d->c, W = (int32_t)d->w;
-    const pool_vi iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     for (int64_t j = 0; j < ow; j++, y += C, am += C) {
         const int32_t o0 = (int32_t)((2 * i * W + 2 * j) * C), o1 = o0 + C, o2 = o0 + W * C,
                       o3 = o2 + C;
@@ -74,7 +73,7 @@ static void max2x2_row(const ridge_pool2d_desc *d, int64_t ow, const float *x, i
         for (; c + 16 <= C; c += 16) {
             pool_vf m;
             memcpy(&m, x + o0 + c, sizeof m);
-            pool_vi a = iota + (o0 + c);
+            pool_vi a = pool_iota + (o0 + c);
             max_cell16(&m, &a, x + o1 + c, o1 + c);
             max_cell16(&m, &a, x + o2 + c, o2 + c);
             max_cell16(&m, &a, x + o3 + c, o3 + c);
@@ -146,7 +145,6 @@ static void max_bwd_2x2(const ridge_pool2d_desc *d, int64_t oh, int64_t ow, floa
                         const float *dy, const int32_t *am)
 {
     const int32_t C = (int32_t)d->c, W = (int32_t)d->w;
-    const pool_vi iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     memset(dx, 0, (size_t)(d->h * d->w * C) * sizeof(float));
     for (int64_t i = 0; i < oh; i++) {
         for (int64_t j = 0; j < ow; j++) {
@@ -164,7 +162,7 @@ static void max_bwd_2x2(const ridge_pool2d_desc *d, int64_t oh, int64_t ow, floa
                 memcpy(&av, a + c, sizeof av);
                 gv += 0.0f;
                 for (int k = 0; k < 4; k++) {
-                    const pool_vf v = (pool_vf)((pool_vi)gv & (av == iota + (o[k] + c)));
+                    const pool_vf v = (pool_vf)((pool_vi)gv & (av == pool_iota + (o[k] + c)));
                     memcpy(dx + o[k] + c, &v, sizeof v);
                 }
             }
