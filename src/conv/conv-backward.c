@@ -1325,10 +1325,10 @@ static void wdw_part(wdw *f, int q, int ith)
     wdw_gemm_range(f, (size_t)q * items, (size_t)(q + 1) * items, ith);
 }
 
+/* The pair's parts over nth (1 or 2) threads: on 2, thread q runs part q */
 static void wdw_part_task(void *arg, int ith, int nth)
 {
-    (void)nth;
-    wdw_part(arg, ith, ith);
+    for (int q = ith; q < 2; q += nth) wdw_part(arg, q, ith);
 }
 
 /* M0 += M1 over [b, e) */
@@ -1361,10 +1361,8 @@ static void dw_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *d
             f.t0[q] = t0 + q * TB;
             f.nt[q] = RIDGE_MAX(0, RIDGE_MIN(TB, T - f.t0[q]));
         }
-        if (threads == 2 && f.nt[1]) {
-            ridge_parallel_run(ctx, 2, wdw_part_task, &f);
-        } else if (threads == 1) {
-            for (int q = 0; q < parts; q++) wdw_part(&f, q, 0);
+        if (threads == 1 || (threads == 2 && f.nt[1])) {
+            ridge_parallel_run(ctx, threads, wdw_part_task, &f);
         } else {
             ridge_parallel_for(ctx, (size_t)(f.nt[0] + f.nt[1]), 1, wdw_transform_range, &f);
             ridge_parallel_for(ctx, (size_t)((f.nt[1] ? 2 : 1) * 36 * p->ncob), 1,

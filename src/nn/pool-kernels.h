@@ -21,6 +21,14 @@ static inline void window(int64_t i, int64_t stride, int64_t pad, int64_t k, int
     *b = RIDGE_MIN(s + k, n);
 }
 
+/* The windows tile the image: no padding, stride = window, so a cell has one window at most
+ * and every window lies inside the image */
+static inline int windows_tile(const ridge_pool2d_desc *d)
+{
+    return d->pad_top == 0 && d->pad_left == 0 && d->pad_bottom == 0 && d->pad_right == 0 &&
+           d->stride_h == d->r && d->stride_w == d->s;
+}
+
 static inline float avg_scale(const ridge_pool2d_desc *d, int64_t h0, int64_t h1, int64_t w0,
                               int64_t w1)
 {
@@ -94,9 +102,7 @@ void POOL_CAT(ridge_nn_pool_fwd_range, POOL_ISA)(void *arg, size_t b, size_t e, 
     const pool_args *p = arg;
     const ridge_pool2d_desc *d = p->d;
     const int64_t C = d->c;
-    const int max2x2 = d->kind == RIDGE_POOL_MAX && d->r == 2 && d->s == 2 &&
-                       d->stride_h == 2 && d->stride_w == 2 && d->pad_top == 0 &&
-                       d->pad_left == 0 && d->pad_bottom == 0 && d->pad_right == 0;
+    const int max2x2 = d->kind == RIDGE_POOL_MAX && d->r == 2 && d->s == 2 && windows_tile(d);
     (void)ith;
     for (size_t it = b; it < e; it++) { /* one output row */
         int64_t n = (int64_t)it / p->oh, i = (int64_t)it % p->oh, h0, h1;
@@ -207,8 +213,7 @@ void POOL_CAT(ridge_nn_pool_bwd_range, POOL_ISA)(void *arg, size_t b, size_t e, 
     const pool_args *p = arg;
     const ridge_pool2d_desc *d = p->d;
     const int64_t C = d->c, img = d->h * d->w * C, out = p->oh * p->ow * C;
-    const int tiled = d->pad_top == 0 && d->pad_left == 0 && d->pad_bottom == 0 &&
-                      d->pad_right == 0 && d->stride_h == d->r && d->stride_w == d->s;
+    const int tiled = windows_tile(d);
     (void)ith;
     for (size_t n = b; n < e; n++) {
         float *dx = p->out + (int64_t)n * img;
