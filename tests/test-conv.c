@@ -64,6 +64,10 @@ static const shape shapes[] = {
     {"dw-c8-w14",       1, 8,  4,  14, 8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
     {"dw-c8-w2",        1, 8,  3,  2,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
     {"dw-c9-w29-s2",    1, 9,  6,  29, 9,  3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9},
+    /* rows wider than L1 / 4 (depthwise_range's rule): 8 interior rows in one kernel call;
+     * stride 2 over two images with channels past the last vector, a call of 3 rows */
+    {"dw-c64-w80-rows", 1, 64, 10, 80, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64},
+    {"dw-c50-w90-s2",   2, 50, 9,  90, 50, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 50},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     /* the streamed paths (16-channel blocks per group): direct over 48 channels, and 32 in
      * groups of 8 (so not streamed); depthwise at stride 2 over two images, and c = 144 in

@@ -120,6 +120,12 @@ typedef struct conv_dw_args {
     int nt, pf_rows;
     int pf;                  /* cached (nt = 0), but the input prefetched as when streamed */
     ptrdiff_t pf_off, pf_rs;
+    /* nrows >= 1 output rows in one call, row i's offsets xo + i * xrs and yo + i * yrs, all
+     * with the same taps, borders and pixels (the 3x3 path runs each block of pixels and
+     * channels down the rows, so the input lines a block shares with the row below are still
+     * in L1; the other paths take the rows one at a time) */
+    int nrows;
+    ptrdiff_t xrs, yrs;
 } conv_dw_args;
 
 /* NCHW depthwise, one output row of one (image, channel) plane, w the channel's R x S taps:
