@@ -21,7 +21,8 @@
  *
  * Depthwise (dw_row, NHWC / NCHW16c): 3x3 windows (stride 1 or 2) in blocks of 14 pixels x
  * 1 vector of channels, one window row's 3 weight vectors in registers at a time; whole rows
- * with their border pixels (the first and last blocks skip the column outside the input);
+ * with their border pixels (the first and last blocks skip the column outside the input),
+ * and, cached, each block down up to 8 rows of a call (conv_dw_args.nrows, depthwise_range);
  * other border pixels and other windows loop over their valid taps, 4 pixels x 1 vector;
  * channels past the last full vector go scalar.
  * dwp_row (NCHW): one plane row, vectors of output pixels, the column taps as shifted loads.
