@@ -437,7 +437,7 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         eff = flops / (m->flops * fc.compute_s);
         /* as Winograd below: on 2 threads the model had predicted 0.52x of the measured time
          * (fmnist-conv2 at batch 8 and 64, Zen 5), and picked FFT over F(4,3) once Winograd
-         * carried its own factor; the large kernels it wins stay 2.6-8x ahead of direct */
+         * carried its own factor; the large kernels it wins stay 2.0-8.5x ahead of direct */
         if (m->threads > 1) eff *= 0.7;
         bytes += fc.spectra_bytes;
         snprintf(fft_note, sizeof fft_note, "%dx%d tiles, %.0f%% of the FLOPs in transforms; ",
