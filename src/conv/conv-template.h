@@ -1027,12 +1027,16 @@ static void conv_dw_row(const conv_dw_args *a)
          * itself) */
         const int blocks = fast && a->s0 == 0 && a->s1 == 3 && cfull > 0 && !a->nt && !a->pf &&
                            a->npix >= DW_P + edges && !(a->res && a->res == a->y);
+        if (blocks) {
+            dw_row_3x3(a, cfull, st);
+            if (cfull == a->c) return;
+        }
+        /* else the rows one at a time; the channels past the last vector always */
         conv_dw_args b = *a;
         b.nrows = 1;
-        if (blocks) dw_row_3x3(a, cfull, st);
         for (int i = 0; i < a->nrows; i++, b.xo += a->xrs, b.yo += a->yrs) {
-            if (!blocks) conv_dw_row(&b);
-            else if (cfull < a->c) dw_row_generic_edges(&b, cfull);
+            if (blocks) dw_row_generic_edges(&b, cfull);
+            else conv_dw_row(&b);
         }
         return;
     }
