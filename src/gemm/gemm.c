@@ -127,7 +127,18 @@ static int cpu_is_intel(const ridge_ctx *ctx)
  * packed 0.97-1.09x on 1 thread and 1.02-1.08x on 2; with B read in place 0.96-0.97x), else
  * 14 x 32 for 48 rows or more (1.07-1.14x 8 x 32; with fewer rows its short edge tiles cost
  * more than the taller tile saves: 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows
- * 1.08-1.10x), else 8 x 32. Elsewhere 8 x 32: on AMD's Zen 4 and Zen 5 no other tile beat it.
+ * 1.08-1.10x), else 8 x 32. Elsewhere (AMD's Zen 4 and Zen 5) 8 x 32, which no other tile beat
+ * on the large shapes, but 6 x 64 for a short reduction (k <= SHORT_K_MAX), where a tile's
+ * fixed cost (zeroing, storing, the k loop's entry) is a large share and 6 x 64 has half as
+ * many tiles, and for fewer than 48 rows with B in place where 6-row tiles pad m less than
+ * 8-row ones (m = 2-6, 9-12, 17, 18...), where each row of B (a few lines) feeds more FMAs.
+ * On Zen 5 (scripts/gemm-ab-small.c, warm, 1 thread; 2 threads in brackets): 64 x 128 x 10
+ * NN 1.12x (1.13x), 64 x 128 x 32 1.09x, 256 x 3072 x 16 1.13x (1.14x), 1024 x 1024 x 16
+ * 1.14x (0.96-1.01x), 5 x 768 x 768 1.16x (1.36x), 10 x 128 x 784 1.36x (1.34x), 12 x 768
+ * x 768 1.15x, 18 x 768 x 768 1.21x (1.22x), 42 x 768 x 768 (2 threads) 1.07x; 10 x 128 x 64
+ * TN 1.13x and 12 x 768 x 256 TN 1.20x (ridge_gemm_set_tile_for_tests). Not where 8-row tiles
+ * fit (8 x 3072 x 768 NN 0.80x, 8 x 128 x 784 TN 0.79x, 32 x 128 x 784 0.95x), nor from k 64
+ * (128 x 784 x 64 TN 0.95x), nor with B packed (10 x 768 x 128 NT 0.99x).
  * The 32-column tiles pack B alike, so one plan serves both, and every tile sums each
  * element's k products in the same order: the bits do not depend on the tile.
  * Not 6 x 64 where its panels pad n more than 32-column ones do (n mod 64 in 1..32): 14 x 32
@@ -143,6 +154,7 @@ static int cpu_is_intel(const ridge_ctx *ctx)
 /* Columns that padding n to a multiple of nr adds */
 static size_t pad_to(size_t n, size_t nr) { return (n + nr - 1) / nr * nr - n; }
 #define TALL_TILE_MIN_M 48
+#define SHORT_K_MAX 32
 #define WIDE_TILE_MIN_M 256
 #define WIDE_IN_PLACE_MAX_M 80
 static int test_tile;
@@ -158,10 +170,14 @@ static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa,
         const gemm_kernel *tall = &ridge_gemm_kernel_14x32_avx512;
         const gemm_kernel *base = &ridge_gemm_kernel_8x32_avx512;
         if (test_tile) return test_tile == 6 && !nr32 ? wide : test_tile == 14 ? tall : base;
-        if (!cpu_is_intel(ctx)) return base;
         const size_t m = p ? p->m : SIZE_MAX;
         const int pads_less = !(p && pad_to(p->n, 64) > pad_to(p->n, 32));
         const int in_place = p && b_in_place(p, wide->inplace_b_max_m);
+        if (!cpu_is_intel(ctx)) {
+            const int few_rows = in_place && m < TALL_TILE_MIN_M && pad_to(m, 6) < pad_to(m, 8);
+            const int short_k = p && p->k <= SHORT_K_MAX;
+            return !nr32 && pads_less && (few_rows || short_k) ? wide : base;
+        }
         const int wide_rows = m >= WIDE_TILE_MIN_M ? !in_place
                               : m < TALL_TILE_MIN_M ? in_place
                               : m < WIDE_IN_PLACE_MAX_M && in_place && pad_to(m, 6) < pad_to(m, 14);
@@ -1033,7 +1049,10 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
                GEMM_STR(WIDE_IN_PLACE_MAX_M) " where it pads m less), "
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
                "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
-    if (K == &ridge_gemm_kernel_8x32_avx512) return "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
+    if (K == &ridge_gemm_kernel_8x32_avx512)
+        return "f32-gemm-8x32-avx512, f32-gemm-6x64-avx512 (k " GEMM_STR(SHORT_K_MAX)
+               " or less, or fewer than " GEMM_STR(TALL_TILE_MIN_M) " rows with B in place "
+               "where it pads m less), " GEMM_DOT_STR;
 #undef GEMM_DOT_STR
 #undef GEMM_STR
 #undef GEMM_STR_
