@@ -678,7 +678,12 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
     if (p->m == 0 || p->n == 0) return RIDGE_OK;
     const ridge_cpu *cpu = ridge_ctx_cpu(ctx);
     int path = choose_path(p, K, pb);
-    size_t need = product_scratch(p, K, cpu, threads, pb) * (size_t)threads * sizeof(float);
+    /* the five loops' blocks, worked out once (their divisions are a tenth of a small call) */
+    gemm_problem q = *p;
+    gemm_driver d;
+    if (path == PATH_LOOPS) driver_init(&d, &q, K, cpu, threads, pb);
+    size_t need = (path == PATH_LOOPS ? d.per_thread : product_scratch(p, K, cpu, threads, pb)) *
+                  (size_t)threads * sizeof(float);
     if (!scratch && need && ridge_ctx_scratch(ctx, need, (void **)&scratch))
         return ridge_error(RIDGE_ENOMEM, "sgemm: out of memory for %zu bytes of packing buffers",
                            need);
@@ -716,9 +721,6 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
         else gemm_split_2d(ctx, threads, p->m, p->n, GEMM_DOT_MR, GEMM_DOT_NR, 1, dot_block, &d);
         return RIDGE_OK;
     }
-    gemm_problem q = *p;
-    gemm_driver d;
-    driver_init(&d, &q, K, cpu, threads, pb);
     d.scratch = scratch;
     /* A residual in C is read in the last k block, after the first overwrote C: keep a copy. */
     float *res_copy = NULL;
