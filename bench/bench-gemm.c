@@ -69,6 +69,8 @@ static const gshape shapes[] = {
     {"dense batch 32", 'N', 'T', 32, 128, 784, 0},
     {"dense batch 32", 'N', 'N', 32, 128, 784, 0},
     {"dense 10 classes", 'N', 'T', 64, 10, 128, 0}, /* the MLP's output layer, batch 64 */
+    {"dense 10 classes dx", 'N', 'N', 64, 128, 10, 0}, /* its backward: k = 10 */
+    {"dense 10 classes dW", 'T', 'N', 10, 128, 64, 0},
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
