@@ -717,9 +717,9 @@ static ridge_status run_product(ridge_ctx *ctx, int threads, const gemm_problem 
         return RIDGE_OK;
     }
     if (path == PATH_DOT) {
-        gemm_driver d = {.p = p, .K = K};
-        if (threads == 1) dot_block(&d, 0, p->m, 0, p->n, 0);
-        else gemm_split_2d(ctx, threads, p->m, p->n, GEMM_DOT_MR, GEMM_DOT_NR, 1, dot_block, &d);
+        gemm_driver dot = {.p = p, .K = K};
+        if (threads == 1) dot_block(&dot, 0, p->m, 0, p->n, 0);
+        else gemm_split_2d(ctx, threads, p->m, p->n, GEMM_DOT_MR, GEMM_DOT_NR, 1, dot_block, &dot);
         return RIDGE_OK;
     }
     d.scratch = scratch;
