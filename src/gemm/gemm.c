@@ -313,20 +313,38 @@ static int tile_plain(const gemm_problem *p, const gemm_tile_params *t)
                          !p->epi.residual));
 }
 
-/* Tile q of nt's share of the lines of a region (rows x len floats, rows rs apart) to
- * prefetch over its kc steps; none without a region. */
-static gemm_prefetch prefetch_share(const float *base, size_t rows, size_t len, size_t rs,
-                                    size_t q, size_t nt, size_t kc)
+/* The lines of a region (rows x len floats, rows rs apart) shared among the nt tiles of a
+ * panel, each prefetching its share over its kc steps; worked out once per panel, so that a
+ * tile costs no division unless its share is the short last one (a small product's tiles
+ * are a few hundred cycles). */
+typedef struct prefetch_plan {
+    const float *base;
+    size_t rs, len, lpr, total, per, step, kc;
+} prefetch_plan;
+
+static prefetch_plan prefetch_split(const float *base, size_t rows, size_t len, size_t rs,
+                                    size_t nt, size_t kc)
+{
+    prefetch_plan pp = {.base = base};
+    if (!base) return pp;
+    pp.rs = rs, pp.len = len, pp.kc = kc;
+    pp.lpr = (len + GEMM_LINE_FLOATS - 1) / GEMM_LINE_FLOATS, pp.total = rows * pp.lpr;
+    pp.per = (pp.total + nt - 1) / nt;
+    pp.step = RIDGE_MAX(kc / RIDGE_MAX(pp.per, 1), 1);
+    return pp;
+}
+
+/* Tile q's share (none without a region) */
+static gemm_prefetch prefetch_share(const prefetch_plan *pp, size_t q)
 {
     gemm_prefetch f = {0};
-    const size_t lpr = (len + GEMM_LINE_FLOATS - 1) / GEMM_LINE_FLOATS, total = rows * lpr;
-    const size_t per = (total + nt - 1) / nt, first = q * per;
-    if (!base || first >= total) return f;
-    f.row = base + first / lpr * rs;
-    f.off = first % lpr * GEMM_LINE_FLOATS;
-    f.rs = rs, f.len = len;
-    f.lines = RIDGE_MIN(per, total - first);
-    f.step = RIDGE_MAX(kc / f.lines, 1);
+    const size_t first = q * pp->per;
+    if (!pp->base || first >= pp->total) return f;
+    f.row = pp->base + first / pp->lpr * pp->rs;
+    f.off = first % pp->lpr * GEMM_LINE_FLOATS;
+    f.rs = pp->rs, f.len = pp->len;
+    f.lines = RIDGE_MIN(pp->per, pp->total - first);
+    f.step = f.lines == pp->per ? pp->step : RIDGE_MAX(pp->kc / f.lines, 1);
     return f;
 }
 
@@ -398,11 +416,12 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
                          * (0.80x without, where its rows do not alias). */
                         if (pack_now && d->no_aliased_pf && rows_alias(nx_rs)) nx = NULL;
                     }
-                    const size_t nt = (mc + MR - 1) / MR;
-                    for (size_t ir = 0; ir < mc; ir += MR) {
+                    const prefetch_plan pp =
+                        prefetch_split(nx, nx_rows, nx_len, nx_rs, (mc + MR - 1) / MR, kc);
+                    for (size_t ir = 0, q = 0; ir < mc; ir += MR, q++) {
                         size_t i = ic + ir, j = jc + jr;
                         tile_params(p, i, j, &t);
-                        t.pf = prefetch_share(nx, nx_rows, nx_len, nx_rs, ir / MR, nt, kc);
+                        t.pf = prefetch_share(&pp, q);
                         const float *ai = d->a_direct ? p->a + i * p->a_rs + pc * p->a_cs
                                                       : ap + ir * kc;
                         K->ukernel(kc, ai, p->a_rs, d->a_direct ? p->a_cs : 0, bpanel, b_rs,
