@@ -347,6 +347,15 @@ static size_t weight_bytes(const ridge_conv2d_plan *p, ridge_conv_algo a)
     return (size_t)(d->groups * p->ncob * nr * p->cig * taps) * 4;
 }
 
+/* Winograd's and FFT's efficiency on more than one thread, as a share of their 1-thread one:
+ * more threads gain them less than direct. On Zen 5, 2 threads ran F(4,3) 1.29x its 1-thread
+ * speed on fmnist-conv2 at batch 1 (direct 1.8x); the model had predicted 0.56-0.90x of
+ * Winograd's measured time on 2 threads (3x3 32 -> 64 14 x 14 batch 1 and 64, 128 on 28 x 28,
+ * 256 on 14 x 14; within 5% on 1 thread), with the factor 0.92-1.03x (`ridge conv --tune`).
+ * FFT's had been 0.52x (fmnist-conv2 at batch 8 and 64), and without the factor it took over
+ * from F(4,3) there; the large kernels FFT wins stay 2.0-8.5x ahead of direct. */
+#define TRANSFORM_THREADS_EFF 0.7
+
 static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const cost_machine *m,
                            const conv_kernels *k, char *why, size_t why_len)
 {
@@ -421,12 +430,7 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         extra = tiles * G * (cig + cog) * al * al * 8.0 / (m->flops / 4.0) +
                 tiles * G * (cig + cogp) * al * al * 8.0 / m->l2bw;
         if (!chan_contig) extra *= 2.0, note = "NCHW: strided gathers and stores; ";
-        /* more threads gain it less than direct: on Zen 5, 2 threads ran F(4,3) 1.29x its
-         * 1-thread speed on fmnist-conv2 at batch 1 (direct 1.8x), where the model had
-         * predicted 0.56-0.90x of the measured time on 2 threads (3x3 32 -> 64 14 x 14 batch
-         * 1 and 64, 128 on 28 x 28, 256 on 14 x 14; within 5% on 1 thread). With the factor:
-         * 0.92-1.03x of it (`ridge conv --tune`) */
-        if (m->threads > 1) eff *= 0.7, extra /= 0.7;
+        if (m->threads > 1) eff *= TRANSFORM_THREADS_EFF, extra /= TRANSFORM_THREADS_EFF;
         break;
     }
     case RIDGE_CONV_FFT: {
@@ -435,10 +439,7 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
         conv_fft_cost fc = conv_fft_tile(p, p->fft_th, p->fft_tw, m->flops, m->bw);
         flops = fc.gemm_flops + fc.fft_flops;
         eff = flops / (m->flops * fc.compute_s);
-        /* as Winograd below: on 2 threads the model had predicted 0.52x of the measured time
-         * (fmnist-conv2 at batch 8 and 64, Zen 5), and picked FFT over F(4,3) once Winograd
-         * carried its own factor; the large kernels it wins stay 2.0-8.5x ahead of direct */
-        if (m->threads > 1) eff *= 0.7;
+        if (m->threads > 1) eff *= TRANSFORM_THREADS_EFF;
         bytes += fc.spectra_bytes;
         snprintf(fft_note, sizeof fft_note, "%dx%d tiles, %.0f%% of the FLOPs in transforms; ",
                  fc.th, fc.tw, 100.0 * fc.fft_flops / flops);
