@@ -120,6 +120,17 @@ static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda,
 /* 8 rows per dot block (16 accumulators, and a's two vectors loaded once per 16 FMAs, not
  * per 8): 1 x 128 x 784 NT 1.32-1.36x on Zen 5 (scripts/gemm-ab.c); 12 rows 0.88-0.95x of 8 */
 #define GEMV_T_ROWS 8
+/* Its 8 sums across lanes as one transposed reduction (dot_sum8), the bits of 8
+ * _mm512_reduce_add_ps: 1 x 128 x 784 NT 1.02-1.03x on Zen 5 (scripts/gemm-ab-small.c) */
+static inline __attribute__((always_inline)) void gemv_t_sums8(const __m512 *s0, const __m512 *s1,
+                                                               float *out)
+{
+    __m512 v[8];
+    _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) v[q] = _mm512_add_ps(s0[q], s1[q]);
+    const __m512i even = _mm512_set_epi32(15, 13, 11, 9, 7, 5, 3, 1, 14, 12, 10, 8, 6, 4, 2, 0);
+    _mm256_storeu_ps(out, _mm512_castps512_ps256(_mm512_permutexvar_ps(even, dot_sum8(v))));
+}
+#define GEMV_T_SUMS(s0, s1, out) gemv_t_sums8(s0, s1, out)
 
 #define GEMM_MR 8
 #define GEMM_NV 2

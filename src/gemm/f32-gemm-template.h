@@ -530,14 +530,23 @@ static void GEMM_FN(gemv_sum)(const float *part, size_t nseg, size_t ld, float *
 #ifndef GEMV_T_ROWS
 #define GEMV_T_ROWS 4
 #endif
+/* The GEMV_T_ROWS sums across lanes of s0[q] + s1[q] into out[q]. An ISA may define
+ * GEMV_T_SUMS(s0, s1, out) to do them as one transposed reduction with the same bits. */
+#ifndef GEMV_T_SUMS
+#define GEMV_T_SUMS(s0, s1, out)                                                                   \
+    for (int q = 0; q < GEMV_T_ROWS; q++) (out)[q] = V_HSUM(V_ADD((s0)[q], (s1)[q]))
+#endif
 /* y[j0:j1] for m == 1 and B^T in place: y[j] = dot(a (k contiguous), row j of B^T (ldb
- * apart)). GEMV_T_ROWS rows at a time, two accumulators each; the k tail masked. */
+ * apart)). GEMV_T_ROWS rows at a time, two accumulators each; the k tail masked. The sums
+ * wait in acc for a whole NR tile, whose epilogue then runs on vectors (gemv_finish). */
+_Static_assert(GEMM_NR % GEMV_T_ROWS == 0, "gemv_t fills acc in whole blocks of rows");
 static void GEMM_FN(gemv_t)(size_t k, const float *a, const float *b, size_t ldb, float *y,
                             size_t j0, size_t j1, const gemm_tile_params *t)
 {
     const vmask tail = V_MASK((int)(k % VL));
     const size_t kv = k - k % VL;
-    float out[GEMV_T_ROWS];
+    float acc[GEMM_NR + GEMV_T_ROWS];
+    size_t jt = j0; /* acc holds y[jt:j] */
     for (size_t j = j0; j < j1; j += GEMV_T_ROWS) {
         size_t nj = RIDGE_MIN((size_t)GEMV_T_ROWS, j1 - j);
         vf s0[GEMV_T_ROWS], s1[GEMV_T_ROWS];
@@ -567,19 +576,12 @@ static void GEMM_FN(gemv_t)(size_t k, const float *a, const float *b, size_t ldb
             for (int q = 0; q < GEMV_T_ROWS; q++)
                 s1[q] = V_FMA(a0, V_MASKLOAD(row[q] + p, tail), s1[q]);
         }
-        for (int q = 0; q < GEMV_T_ROWS; q++) out[q] = V_HSUM(V_ADD(s0[q], s1[q]));
-        for (size_t q = 0; q < nj; q++) {
-            /* the scalar epilogue on the block's values; gemm_finish_scalar's contract */
-            float v = t->alpha * out[q];
-            float *yq = y + j + q;
-            if (t->beta != 0.0f) v += t->beta * *yq;
-            if (t->last) {
-                if (t->bias_kind == RIDGE_BIAS_COL) v += t->bias[j + q];
-                else if (t->bias_kind == RIDGE_BIAS_ROW) v += t->bias[0];
-                v = gemm_act_scalar(t->act, v);
-                if (t->res) v += t->res[j + q];
-            }
-            *yq = v;
+        GEMV_T_SUMS(s0, s1, acc + (j - jt));
+        const size_t nt = j + nj - jt;
+        if (nt >= GEMM_NR || j + nj == j1) {
+            for (size_t q = nt; q < GEMM_NR; q++) acc[q] = 0.0f; /* gemv_finish's padding */
+            GEMM_FN(gemv_finish)(acc, y, jt, RIDGE_MIN(nt, (size_t)GEMM_NR), t);
+            jt += GEMM_NR;
         }
     }
 }
