@@ -127,18 +127,33 @@ static int cpu_is_intel(const ridge_ctx *ctx)
  * packed 0.97-1.09x on 1 thread and 1.02-1.08x on 2; with B read in place 0.96-0.97x), else
  * 14 x 32 for 48 rows or more (1.07-1.14x 8 x 32; with fewer rows its short edge tiles cost
  * more than the taller tile saves: 32 x 128 x 784 NN ran 0.87x, 48 rows 1.03-1.06x, 64 rows
- * 1.08-1.10x), else 8 x 32. Elsewhere (AMD's Zen 4 and Zen 5) 8 x 32, which no other tile beat
- * on the large shapes, but 6 x 64 for a short reduction (k <= SHORT_K_MAX), where a tile's
- * fixed cost (zeroing, storing, the k loop's entry) is a large share and 6 x 64 has half as
- * many tiles, and for fewer than 48 rows with B in place where 6-row tiles pad m less than
- * 8-row ones (m = 2-6, 9-12, 17, 18...), where each row of B (a few lines) feeds more FMAs.
+ * 1.08-1.10x), else 8 x 32. Elsewhere (AMD's Zen 4 and Zen 5) 8 x 32 where B is packed, which
+ * no other tile beat on the large shapes there, but 6 x 64 in three cases:
+ * - a short reduction (k <= SHORT_K_MAX, or k <= SHORT_K_ROWS_MAX with A's rows contiguous in
+ *   k), where a tile's fixed cost (zeroing, storing, the k loop's entry) is a large share and
+ *   6 x 64 has half as many tiles;
+ * - fewer than 48 rows with B in place where 6-row tiles pad m less than 8-row ones (m = 2-6,
+ *   9-12, 17, 18...), where each row of B (a few lines) feeds more FMAs;
+ * - 48 rows or more with B in place, whose rows are ldb apart: each k step of a tile reads B
+ *   from another row, and 6 x 64 issues 24 FMAs per row it reads where 8 x 32 issues 16, with
+ *   6 loads of A per 24 FMAs instead of 8 per 16. (Why that pays was not isolated; the gap
+ *   grew when this VM's host was busy, 8 x 32 falling to 145-170 GFLOP/s where 6 x 64 held
+ *   170-195.)
  * On Zen 5 (scripts/gemm-ab-small.c, warm, 1 thread; 2 threads in brackets): 64 x 128 x 10
  * NN 1.12x (1.13x), 64 x 128 x 32 1.09x, 256 x 3072 x 16 1.13x (1.14x), 1024 x 1024 x 16
  * 1.14x (0.96-1.01x), 5 x 768 x 768 1.16x (1.36x), 10 x 128 x 784 1.36x (1.34x), 12 x 768
  * x 768 1.15x, 18 x 768 x 768 1.21x (1.22x), 42 x 768 x 768 (2 threads) 1.07x; 10 x 128 x 64
  * TN 1.13x and 12 x 768 x 256 TN 1.20x (ridge_gemm_set_tile_for_tests). Not where 8-row tiles
- * fit (8 x 3072 x 768 NN 0.80x, 8 x 128 x 784 TN 0.79x, 32 x 128 x 784 0.95x), nor from k 64
- * (128 x 784 x 64 TN 0.95x), nor with B packed (10 x 768 x 128 NT 0.99x).
+ * fit (8 x 3072 x 768 NN 0.80x, 8 x 128 x 784 TN 0.79x, 32 x 128 x 784 0.95x), nor for A^T
+ * with k 64 (128 x 784 x 64 TN 0.95x, 512 x 256 x 64 TN 0.97-1.03x), nor with B packed and k
+ * past 128 (256 x 768 x 768 NT 0.99x, 256 x 3072 x 768 NT 0.97x, 256 x 768 x 3072 NT 0.97x).
+ * From 48 rows in place and for k 64-128 (session 29, the same probe, rounds rotating the
+ * tiles' order, 6 x 64 over 8 x 32): 64 x 3136 x 64 NN 1.05-1.14x (2 threads 0.99x), 48 x
+ * 3136 x 64 1.06-1.12x, 64 x 3136 x 576 1.02-1.11x (1.15x), 256 x 768 x 768 1.02-1.09x
+ * (1.10x), 256 x 768 x 3072 1.18x (1.19x), 256 x 2304 x 768 1.16x, 256 x 50304 x 768 1.06x,
+ * 100 x 1000 x 500 1.03-1.09x, 64 x 128 x 784 1.07x (1.04x), 128 x 64 x 784 1.12x, 256 x 768
+ * x 768 TN 1.08x; 1024 x 1024 x 64 NN 1.03-1.04x, 1024 x 1024 x 128 1.03x, 3136 x 64 x 64
+ * 1.02x, 256 x 768 x 128 NT 1.03x, 1024 x 1024 x 64 NT 1.04x, 512 x 512 x 96 NT 1.045x.
  * The 32-column tiles pack B alike, so one plan serves both, and every tile sums each
  * element's k products in the same order: the bits do not depend on the tile.
  * Not 6 x 64 where its panels pad n more than 32-column ones do (n mod 64 in 1..32): 14 x 32
@@ -155,6 +170,7 @@ static int cpu_is_intel(const ridge_ctx *ctx)
 static size_t pad_to(size_t n, size_t nr) { return (n + nr - 1) / nr * nr - n; }
 #define TALL_TILE_MIN_M 48
 #define SHORT_K_MAX 32
+#define SHORT_K_ROWS_MAX 128
 #define WIDE_TILE_MIN_M 256
 #define WIDE_IN_PLACE_MAX_M 80
 static int test_tile;
@@ -175,8 +191,10 @@ static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa,
         const int in_place = p && b_in_place(p, wide->inplace_b_max_m);
         if (!cpu_is_intel(ctx)) {
             const int few_rows = in_place && m < TALL_TILE_MIN_M && pad_to(m, 6) < pad_to(m, 8);
-            const int short_k = p && p->k <= SHORT_K_MAX;
-            return !nr32 && pads_less && (few_rows || short_k) ? wide : base;
+            const int short_k = p && (p->k <= SHORT_K_MAX ||
+                                      (p->k <= SHORT_K_ROWS_MAX && p->a_cs == 1));
+            const int rows_in_place = in_place && m >= TALL_TILE_MIN_M;
+            return !nr32 && pads_less && (few_rows || rows_in_place || short_k) ? wide : base;
         }
         const int wide_rows = m >= WIDE_TILE_MIN_M ? !in_place
                               : m < TALL_TILE_MIN_M ? in_place
