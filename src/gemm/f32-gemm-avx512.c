@@ -121,7 +121,9 @@ static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda,
  * per 8): 1 x 128 x 784 NT 1.32-1.36x on Zen 5 (scripts/gemm-ab.c); 12 rows 0.88-0.95x of 8 */
 #define GEMV_T_ROWS 8
 /* Its 8 sums across lanes as one transposed reduction (dot_sum8), the bits of 8
- * _mm512_reduce_add_ps: 1 x 128 x 784 NT 1.02-1.03x on Zen 5 (scripts/gemm-ab-small.c) */
+ * _mm512_reduce_add_ps. With the vector epilogue (the template's gemv_t), on Zen 5
+ * (scripts/gemm-ab-small.c, 1 thread): 1 x 64 x 64 NT 1.52-1.58x, 1 x 32 x 256 1.21x, 1 x 768
+ * x 768 1.04x, 1 x 128 x 784 1.00-1.02x (the sums alone 1.02-1.03x). */
 static inline __attribute__((always_inline)) void gemv_t_sums8(const __m512 *s0, const __m512 *s1,
                                                                float *out)
 {

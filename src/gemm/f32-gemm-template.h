@@ -545,7 +545,7 @@ static void GEMM_FN(gemv_t)(size_t k, const float *a, const float *b, size_t ldb
 {
     const vmask tail = V_MASK((int)(k % VL));
     const size_t kv = k - k % VL;
-    float acc[GEMM_NR + GEMV_T_ROWS];
+    float acc[GEMM_NR];
     size_t jt = j0; /* acc holds y[jt:j] */
     for (size_t j = j0; j < j1; j += GEMV_T_ROWS) {
         size_t nj = RIDGE_MIN((size_t)GEMV_T_ROWS, j1 - j);
