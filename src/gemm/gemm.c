@@ -284,7 +284,12 @@ static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc,
  * - A^T, up to 64 columns: 576 x 64 x 3136 TN (a convolution's weight gradient, where packing
  *   A^T took 39% of the time) 1.20x, 2 threads 1.15x, 200 x 64 x 784 1.29x, 96 x 64 x 1000
  *   1.29x; at 128 columns 0.96-1.07x, at 256 0.91-0.97x. Not with the AVX2 tile, whose 16
- *   columns give each line of A^T 6 FMAs, not 24: 0.98-1.04x. */
+ *   columns give each line of A^T 6 FMAs, not 24: 0.98-1.04x. With the 6 x 64 tile, up to
+ *   its two panels (128 columns; Zen 5, session 29, A^T in place over packed, 1 thread): 10 x
+ *   128 x 64 TN (a 10-class layer's weight gradient) 1.16x (2 threads 1.16x), 5 x 128 x 64
+ *   1.16x, 12 x 128 x 64 1.10x, 10 x 128 x 256 1.12x, 18 x 128 x 128 1.11x, 128 x 128 x 784
+ *   1.16x, 256 x 128 x 256 1.15x; 8 x 32 at 128 columns lost there (16 x 128 x 64 0.88x, 32
+ *   x 128 x 64 0.94x). */
 #define A_DIRECT_MAX_PANELS 4
 #define A_DIRECT_T_MAX_COLS 64
 static int test_a_direct;
@@ -296,7 +301,7 @@ static int a_direct(const gemm_problem *p, const gemm_kernel *K)
     if (!p->a_cs || test_a_direct < 0) return 0; /* a_cs 0 tells the kernel "packed" */
     if (test_a_direct > 0) return 1;
     if (p->a_cs == 1) return p->n <= A_DIRECT_MAX_PANELS * (size_t)K->nr;
-    return p->n <= A_DIRECT_T_MAX_COLS && K->nr >= 32;
+    return p->n <= RIDGE_MAX((size_t)A_DIRECT_T_MAX_COLS, 2 * (size_t)K->nr) && K->nr >= 32;
 }
 
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
