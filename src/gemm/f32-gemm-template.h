@@ -546,43 +546,41 @@ static void GEMM_FN(gemv_t)(size_t k, const float *a, const float *b, size_t ldb
     const vmask tail = V_MASK((int)(k % VL));
     const size_t kv = k - k % VL;
     float acc[GEMM_NR];
-    size_t jt = j0; /* acc holds y[jt:j] */
-    for (size_t j = j0; j < j1; j += GEMV_T_ROWS) {
-        size_t nj = RIDGE_MIN((size_t)GEMV_T_ROWS, j1 - j);
-        vf s0[GEMV_T_ROWS], s1[GEMV_T_ROWS];
-        const float *row[GEMV_T_ROWS];
-        for (int q = 0; q < GEMV_T_ROWS; q++) {
-            s0[q] = s1[q] = V_ZERO();
-            row[q] = b + (j + ((size_t)q < nj ? (size_t)q : 0)) * ldb;
-        }
-        size_t p = 0;
-        /* unrolled: 1 x 128 x 784 NT 1.07-1.08x (Intel Xeon, scripts/gemm-ab-small.c; by 4 no
-         * further) */
-#pragma GCC unroll 2
-        for (; p + 2 * VL <= kv; p += 2 * VL) {
-            const vf a0 = V_LOAD(a + p), a1 = V_LOAD(a + p + VL);
+    for (size_t jt = j0; jt < j1; jt += GEMM_NR) { /* acc: y[jt:jt+nt] */
+        const size_t nt = RIDGE_MIN((size_t)GEMM_NR, j1 - jt);
+        for (size_t j = jt; j < jt + nt; j += GEMV_T_ROWS) {
+            size_t nj = RIDGE_MIN((size_t)GEMV_T_ROWS, jt + nt - j);
+            vf s0[GEMV_T_ROWS], s1[GEMV_T_ROWS];
+            const float *row[GEMV_T_ROWS];
             for (int q = 0; q < GEMV_T_ROWS; q++) {
-                s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
-                s1[q] = V_FMA(a1, V_LOAD(row[q] + p + VL), s1[q]);
+                s0[q] = s1[q] = V_ZERO();
+                row[q] = b + (j + ((size_t)q < nj ? (size_t)q : 0)) * ldb;
             }
+            size_t p = 0;
+            /* unrolled: 1 x 128 x 784 NT 1.07-1.08x (Intel Xeon, scripts/gemm-ab-small.c; by 4 no
+             * further) */
+#pragma GCC unroll 2
+            for (; p + 2 * VL <= kv; p += 2 * VL) {
+                const vf a0 = V_LOAD(a + p), a1 = V_LOAD(a + p + VL);
+                for (int q = 0; q < GEMV_T_ROWS; q++) {
+                    s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
+                    s1[q] = V_FMA(a1, V_LOAD(row[q] + p + VL), s1[q]);
+                }
+            }
+            if (p < kv) {
+                const vf a0 = V_LOAD(a + p);
+                for (int q = 0; q < GEMV_T_ROWS; q++) s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
+                p += VL;
+            }
+            if (p < k) {
+                const vf a0 = V_MASKLOAD(a + p, tail);
+                for (int q = 0; q < GEMV_T_ROWS; q++)
+                    s1[q] = V_FMA(a0, V_MASKLOAD(row[q] + p, tail), s1[q]);
+            }
+            GEMV_T_SUMS(s0, s1, acc + (j - jt));
         }
-        if (p < kv) {
-            const vf a0 = V_LOAD(a + p);
-            for (int q = 0; q < GEMV_T_ROWS; q++) s0[q] = V_FMA(a0, V_LOAD(row[q] + p), s0[q]);
-            p += VL;
-        }
-        if (p < k) {
-            const vf a0 = V_MASKLOAD(a + p, tail);
-            for (int q = 0; q < GEMV_T_ROWS; q++)
-                s1[q] = V_FMA(a0, V_MASKLOAD(row[q] + p, tail), s1[q]);
-        }
-        GEMV_T_SUMS(s0, s1, acc + (j - jt));
-        const size_t nt = j + nj - jt;
-        if (nt >= GEMM_NR || j + nj == j1) {
-            for (size_t q = nt; q < GEMM_NR; q++) acc[q] = 0.0f; /* gemv_finish's padding */
-            GEMM_FN(gemv_finish)(acc, y, jt, RIDGE_MIN(nt, (size_t)GEMM_NR), t);
-            jt += GEMM_NR;
-        }
+        for (size_t q = nt; q < GEMM_NR; q++) acc[q] = 0.0f; /* gemv_finish's padding */
+        GEMM_FN(gemv_finish)(acc, y, jt, nt, t);
     }
 }
 

@@ -190,11 +190,11 @@ static const gemm_kernel *select_kernel(const ridge_ctx *ctx, ridge_isa isa,
         const int pads_less = !(p && pad_to(p->n, 64) > pad_to(p->n, 32));
         const int in_place = p && b_in_place(p, wide->inplace_b_max_m);
         if (!cpu_is_intel(ctx)) {
-            const int few_rows = in_place && m < TALL_TILE_MIN_M && pad_to(m, 6) < pad_to(m, 8);
+            /* B in place: from 48 rows, or fewer where 6-row tiles pad m less than 8-row ones */
+            const int rows = in_place && (m >= TALL_TILE_MIN_M || pad_to(m, 6) < pad_to(m, 8));
             const int short_k = p && (p->k <= SHORT_K_MAX ||
                                       (p->k <= SHORT_K_ROWS_MAX && p->a_cs == 1));
-            const int rows_in_place = in_place && m >= TALL_TILE_MIN_M;
-            return !nr32 && pads_less && (few_rows || rows_in_place || short_k) ? wide : base;
+            return !nr32 && pads_less && (rows || short_k) ? wide : base;
         }
         const int wide_rows = m >= WIDE_TILE_MIN_M ? !in_place
                               : m < TALL_TILE_MIN_M ? in_place
@@ -281,17 +281,17 @@ static size_t blocking_nc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc,
  *   128 x 784 NT 1.11x, 32 x 256 x 784 1.04x; 96 and 200 x 128 x 784 (14 x 32) 1.05x; the AVX2
  *   tile 1.09-1.12x; past that, 32 x 512 x 784 1.01x, 200 x 256 x 784 (8 panels of 32)
  *   0.98x, 256 x 768 x 768 0.92x, 64 x 3136 x 64 0.90x;
- * - A^T, up to 64 columns: 576 x 64 x 3136 TN (a convolution's weight gradient, where packing
- *   A^T took 39% of the time) 1.20x, 2 threads 1.15x, 200 x 64 x 784 1.29x, 96 x 64 x 1000
- *   1.29x; at 128 columns 0.96-1.07x, at 256 0.91-0.97x. Not with the AVX2 tile, whose 16
- *   columns give each line of A^T 6 FMAs, not 24: 0.98-1.04x. With the 6 x 64 tile, up to
- *   its two panels (128 columns; Zen 5, session 29, A^T in place over packed, 1 thread): 10 x
- *   128 x 64 TN (a 10-class layer's weight gradient) 1.16x (2 threads 1.16x), 5 x 128 x 64
- *   1.16x, 12 x 128 x 64 1.10x, 10 x 128 x 256 1.12x, 18 x 128 x 128 1.11x, 128 x 128 x 784
- *   1.16x, 256 x 128 x 256 1.15x; 8 x 32 at 128 columns lost there (16 x 128 x 64 0.88x, 32
- *   x 128 x 64 0.94x). */
+ * - A^T, up to two panels (64 columns on the 32-column tiles): 576 x 64 x 3136 TN (a
+ *   convolution's weight gradient, where packing A^T took 39% of the time) 1.20x, 2 threads
+ *   1.15x, 200 x 64 x 784 1.29x, 96 x 64 x 1000 1.29x; at 128 columns 0.96-1.07x, at 256
+ *   0.91-0.97x. Not with the AVX2 tile, whose 16 columns give each line of A^T 6 FMAs, not 24:
+ *   0.98-1.04x. With the 6 x 64 tile, its two panels are 128 columns (Zen 5, session 29, A^T in
+ *   place over packed, 1 thread): 10 x 128 x 64 TN (a 10-class layer's weight gradient) 1.16x (2
+ *   threads 1.16x), 5 x 128 x 64 1.16x, 12 x 128 x 64 1.10x, 10 x 128 x 256 1.12x, 18 x 128 x 128
+ *   1.11x, 128 x 128 x 784 1.16x, 256 x 128 x 256 1.15x; 8 x 32 at 128 columns lost there (16 x
+ *   128 x 64 0.88x, 32 x 128 x 64 0.94x). */
 #define A_DIRECT_MAX_PANELS 4
-#define A_DIRECT_T_MAX_COLS 64
+#define A_DIRECT_T_MAX_PANELS 2
 static int test_a_direct;
 
 void ridge_gemm_set_a_direct_for_tests(int mode) { test_a_direct = mode; }
@@ -301,7 +301,7 @@ static int a_direct(const gemm_problem *p, const gemm_kernel *K)
     if (!p->a_cs || test_a_direct < 0) return 0; /* a_cs 0 tells the kernel "packed" */
     if (test_a_direct > 0) return 1;
     if (p->a_cs == 1) return p->n <= A_DIRECT_MAX_PANELS * (size_t)K->nr;
-    return p->n <= RIDGE_MAX((size_t)A_DIRECT_T_MAX_COLS, 2 * (size_t)K->nr) && K->nr >= 32;
+    return K->nr >= 32 && p->n <= A_DIRECT_T_MAX_PANELS * (size_t)K->nr;
 }
 
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
