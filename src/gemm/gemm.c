@@ -1100,9 +1100,10 @@ const char *ridge_gemm_describe(const ridge_ctx *ctx)
                "f32-gemm-14x32-avx512 (" GEMM_STR(TALL_TILE_MIN_M) " or more), "
                "f32-gemm-8x32-avx512, " GEMM_DOT_STR;
     if (K == &ridge_gemm_kernel_8x32_avx512)
-        return "f32-gemm-8x32-avx512, f32-gemm-6x64-avx512 (k " GEMM_STR(SHORT_K_MAX)
-               " or less, or fewer than " GEMM_STR(TALL_TILE_MIN_M) " rows with B in place "
-               "where it pads m less), " GEMM_DOT_STR;
+        return "f32-gemm-8x32-avx512, f32-gemm-6x64-avx512 (where its panels pad n no more: "
+               "k " GEMM_STR(SHORT_K_MAX) " or less, or " GEMM_STR(SHORT_K_ROWS_MAX)
+               " or less with A not transposed, or B in place with " GEMM_STR(TALL_TILE_MIN_M)
+               " rows or more, or fewer where it pads m less), " GEMM_DOT_STR;
 #undef GEMM_DOT_STR
 #undef GEMM_STR
 #undef GEMM_STR_
