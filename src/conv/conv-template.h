@@ -170,8 +170,11 @@ static inline __attribute__((always_inline)) void tile_core(const conv_row_args 
      * layer) has often left the caches since it was last written, and each store would wait
      * on its line (1 thread, scripts/conv-ab.c: the first 7x7 layer 1.01-1.09x, direct 3x3
      * 64 1.03x, pointwise 0.99-1.02x; 2 threads, conv-ab-threads.c: 0.99-1.00x). Not when
-     * y is streamed past the caches (nt): its stores take no line, and fetching one is waste */
-    if (a->yfast && !a->nt) {
+     * y is streamed past the caches (nt): its stores take no line, and fetching one is waste.
+     * Nor for pointwise (pfx), whose loop already prefetches the next tile's input: without
+     * these, 64 -> 64 56x56 1.01-1.02x, 128 28x28, 256 14x14 and batch 8 1.01-1.02x (Zen 5,
+     * 1 thread, conv-ab.c, both orders; 2 threads too noisy to call) */
+    if (a->yfast && !a->nt && !a->pfx) {
 #pragma GCC unroll 6
         for (int p = 0; p < MR; p++) {
             float *yp = a->y + a->yo + (p0 + p) * a->yps;
