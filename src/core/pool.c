@@ -53,6 +53,9 @@ struct ridge_pool {
     _Alignas(64) _Atomic uint32_t done;     /* indices 1..nth-1 finished */
     _Atomic int caller_sleeping;
     _Atomic int caller_cpu;                 /* where the caller published the job */
+    /* the last move_off_caller: the CPU the worker woke on, the CPU it moved to (-1: none);
+     * read by tests (ridge_pool_last_move_for_tests), the scheduler being theirs to race */
+    _Atomic int woke_on, moved_to;
     _Alignas(64) _Atomic int busy;          /* a job is in flight */
     _Atomic int stop;
     /* the current job: written by the caller before `ticket` is published */
@@ -143,6 +146,7 @@ static void claim_and_run(ridge_pool *pool)
 static void move_off_caller(ridge_pool *pool, unsigned *turn)
 {
     const int here = sched_getcpu();
+    atomic_store_explicit(&pool->woke_on, here, memory_order_relaxed);
     if (here < 0 || here != atomic_load_explicit(&pool->caller_cpu, memory_order_relaxed))
         return;
     cpu_set_t allowed, one;
@@ -155,8 +159,16 @@ static void move_off_caller(ridge_pool *pool, unsigned *turn)
         if (c != here && CPU_ISSET(c, &allowed) && k-- == 0) to = c;
     CPU_ZERO(&one);
     CPU_SET(to, &one);
-    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0) {
+        atomic_store_explicit(&pool->moved_to, sched_getcpu(), memory_order_relaxed);
         pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
+    }
+}
+
+void ridge_pool_last_move(ridge_pool *pool, int *woke_on, int *moved_to)
+{
+    *woke_on = atomic_exchange(&pool->woke_on, -1);
+    *moved_to = atomic_exchange(&pool->moved_to, -1);
 }
 
 static void *worker_main(void *p)
@@ -238,6 +250,8 @@ ridge_status ridge_pool_create(int threads, int spin_us, ridge_pool **out)
     pool->spin_ns = (uint64_t)spin_us * 1000u;
     pool->yield = threads > ridge_cpu_get()->logical_cpus;
     pool->nudge = !pool->yield;
+    atomic_init(&pool->woke_on, -1);
+    atomic_init(&pool->moved_to, -1);
     pool->span = calloc(2 * (size_t)threads, sizeof *pool->span);
     if (!pool->span) goto err_free_pool;
     if (threads > 1) {
