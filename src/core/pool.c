@@ -142,7 +142,10 @@ static void claim_and_run(ridge_pool *pool)
  * moves itself: it narrows its affinity to another CPU it may use (the kernel migrates it at
  * once), then restores its mask, so it stays where it went but nothing stays pinned. Workers
  * take the other CPUs in turn, from different starts (`turn`). Costs a sched_getcpu (vDSO)
- * per job; the system calls only when it moves. */
+ * per job; the system calls only when it moves. A worker that finds the next job while still
+ * in its claiming loop runs that job's index without looking (nobody woke it anywhere new); it
+ * looks on its way round the loop after. woke_on and moved_to record the last look, for
+ * test-pool. */
 static void move_off_caller(ridge_pool *pool, unsigned *turn)
 {
     const int here = sched_getcpu();
