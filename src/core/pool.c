@@ -53,9 +53,9 @@ struct ridge_pool {
     _Alignas(64) _Atomic uint32_t done;     /* indices 1..nth-1 finished */
     _Atomic int caller_sleeping;
     _Atomic int caller_cpu;                 /* where the caller published the job */
-    /* the last move_off_caller: the CPU the worker woke on, the CPU it moved to (-1: none);
-     * read by tests (ridge_pool_last_move_for_tests), the scheduler being theirs to race */
-    _Atomic int woke_on, moved_to;
+    /* the last move_off_caller: the CPU the worker woke on and the CPU it moved to (-1: none),
+     * for test-pool (ridge_pool_last_move); a line of their own, which only the workers write */
+    _Alignas(64) _Atomic int woke_on, moved_to;
     _Alignas(64) _Atomic int busy;          /* a job is in flight */
     _Atomic int stop;
     /* the current job: written by the caller before `ticket` is published */
