@@ -106,12 +106,6 @@ void ridge_ctx_destroy(ridge_ctx *ctx)
     ridge_free(ctx);
 }
 
-void ridge_pool_last_move_for_tests(ridge_ctx *ctx, int *woke_on, int *moved_to)
-{
-    *woke_on = *moved_to = -1;
-    if (ctx->pool) ridge_pool_last_move(ctx->pool, woke_on, moved_to);
-}
-
 int ridge_ctx_threads(const ridge_ctx *ctx) { return ctx->threads; }
 ridge_isa ridge_ctx_isa(const ridge_ctx *ctx) { return ctx->isa; }
 int ridge_ctx_spin_us(const ridge_ctx *ctx) { return ctx->spin_us; }

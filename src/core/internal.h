@@ -89,10 +89,8 @@ void ridge_pool_destroy(ridge_pool *pool);
 void ridge_pool_run(ridge_pool *pool, int nth, ridge_task_fn fn, void *arg);
 /* While `prof` is non-NULL the pool records task spans and caller waits into it. */
 void ridge_pool_set_profile(ridge_pool *pool, ridge_profile *prof);
-/* The last worker wake-up's CPU and the CPU move_off_caller moved it to, each -1 if none since
- * the last call; resets both (tests: ridge_pool_last_move_for_tests). */
-void ridge_pool_last_move(ridge_pool *pool, int *woke_on, int *moved_to);
-/* The same for a context's pool (-1, -1 without one); in the library for tests only (ctx.c). */
+/* The CPU the context's worker last woke on and the CPU move_off_caller moved it to, each -1
+ * if none since the last call, which resets both. In the library for test-pool only. */
 void ridge_pool_last_move_for_tests(ridge_ctx *ctx, int *woke_on, int *moved_to);
 
 struct ridge_profile {

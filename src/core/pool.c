@@ -54,7 +54,8 @@ struct ridge_pool {
     _Atomic int caller_sleeping;
     _Atomic int caller_cpu;                 /* where the caller published the job */
     /* the last move_off_caller: the CPU the worker woke on and the CPU it moved to (-1: none),
-     * for test-pool (ridge_pool_last_move); a line of their own, which only the workers write */
+     * for test-pool (ridge_pool_last_move_for_tests); a line of their own, which only the
+     * workers write */
     _Alignas(64) _Atomic int woke_on, moved_to;
     _Alignas(64) _Atomic int busy;          /* a job is in flight */
     _Atomic int stop;
@@ -168,10 +169,10 @@ static void move_off_caller(ridge_pool *pool, unsigned *turn)
     }
 }
 
-void ridge_pool_last_move(ridge_pool *pool, int *woke_on, int *moved_to)
+void ridge_pool_last_move_for_tests(ridge_ctx *ctx, int *woke_on, int *moved_to)
 {
-    *woke_on = atomic_exchange(&pool->woke_on, -1);
-    *moved_to = atomic_exchange(&pool->moved_to, -1);
+    *woke_on = atomic_exchange(&ctx->pool->woke_on, -1);
+    *moved_to = atomic_exchange(&ctx->pool->moved_to, -1);
 }
 
 static void *worker_main(void *p)
