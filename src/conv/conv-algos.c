@@ -407,6 +407,13 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     int64_t hi = last < 0 ? 0 : last / sw + 1;
     lo = RIDGE_MIN(lo, p->ow);
     hi = RIDGE_MAX(RIDGE_MIN(hi, p->ow), lo);
+    /* the same for rows, whose windows are whole in height: [rlo, rhi) */
+    const int64_t sh = d->stride_h;
+    int64_t rlo = (d->pad_top + sh - 1) / sh;
+    int64_t rlast = d->h - 1 - (R - 1) * d->dil_h + d->pad_top;
+    int64_t rhi = rlast < 0 ? 0 : rlast / sh + 1;
+    rlo = RIDGE_MIN(rlo, p->oh);
+    rhi = RIDGE_MAX(RIDGE_MIN(rhi, p->oh), rlo);
     /* When a window row is one contiguous run of s*c_in floats (NHWC with groups 1, no
      * dilation), the interior pixels reduce over it as one loop: the packed weights
      * [r][s][ci][nr] are already [r][s*ci][nr]. Longer reductions, less loop overhead (the
@@ -435,16 +442,12 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         tap_range(ih0, d->h, d->dil_h, R, &a.r0, &a.r1);
         /* rows whose windows are whole in height, up to run_max of them: their border
          * columns go as vertical tiles after the rows' interiors (a column's pixels share its
-         * tap range); a run stays short so its input rows are still in cache */
+         * tap range); a run stays short so its input rows are still in cache. Found from
+         * [rlo, rhi), not row by row: four divisions a row were 3-4% of fmnist-conv1. */
+        const int full = oh >= rlo && oh < rhi;
         size_t end = row + 1;
-        int full = a.r0 == 0 && a.r1 == R;
         if (full)
-            for (int r0, r1; end < e0 && end - row < run_max && (int64_t)end / p->oh == n;
-                 end++) {
-                tap_range(((int64_t)end % p->oh) * d->stride_h - d->pad_top, d->h, d->dil_h, R,
-                          &r0, &r1);
-                if (r0 != 0 || r1 != R) break;
-            }
+            end = RIDGE_MIN(RIDGE_MIN(e0, row + run_max), (size_t)(n * p->oh + rhi));
         /* border pixels along the row: rows cut by the top or bottom border, and runs too
          * short for vertical tiles (a thread's share cut them, or the image is one row high,
          * as the 1-D kernels' are) */
@@ -1332,6 +1335,11 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 #define DIRECT_GUIDED_MIN_FLOP 2e7 /* per thread */
+/* Below this many FLOPs per thread a second thread costs more than it saves: this VM's
+ * fork-join round trip is about 1 us (bench pool), and the worker starts with cold caches.
+ * fmnist-conv1 (0.45 MFLOP) ran 3 us on 1 thread and 5 us on 2; fmnist-conv2 (7.2 MFLOP)
+ * 21 us on 1 and 19-20 on 2 (scripts/conv-ab-threads.c). GEMM's threshold is the same. */
+#define DIRECT_MIN_FLOP_PER_THREAD 2e6
 
 ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
                                const float *x, float *y, const float *bias, const float *ubias,
@@ -1350,7 +1358,10 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
          * row groups' height, ended up to 6 rows apart and gained nothing). Not for small
          * layers, whose short chunks cut their border columns' vertical runs (fmnist-conv2,
          * 7 MFLOP: best 0.032-0.034 ms guided, 0.029-0.031 static) */
-        if (ridge_conv2d_flops(d) < DIRECT_GUIDED_MIN_FLOP * ridge_ctx_threads(ctx))
+        if (ridge_conv2d_flops(d) < 2 * DIRECT_MIN_FLOP_PER_THREAD) /* one unit: serial */
+            ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, (size_t)(d->n * p->oh), ncb,
+                                  direct_range, &f);
+        else if (ridge_conv2d_flops(d) < DIRECT_GUIDED_MIN_FLOP * ridge_ctx_threads(ctx))
             ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
         else
             ridge_parallel_for_2d_dynamic(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range,
