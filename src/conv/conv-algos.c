@@ -422,9 +422,14 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                         conv_runs_contiguous(p->xco, (int)p->cig, (int)p->cig);
     /* the border columns' vertical runs: a micro-tile of rows, or every row of an image
      * small enough to stay in L1 (fmnist-conv1, 3 KB: one call per side, not five; 1.08-1.09x
-     * in scripts/conv-ab-threads.c, and 0.95-0.99 of the padded copy's speed, from 0.89-0.95) */
+     * in scripts/conv-ab-threads.c, and 0.95-0.99 of the padded copy's speed, from 0.89-0.95)
+     * or of a reduction of at most 9 steps, whose column calls cost more in their setup than
+     * in their few FMAs (the direct path on depthwise 3x3, C = 64 56 x 56 and C = 32 112 x
+     * 112: 1.03-1.04x, 0.96 -> 0.99-1.00 of the padded copy without the copy's time) */
     const size_t run_max =
-        (size_t)p->xv.sn * sizeof(float) <= DIRECT_SMALL_IMAGE ? (size_t)p->oh : (size_t)p->k->mr;
+        (size_t)p->xv.sn * sizeof(float) <= DIRECT_SMALL_IMAGE || R * S * p->cig <= 9
+            ? (size_t)p->oh
+            : (size_t)p->k->mr;
     /* border pixels along rows (direct_edges) where each group's channels are one run in x */
     const int masked = conv_runs_contiguous(p->xco, (int)d->c_in, (int)p->cig);
     /* with them, the interior [lo, hin) is whole tiles, and its last (hi - lo) % MR columns
