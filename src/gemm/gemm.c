@@ -461,7 +461,12 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
 
 /* Below this many FLOPs per thread, waking another thread costs more than it saves. */
 #define GEMM_MIN_FLOP_PER_THREAD 2e6
-#define GEMV_MIN_BYTES_PER_THREAD 131072.0
+/* m == 1: the bytes of B per thread below which a second thread costs more than it saves. At
+ * 128 KiB (2026-12-01, an earlier VM), 1 x 128 x 784 (401 KB) NT went from 56 to 95 GFLOP/s
+ * on 2 threads; on the Zen 5 VM (a fork-join round trip of ~1 us, bench pool) 2 threads took
+ * 3.1-3.3 us against 2.7-2.8 on 1 (NN 3.1-3.3 against 2.4-2.8), while 1 x 256 x 784 (802 KB)
+ * still gained from them (1.0-1.4x; scripts/gemm-ab-small.c, 2 threads, session 31). */
+#define GEMV_MIN_BYTES_PER_THREAD 262144.0
 
 /* m == 1 with a row-major B (gemv_n): the k rows are summed in segments, each from zero, and
  * the segments' sums added in order: by one gemv_n call on one thread, or, when threads share
@@ -489,8 +494,8 @@ static int useful_threads(const ridge_ctx *ctx, const gemm_problem *p)
     double flop = 2.0 * (double)p->m * (double)p->n * (double)(p->k ? p->k : 1);
     double most = test_kc ? t : flop / GEMM_MIN_FLOP_PER_THREAD; /* tests: split everything */
     /* m == 1 with B^T: each thread reads whole rows of B^T at cache speed, so split by bytes
-     * (a dense layer's weights then stay half in each core's L2: 1 x 128 x 784 ran 1.5-1.7x
-     * on 2 threads). Row-major B: by its k segments (gemv_segments). */
+     * (a large layer's weights then stay half in each core's L2). Row-major B: by its k
+     * segments (gemv_segments). */
     if (p->m == 1 && p->b_cs != 1 && !test_kc)
         most = (double)p->n * (double)p->k * sizeof(float) / GEMV_MIN_BYTES_PER_THREAD;
     if (p->m == 1 && p->b_cs == 1) most = (double)gemv_segments(p);
