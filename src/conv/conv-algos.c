@@ -1343,8 +1343,10 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
 /* Below this many FLOPs per thread a second thread costs more than it saves: this VM's
  * fork-join round trip is about 1 us (bench pool), and the worker starts with cold caches.
  * fmnist-conv1 (0.45 MFLOP) ran 3 us on 1 thread and 5 us on 2; fmnist-conv2 (7.2 MFLOP)
- * 21 us on 1 and 19-20 on 2 (scripts/conv-ab-threads.c). GEMM's threshold is the same. */
-#define DIRECT_MIN_FLOP_PER_THREAD 2e6
+ * 21 us on 1 and 19-20 on 2 (scripts/conv-ab-threads.c); fmnist-conv1 at batch 8 (3.6
+ * MFLOP), called back to back, 0.026 ms on 1 thread (0.84 of oneDNN on 2) and 0.020-0.023
+ * on 2 (`bench conv --peers --threads 2 --batch 8`). */
+#define DIRECT_MIN_FLOP_PER_THREAD 1e6
 
 ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
                                const float *x, float *y, const float *bias, const float *ubias,
