@@ -393,7 +393,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
     double flops = ridge_conv2d_flops(&d);
     /* calls per sample on small shapes: at least 1.6e8 FLOP a sample below 2e7 a call (a 3 us
      * layer timed 8 calls at a time moved by 1.5x from run to run on 2 threads) */
-    int per = flops < 2e7 ? (int)fmax(8.0, ceil(1.6e8 / flops)) : flops < 2e8 ? 2 : 1;
+    int per = flops < 2e7 ? (int)ceil(1.6e8 / flops) : flops < 2e8 ? 2 : 1;
     for (int i = 0; i < nm; i++) {
         ms[i].samples = calloc((size_t)rounds, sizeof(double));
         if (ms[i].ok) run_method(ctx, &ms[i], &d, x, xp, y, b); /* warm-up */
