@@ -464,7 +464,7 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
 /* m == 1: the bytes of B per thread below which a second thread costs more than it saves. At
  * 128 KiB (2026-12-01, an earlier VM), 1 x 128 x 784 (401 KB) NT went from 56 to 95 GFLOP/s
  * on 2 threads; on the Zen 5 VM (a fork-join round trip of ~1 us, bench pool) 2 threads took
- * 3.1-3.3 us against 2.7-2.8 on 1 (NN 3.1-3.3 against 2.4-2.8), while 1 x 256 x 784 (802 KB)
+ * 2.9-3.1 us against 2.7-2.8 on 1 (NN 3.1-3.3 against 2.3-2.8), while 1 x 256 x 784 (802 KB)
  * still gained from them (1.0-1.4x; scripts/gemm-ab-small.c, 2 threads, session 31). */
 #define GEMV_MIN_BYTES_PER_THREAD 262144.0
 
