@@ -289,6 +289,16 @@ static void tap_range(int64_t start, int64_t n, int64_t dil, int64_t K, int *k0,
     *k1 = (int)RIDGE_MAX(hi, lo);
 }
 
+/* The outputs [*lo, *hi) (of out) whose whole window of K taps (dilation dil, stride st) lies
+ * inside an input of n with padding pad before it: the ones tap_range gives every tap. */
+static void whole_windows(int64_t pad, int64_t n, int64_t K, int64_t dil, int64_t st,
+                          int64_t out, int64_t *lo, int64_t *hi)
+{
+    int64_t last = n - 1 - (K - 1) * dil + pad; /* o * st <= last */
+    *lo = RIDGE_MIN((pad + st - 1) / st, out);
+    *hi = RIDGE_MAX(RIDGE_MIN(last < 0 ? 0 : last / st + 1, out), *lo);
+}
+
 
 /* Fills the output-channel fields of a row call for group g, block cob, and its packed
  * weights ([g][cob][r][s][ci][nr]: direct, pointwise and im2col alike). */
@@ -401,19 +411,10 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
     const int64_t R = d->r, S = d->s, sw = d->stride_w, dw = d->dil_w;
-    /* the columns whose whole window is inside the input: [lo, hi) */
-    int64_t lo = (d->pad_left + sw - 1) / sw;
-    int64_t last = d->w - 1 - (S - 1) * dw + d->pad_left; /* ow*sw <= last */
-    int64_t hi = last < 0 ? 0 : last / sw + 1;
-    lo = RIDGE_MIN(lo, p->ow);
-    hi = RIDGE_MAX(RIDGE_MIN(hi, p->ow), lo);
-    /* the same for rows, whose windows are whole in height: [rlo, rhi) */
-    const int64_t sh = d->stride_h;
-    int64_t rlo = (d->pad_top + sh - 1) / sh;
-    int64_t rlast = d->h - 1 - (R - 1) * d->dil_h + d->pad_top;
-    int64_t rhi = rlast < 0 ? 0 : rlast / sh + 1;
-    rlo = RIDGE_MIN(rlo, p->oh);
-    rhi = RIDGE_MAX(RIDGE_MIN(rhi, p->oh), rlo);
+    /* the columns whose whole window is inside the input, [lo, hi), and the rows, [rlo, rhi) */
+    int64_t lo, hi, rlo, rhi;
+    whole_windows(d->pad_left, d->w, S, dw, sw, p->ow, &lo, &hi);
+    whole_windows(d->pad_top, d->h, R, d->dil_h, d->stride_h, p->oh, &rlo, &rhi);
     /* When a window row is one contiguous run of s*c_in floats (NHWC with groups 1, no
      * dilation), the interior pixels reduce over it as one loop: the packed weights
      * [r][s][ci][nr] are already [r][s*ci][nr]. Longer reductions, less loop overhead (the
@@ -843,11 +844,8 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
     const int64_t S = d->s, sw = d->stride_w, dw = d->dil_w;
-    int64_t lo = (d->pad_left + sw - 1) / sw;
-    int64_t last = d->w - 1 - (S - 1) * dw + d->pad_left;
-    int64_t hi = last < 0 ? 0 : last / sw + 1;
-    lo = RIDGE_MIN(lo, p->ow);
-    hi = RIDGE_MAX(RIDGE_MIN(hi, p->ow), lo);
+    int64_t lo, hi;
+    whole_windows(d->pad_left, d->w, S, dw, sw, p->ow, &lo, &hi);
     conv_dw_args a;
     a.xb = f->x;
     a.xps = sw * p->xv.sw;
@@ -1357,23 +1355,22 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {
-    case RIDGE_CONV_DIRECT:
+    case RIDGE_CONV_DIRECT: {
         f.nt = conv_streams(p, y);
+        const double flop = ridge_conv2d_flops(d); /* validates d: once per call */
+        const size_t rows = (size_t)(d->n * p->oh);
         /* output rows handed out guided, one row the unit: a static half each ended with one
          * thread waiting on the other whenever a vCPU ran its half 5-15% slower, as this VM's
          * do at random (the first 7x7 layer at 2 threads 1.01-1.05x; units of 6 rows, the
          * row groups' height, ended up to 6 rows apart and gained nothing). Not for small
          * layers, whose short chunks cut their border columns' vertical runs (fmnist-conv2,
          * 7 MFLOP: best 0.032-0.034 ms guided, 0.029-0.031 static) */
-        if (ridge_conv2d_flops(d) < 2 * DIRECT_MIN_FLOP_PER_THREAD) /* one unit: serial */
-            ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, (size_t)(d->n * p->oh), ncb,
-                                  direct_range, &f);
-        else if (ridge_conv2d_flops(d) < DIRECT_GUIDED_MIN_FLOP * ridge_ctx_threads(ctx))
-            ridge_parallel_for_2d(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range, &f);
-        else
-            ridge_parallel_for_2d_dynamic(ctx, (size_t)(d->n * p->oh), ncb, 1, 1, direct_range,
-                                          &f);
+        if (flop < 2 * DIRECT_MIN_FLOP_PER_THREAD) direct_range(&f, 0, rows, 0, ncb, 0);
+        else if (flop < DIRECT_GUIDED_MIN_FLOP * ridge_ctx_threads(ctx))
+            ridge_parallel_for_2d(ctx, rows, ncb, 1, 1, direct_range, &f);
+        else ridge_parallel_for_2d_dynamic(ctx, rows, ncb, 1, 1, direct_range, &f);
         break;
+    }
     case RIDGE_CONV_POINTWISE: {
         f.nt = conv_streams(p, y);
         size_t nblk = (size_t)((p->oh * p->ow + PW_BLOCK - 1) / PW_BLOCK);
