@@ -234,22 +234,30 @@ static size_t blocking_kc(size_t k, size_t kc_max)
 /* MC: the packed A block (MC x KC) takes 3/10 of the private L2, leaving room for the B
  * panels streaming through it and for C (102 rows on Zen 3; smaller blocks measured better
  * than half of L2). When B is packed and all of A's rows fit in 2/5 of the L2 (273 rows at
- * KC 768 in 2 MiB; 136 in Zen's 1 MiB, where this was not measured, against 102 in one block
- * before), one block of all of them: each B panel is then packed just before its tiles into
- * one panel-sized buffer that stays in cache (driver_block), instead of into the KC x NC
- * block, whose lines (6 MiB at KC 768) each cost a read before the write, went out to L3 and
- * were read back from there by the second block of rows. On an Intel Xeon (2 MiB
- * L2; scripts/gemm-ab.c, 1 thread): the GPT-2 NT shapes with 256 rows 1.07-1.16x, 768 x 3072
- * x 256 TN 1.10x, 256 x 3072 x 768 NN (B aliased, so packed) 1.08x; on 2 threads 1.03-1.17x. */
+ * KC 768 in 2 MiB; 136 in Zen's 1 MiB), one block of all of them: each B panel is then packed
+ * just before its tiles into one panel-sized buffer that stays in cache (driver_block),
+ * instead of into the KC x NC block, whose lines (6 MiB at KC 768) each cost a read before
+ * the write, went out to L3 and were read back from there by the second block of rows. On an
+ * Intel Xeon (2 MiB L2; scripts/gemm-ab.c, 1 thread): the GPT-2 NT shapes with 256 rows
+ * 1.07-1.16x, 768 x 3072 x 256 TN 1.10x, 256 x 3072 x 768 NN (B aliased, so packed) 1.08x; on
+ * 2 threads 1.03-1.17x. With a single k block, up to 4/5 of the L2: on Zen 5 (1 MiB) that
+ * takes the GPT-2 shapes' 256 x 768 A blocks (768 KiB), 1 thread 256 x 768 x 768 NT 1.06x,
+ * 256 x 2304 x 768 NT 1.05x, 256 x 3072 x 768 NT 1.02x, NN 1.03x, 256 x 50304 x 768 NT 1.02x,
+ * 768 x 3072 x 256 TN 1.01x, 384 x 4096 x 512 NT 1.03x (2 threads 1.01-1.05x); with several
+ * k blocks, whose later blocks read C back, it lost (256 x 768 x 2304 NN 0.985x, 256 x 768 x
+ * 50304 NN 0.995x, MC forced to 256). Not measured on Intel, where 4/5 of 2 MiB takes up to
+ * 512 rows at KC 768. */
 static size_t blocking_mc(const gemm_kernel *K, const ridge_cpu *cpu, size_t kc, size_t m,
-                          int pack_b)
+                          size_t k, int pack_b)
 {
     size_t mr = (size_t)K->mr;
     size_t l2 = cpu->l2 ? cpu->l2 : 262144;
     size_t mc = test_mc ? test_mc : l2 * 3 / 10 / (kc * sizeof(float));
-    /* B packed and all of A's rows within 2/5 of the L2: one block of rows (driver_init) */
+    /* B packed and all of A's rows within 2/5 of the L2 (4/5 with one k block): one block
+     * of rows (driver_init) */
     const size_t m_pad = (m + mr - 1) / mr * mr;
-    if (pack_b && !test_mc && m_pad * kc * sizeof(float) <= l2 * 2 / 5) mc = RIDGE_MAX(mc, m_pad);
+    const size_t share = k <= kc ? l2 * 4 / 5 : l2 * 2 / 5;
+    if (pack_b && !test_mc && m_pad * kc * sizeof(float) <= share) mc = RIDGE_MAX(mc, m_pad);
     return RIDGE_MAX(mc / mr, 1) * mr;
 }
 
@@ -686,7 +694,7 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     *d = (gemm_driver){.p = p, .K = K, .bplan = pb->bplan, .plan_npad = pb->npad};
     d->pack_b = !pb->bplan && !b_in_place(p, (size_t)K->inplace_b_max_m);
     d->kc = pb->bplan ? pb->kc : blocking_kc(p->k, d->pack_b ? KC_MAX : KC_MAX_IN_PLACE);
-    d->mc = blocking_mc(K, cpu, d->kc, p->m, d->pack_b);
+    d->mc = blocking_mc(K, cpu, d->kc, p->m, p->k, d->pack_b);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
     d->panel_b = d->pack_b && d->mc >= p->m;
     d->a_direct = a_direct(p, K);
