@@ -329,7 +329,7 @@ static void test_isa(ridge_isa isa, int threads)
          * then 4 over 44 rows, as many as k allows); the ninth: a row-major B whose rows are
          * 4 KiB apart, packed although A has few rows; the tenth: B^T packed and one block
          * of k, A's 300 rows in one block where they fit 4/5 of the L2 (Zen 5's 1 MiB), in
-         * three of 3/10 where they do not */
+         * blocks of 3/10 of it where they do not */
         size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900},
                               {1, 1300, 45},   {530, 70, 45},   {1, 130, 1000},
                               {1, 517, 2049},  {1, 20000, 44},  {65, 1024, 45},
