@@ -334,7 +334,7 @@ static void test_isa(ridge_isa isa, int threads)
                               {1, 1300, 45},   {530, 70, 45},   {1, 130, 1000},
                               {1, 517, 2049},  {1, 20000, 44},  {65, 1024, 45},
                               {300, 200, 600}};
-        for (int s = 0; s < 10 && fails < 5; s++) {
+        for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]) && fails < 5; s++) {
             gcase g = plain(s == 1, s == 2 || s == 9, shapes[s][0], shapes[s][1], shapes[s][2]);
             g.beta = s == 0 ? 1.0f : s == 3 || s == 5 ? -0.5f : 0.0f;
             g.alpha = s == 6 ? -0.5f : 1.0f;
