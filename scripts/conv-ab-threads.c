@@ -6,8 +6,14 @@
  * oneDNN, and each turn of a build sleeps 3 ms (the other build's workers fall asleep), runs
  * its own calls for 2 ms untimed (on the KVM hosts measured, a vCPU left idle runs slowly for
  * about a millisecond after it wakes), then times 3 calls. The builds take turns, the first
- * swapping every round. Printed per build: median, 25th percentile and best of all timed
- * calls in ms, and A/B of the medians (> 1: B faster).
+ * swapping every round. Each build has its own input and output (shared, the second build
+ * found the first's output lines in cache). Printed per build: median, 25th percentile and
+ * best of all timed calls in ms, and A/B of the medians (> 1: B faster).
+ *
+ * Environment (defaults: the bench's protocol): CAB_SLEEP_US (3000) before each turn,
+ * CAB_WARM_US (2000) of untimed calls, CAB_CALLS (3) timed calls a turn, CAB_BATCH (1) images.
+ * Calls back to back, as in a network's forward pass, with the workers spinning:
+ * CAB_SLEEP_US=0 CAB_WARM_US=300 CAB_CALLS=20.
  *
  *   cc -O2 -Iinclude scripts/conv-ab-threads.c -ldl -o conv-ab-threads
  *   ./conv-ab-threads old/libridge.so new/libridge.so first 40 [THREADS]
@@ -47,6 +53,12 @@ typedef struct build {
     fwd_fn fwd;
 } build;
 
+static long env_long(const char *name, long fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : fallback;
+}
+
 static int set_shape(ridge_conv2d_desc *d, const char *s)
 {
     d->layout = RIDGE_NHWC, d->n = 1;
@@ -82,11 +94,17 @@ int main(int argc, char **argv)
     }
     const int rounds = atoi(argv[4]), threads = argc > 5 ? atoi(argv[5]) : 2;
     if (rounds < 1 || threads < 1) return 2;
-    enum { PER = 3 };
-    const size_t wn = 256 * 256 * 9, xn = 224 * 224 * 3 + 56 * 56 * 256, yn = 112 * 112 * 64;
-    float *w = malloc(wn * 4), *x = malloc(xn * 4), *y = aligned_alloc(64, yn * 4);
+    const long sleep_us = env_long("CAB_SLEEP_US", 3000), warm_us = env_long("CAB_WARM_US", 2000);
+    const int PER = (int)env_long("CAB_CALLS", 3), batch = (int)env_long("CAB_BATCH", 1);
+    if (sleep_us < 0 || warm_us < 0 || PER < 1 || batch < 1) return 2;
+    const size_t wn = 256 * 256 * 9, xn = (224 * 224 * 3 + 56 * 56 * 256) * (size_t)batch,
+                 yn = 112 * 112 * 64 * (size_t)batch;
+    float *w = malloc(wn * 4), *xs[2], *ys[2];
     for (size_t i = 0; i < wn; i++) w[i] = (float)(i % 13) * 0.01f;
-    for (size_t i = 0; i < xn; i++) x[i] = (float)(i % 7) * 0.1f;
+    for (int k = 0; k < 2; k++) {
+        xs[k] = malloc(xn * 4), ys[k] = aligned_alloc(64, yn * 4);
+        for (size_t i = 0; i < xn; i++) xs[k][i] = (float)(i % 7) * 0.1f;
+    }
     build b[2];
     for (int k = 0; k < 2; k++) {
         void *h = dlopen(argv[1 + k], RTLD_NOW | RTLD_LOCAL);
@@ -113,6 +131,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "conv-ab-threads: unknown shape %s\n", argv[3]);
             return 2;
         }
+        d.n = batch;
         ridge_conv2d_plan_options po = {.algo = RIDGE_CONV_AUTO};
         if (argc > 6 && !strcmp(argv[6], "direct")) po.algo = RIDGE_CONV_DIRECT;
         if (ctx_create(&o, &b[k].ctx) || plan_create(b[k].ctx, &d, w, &po, &b[k].plan)) {
@@ -123,13 +142,16 @@ int main(int argc, char **argv)
     double *s[2] = {malloc(sizeof(double) * rounds * PER), malloc(sizeof(double) * rounds * PER)};
     for (int r = 0; r < rounds; r++)
         for (int q = 0; q < 2; q++) {
-            build *c = &b[(q + r) & 1];
-            double *out = s[(q + r) & 1] + r * PER;
-            nanosleep(&(struct timespec){0, 3000000}, NULL);
-            for (double w0 = now(); now() - w0 < 2e-3;) c->fwd(c->ctx, c->plan, x, y, NULL, NULL, NULL);
+            const int k = (q + r) & 1;
+            build *c = &b[k];
+            double *out = s[k] + r * PER;
+            if (sleep_us)
+                nanosleep(&(struct timespec){sleep_us / 1000000, sleep_us % 1000000 * 1000}, NULL);
+            for (double w0 = now(); now() - w0 < (double)warm_us * 1e-6;)
+                c->fwd(c->ctx, c->plan, xs[k], ys[k], NULL, NULL, NULL);
             for (int i = 0; i < PER; i++) {
                 double t0 = now();
-                c->fwd(c->ctx, c->plan, x, y, NULL, NULL, NULL);
+                c->fwd(c->ctx, c->plan, xs[k], ys[k], NULL, NULL, NULL);
                 out[i] = now() - t0;
             }
         }

@@ -794,7 +794,8 @@ static void check_split(ridge_ctx *c1, ridge_ctx *c2, ridge_conv_algo algo, cons
 /* Direct on 2 threads gives the bits of 1 thread: the rows of a layer of 20 MFLOP or more
  * per thread are handed out at run time, so a thread's share may start anywhere, and the
  * border columns of its first rows go as shorter vertical runs than on 1 thread. Winograd's
- * tiles are handed out at run time too, in blocks whose sizes depend on who claims them. */
+ * tiles are handed out at run time too, in blocks whose sizes depend on who claims them, and
+ * so are depthwise's rows. */
 static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
 {
     static const shape split_shapes[] = {/* 59, 59, 95, 68 and 71 MFLOP */
@@ -814,6 +815,11 @@ static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
     check_split(c1, c2, RIDGE_CONV_DIRECT, split_shapes, sizeof split_shapes / sizeof split_shapes[0]);
     check_split(c1, c2, RIDGE_CONV_WINOGRAD_2X3, wino_shapes, 3);
     check_split(c1, c2, RIDGE_CONV_WINOGRAD_4X3, wino_shapes, 3);
+    static const shape dw_shapes[] = {
+        /* name          n  ci  h    w    co  r  s  sh sw dh dw pt pb pl pr g */
+        {"dw-32-112",    1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32},
+        {"dw-48-s2-b3",  3, 48, 29,  31,  48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 48}};
+    check_split(c1, c2, RIDGE_CONV_DEPTHWISE, dw_shapes, 2);
 }
 
 /* Winograd with fewer tile blocks than threads and U past 4 MiB (264 -> 256 channels on a

@@ -984,8 +984,16 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * as in the call before, whose input and output lines its own L2 still holds; with one
  * counter for all the rows, which thread took which chunk changed from call to call (Intel
  * Xeon, 2 threads, scripts/conv-ab.c: C=64 56x56 1.05-1.19x, at batch 8 1.27x, C=32 112x112
- * 1.12x, stride 2 1.15x, NCHW16c 1.19x). Each row is computed whole by one thread, so the
- * result does not depend on which thread took it. */
+ * 1.12x, stride 2 1.15x, NCHW16c 1.19x). Where x and y stay cached from call to call, a
+ * thread helps only with shares whose own thread has not started: taking the last chunks of
+ * a share already being worked on, as every idle thread did, still moved those rows between
+ * the cores from call to call (about 2 chunks a call on Zen 5, 2 threads, calls back to
+ * back). Without it, on 2 threads, 3000 calls back to back (docs/PERFORMANCE.md, session
+ * 33): C=32 112x112 1.08-1.18x (42-46 us against 49-51), but C=64 56x56, whose halves fit
+ * each core's L2, 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
+ * prefetched stores) the threads help to the end: there, without it, C=32 ran 0.95x; so does
+ * the fused separable block (batch 8 0.95x without). Each row is computed whole by one
+ * thread, so the result does not depend on which thread took it. */
 #define DW_MAX_SHARES 16
 
 /* [0, n) split into `count` contiguous shares (ridge_partition, one per thread, at most
@@ -993,9 +1001,11 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * its start (all 0 at the start: SHARES_INIT). */
 typedef struct shares {
     int count;
+    int help_started; /* 0: help only with shares whose own thread has not started yet */
     _Atomic size_t next[DW_MAX_SHARES];
+    _Atomic int started[DW_MAX_SHARES]; /* share r's own thread has claimed from it */
 } shares;
-#define SHARES_INIT(nth) {(int)RIDGE_MIN((nth), DW_MAX_SHARES), {0}}
+#define SHARES_INIT(nth, help) {(int)RIDGE_MIN((nth), DW_MAX_SHARES), (help), {0}, {0}}
 
 typedef struct dw_job {
     const fwd *f;
@@ -1004,8 +1014,8 @@ typedef struct dw_job {
 } dw_job;
 
 /* The next chunk [*b, *e) of [0, n) for thread ith: from its own share first, then from the
- * others' in turn (*q: how many shares it has used up, 0 at the start). Returns 0 when none
- * is left. */
+ * others' in turn, or (help_started 0) from those whose own thread has not claimed yet (*q:
+ * how many shares it has used up, 0 at the start). Returns 0 when none is left to it. */
 static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q, size_t *b,
                              size_t *e)
 {
@@ -1013,6 +1023,13 @@ static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q
         const int r = (ith + *q) % sh->count;
         size_t b0, e0;
         ridge_partition(n, 1, r, sh->count, &b0, &e0);
+        if (*q == 0) {
+            if (!atomic_load_explicit(&sh->started[r], memory_order_relaxed))
+                atomic_store_explicit(&sh->started[r], 1, memory_order_relaxed);
+        } else if (!sh->help_started &&
+                   atomic_load_explicit(&sh->started[r], memory_order_relaxed)) {
+            continue;
+        }
         const size_t s = b0 + atomic_fetch_add_explicit(&sh->next[r], chunk, memory_order_relaxed);
         if (s < e0) {
             *b = s, *e = RIDGE_MIN(s + chunk, e0);
@@ -1330,7 +1347,7 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
      * strip between them stays cached */
     sep_job j = {dw, pw, x, dw_bias, pw_bias, res, y, strip, dw_act, pw_act,
                  dw->stores != CONV_STORES_CACHED, conv_streams(pw, y), sub, (oh + sub - 1) / sub,
-                 SHARES_INIT(nth)};
+                 SHARES_INIT(nth, 1)};
     if (nth == 1) separable_task(&j, 0, 1);
     else ridge_parallel_run(ctx, nth, separable_task, &j);
 }
@@ -1394,7 +1411,9 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), rows);
             f.nt = conv_streams(p, y);
             f.pf = p->stores == CONV_STORES_PREFETCHED;
-            dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1), SHARES_INIT(nth)};
+            /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES) */
+            dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1),
+                        SHARES_INIT(nth, f.nt || f.pf)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, rows, 0);
         }
