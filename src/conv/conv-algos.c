@@ -989,8 +989,8 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * a share already being worked on, as every idle thread did, still moved those rows between
  * the cores from call to call (about 2 chunks a call on Zen 5, 2 threads, calls back to
  * back). Without it, on 2 threads, 3000 calls back to back (docs/PERFORMANCE.md, session
- * 33): C=32 112x112 1.08-1.18x (42-46 us against 49-51), but C=64 56x56, whose halves fit
- * each core's L2, 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
+ * 33): C=32 112x112 1.00-1.20x (medians of eight pairs of runs), but C=64 56x56, whose
+ * halves fit each core's L2, 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
  * prefetched stores) the threads help to the end: there, without it, C=32 ran 0.95x; so does
  * the fused separable block (batch 8 0.95x without). Each row is computed whole by one
  * thread, so the result does not depend on which thread took it. */
