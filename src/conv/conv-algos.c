@@ -985,14 +985,14 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * counter for all the rows, which thread took which chunk changed from call to call (Intel
  * Xeon, 2 threads, scripts/conv-ab.c: C=64 56x56 1.05-1.19x, at batch 8 1.27x, C=32 112x112
  * 1.12x, stride 2 1.15x, NCHW16c 1.19x). Where x and y stay cached from call to call, a
- * thread helps only with shares whose own thread has not started: taking the last chunks of
- * a share already being worked on, as every idle thread did, still moved those rows between
- * the cores from call to call (about 2 chunks a call on Zen 5, 2 threads, calls back to
- * back). Without it, on 2 threads, 3000 calls back to back (docs/PERFORMANCE.md, session
- * 33): C=32 112x112 1.00-1.20x (medians of eight pairs of runs), but C=64 56x56, whose
- * halves fit each core's L2, 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
- * prefetched stores) the threads help to the end: there, without it, C=32 ran 0.95x; so does
- * the fused separable block (batch 8 0.95x without). Each row is computed whole by one
+ * thread helps only with shares whose own thread has not started. Taking the last chunks of
+ * a share already being worked on, as every idle thread did, still moved rows between the
+ * cores from call to call (about 2 chunks a call changed hands on Zen 5, 2 threads, calls
+ * back to back); without it (docs/PERFORMANCE.md, session 33, medians of 3000 calls, eight
+ * pairs of runs) C=32 112x112 ran 1.00-1.20x faster, C=64 56x56, whose halves fit each
+ * core's L2, 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
+ * prefetched stores) the threads help to the end (without it, C=32 ran 0.95x), and so do
+ * the fused separable block's (batch 8 0.95x without). Each row is computed whole by one
  * thread, so the result does not depend on which thread took it. */
 #define DW_MAX_SHARES 16
 
