@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
 #include "ridge/ridge.h"
 
 typedef ridge_status (*bn_fwd_fn)(ridge_ctx *, float *, float *, float *, float *, float *,
@@ -50,19 +51,6 @@ static const char *op_names[OPS] = {"bn forward", "bn backward", "pool forward",
 static size_t rows, C, pn;    /* pn: pooled elements */
 static ridge_pool2d_desc pd;
 static float *gamma_, *beta_, *g0;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int load(const char *path, build *b, int threads)
 {
@@ -172,8 +160,8 @@ int main(int argc, char **argv)
     printf("%d x %d x %d x %zu, %d thread%s; A vs B: bn y %.1e dx %.1e, pool y %.1e dx %.1e\n", N,
            H, H, C, threads, threads > 1 ? "s" : "", e_y, e_dx, e_py, e_pdx);
     for (int op = 0; op < OPS; op++) {
-        qsort(t[0][op], (size_t)rounds, sizeof(double), cmp_double);
-        qsort(t[1][op], (size_t)rounds, sizeof(double), cmp_double);
+        qsort(t[0][op], (size_t)rounds, sizeof(double), cmpd);
+        qsort(t[1][op], (size_t)rounds, sizeof(double), cmpd);
         const double a = t[0][op][rounds / 2], bb = t[1][op][rounds / 2];
         printf("  %-13s ms median: A %.3f  B %.3f  A/B %.2f\n", op_names[op], a * 1e3, bb * 1e3,
                a / bb);

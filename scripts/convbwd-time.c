@@ -13,20 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
 #include "ridge/ridge.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -76,7 +64,7 @@ int main(int argc, char **argv)
         }
         if (r >= 0) t[r] = now() - t0;
     }
-    qsort(t, (size_t)rounds, sizeof(double), cmp);
+    qsort(t, (size_t)rounds, sizeof(double), cmpd);
     double sum = 0;
     const float *out = data ? x : w;
     for (size_t i = 0; i < (data ? nx : nw); i++) sum += out[i];

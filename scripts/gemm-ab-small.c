@@ -23,24 +23,13 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timing.h"
+
 typedef int (*ctx_create_fn)(const void *, void **);
 typedef int (*sgemm_fn)(void *, int, int, size_t, size_t, size_t, float, const float *, size_t,
                         const float *, size_t, float, float *, size_t);
 
 #define MAX_ROUNDS 401
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {

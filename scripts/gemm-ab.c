@@ -24,19 +24,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 typedef int (*ctx_create_fn)(const void *, void **);
 typedef int (*sgemm_fn)(void *, int, int, size_t, size_t, size_t, float, const float *, size_t,
                         const float *, size_t, float, float *, size_t);
 typedef void (*blocking_fn)(size_t, size_t, size_t);
 
 #define MAX_ROUNDS 201
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* GFLOP/s of 10 independent FMA chains in registers, ~1 ms */
 __attribute__((target("avx2,fma"), noinline)) static double fma_rate(void)
@@ -62,12 +57,6 @@ __attribute__((target("avx2,fma"), noinline)) static double fma_rate(void)
     _mm256_storeu_ps(x, s);
     if (x[0] == 12345.0f) puts("");
     return 16.0 * 10 * (double)iters / t / 1e9;
-}
-
-static int cmp(const void *x, const void *y)
-{
-    double d = *(const double *)x - *(const double *)y;
-    return d < 0 ? -1 : d > 0;
 }
 
 int main(int argc, char **argv)
@@ -127,9 +116,9 @@ int main(int argc, char **argv)
             pct[i][r] = flop / t / 1e9 / (f0 > f1 ? f0 : f1) * 100.0;
         }
     for (int r = 0; r < rounds; r++) ratio[r] = pct[1][r] / pct[0][r];
-    qsort(pct[0], (size_t)rounds, sizeof(double), cmp);
-    qsort(pct[1], (size_t)rounds, sizeof(double), cmp);
-    qsort(ratio, (size_t)rounds, sizeof(double), cmp);
+    qsort(pct[0], (size_t)rounds, sizeof(double), cmpd);
+    qsort(pct[1], (size_t)rounds, sizeof(double), cmpd);
+    qsort(ratio, (size_t)rounds, sizeof(double), cmpd);
     printf("%zux%zux%zu %c%c: A %.1f%%  B %.1f%% of the FMA loop (medians)  B/A %.3f [%.3f..%.3f]\n",
            m, n, k, ta ? 'T' : 'N', tb ? 'T' : 'N', pct[0][rounds / 2], pct[1][rounds / 2],
            ratio[rounds / 2], ratio[0], ratio[rounds - 1]);

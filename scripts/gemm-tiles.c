@@ -15,24 +15,12 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timing.h"
 #include "ridge/ridge.h"
 
 void ridge_gemm_set_tile_for_tests(int mr); /* src/gemm/gemm-internal.h */
 
 #define MAX_ROUNDS 401
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {

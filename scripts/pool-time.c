@@ -13,20 +13,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timing.h"
 #include "ridge/ridge.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -69,8 +57,8 @@ int main(int argc, char **argv)
         }
         tf[r] = t1 - t0, tb[r] = now() - t1;
     }
-    qsort(tf, R, sizeof(double), cmp);
-    qsort(tb, R, sizeof(double), cmp);
+    qsort(tf, R, sizeof(double), cmpd);
+    qsort(tb, R, sizeof(double), cmpd);
     double sum = 0;
     for (size_t i = 0; i < ny; i++) sum += y[i] + (double)am[i];
     for (size_t i = 0; !fwd_only && i < nx; i++) sum += dx[i] * x[i];

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
 #include "ridge/conv.h"
 
 typedef ridge_status (*fwd_fn)(ridge_ctx *, const ridge_conv2d_plan *, const float *, float *,
@@ -40,19 +41,6 @@ typedef struct build {
 } build;
 
 enum { C = 64, HW = 56, MAX_ROUNDS = 201 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int load(const char *path, build *b, int threads, int n)
 {
@@ -147,8 +135,8 @@ int main(int argc, char **argv)
         }
     double ratio[MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) ratio[r] = t[0][r] / t[2][r];
-    for (int m = 0; m < 4; m++) qsort(t[m], (size_t)rounds, sizeof(double), cmp_double);
-    qsort(ratio, (size_t)rounds, sizeof(double), cmp_double);
+    for (int m = 0; m < 4; m++) qsort(t[m], (size_t)rounds, sizeof(double), cmpd);
+    qsort(ratio, (size_t)rounds, sizeof(double), cmpd);
     int h = rounds / 2;
     printf("separable 64 56x56 N=%d, %d thread%s, max|diff| %.3g; ms median: A fused %.3f "
            "unfused %.3f, B fused %.3f unfused %.3f; fused A/B %.3f [%.3f..%.3f]\n",

@@ -9,18 +9,13 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define MAX_THREADS 64
 
 static size_t per_thread; /* floats */
 static float *bufs[MAX_THREADS];
 static int streamed;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void *fill(void *arg)
 {

@@ -12,12 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "timing.h"
 
 #define KERNEL(NAME, MR, NV)                                                                       \
     __attribute__((noinline)) static void NAME(size_t kc, const float *ap, const float *b,        \
@@ -69,12 +64,6 @@ __attribute__((noinline)) static double fma_loop(long iters)
     return 32.0 * 16 * (double)iters / t / 1e9;
 }
 
-static int cmp(const void *x, const void *y)
-{
-    double d = *(const double *)x - *(const double *)y;
-    return d < 0 ? -1 : d > 0;
-}
-
 int main(void)
 {
     enum { KC = 256, ROUNDS = 41, CALLS = 400, TILES = 3 };
@@ -95,7 +84,7 @@ int main(void)
             rate[q][r] = 2.0 * mr[q] * nr[q] * KC * CALLS / t / 1e9;
         }
     }
-    for (int q = 0; q <= TILES; q++) qsort(rate[q], ROUNDS, sizeof(double), cmp);
+    for (int q = 0; q <= TILES; q++) qsort(rate[q], ROUNDS, sizeof(double), cmpd);
     const double peak = rate[TILES][ROUNDS / 2];
     printf("FMA loop (16 chains): %.1f GFLOP/s\n", peak);
     for (int q = 0; q < TILES; q++)

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
 #include "ridge/core.h"
 
 float plain_sum_f32(const float *x, size_t n);
@@ -38,12 +39,6 @@ static double now_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 enum { ROUNDS = 301, BATCH = 2000, NMAX = 1024 };
