@@ -989,8 +989,8 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * a share already being worked on, as every idle thread did, still moved rows between the
  * cores from call to call (about 2 chunks a call changed hands on Zen 5, 2 threads, calls
  * back to back); without it (docs/PERFORMANCE.md, session 33, medians of 3000 calls, eight
- * pairs of runs) C=32 112x112 ran 1.00-1.20x faster, C=64 56x56, whose halves fit each
- * core's L2, 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
+ * pairs of runs) C=32 112x112 ran 1.00-1.20x faster, C=32 56x56 1.13-1.19x, C=64 112x112
+ * 1.05x, but C=64 56x56 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
  * prefetched stores) the threads help to the end (without it, C=32 ran 0.95x), and so do
  * the fused separable block's (batch 8 0.95x without). Each row is computed whole by one
  * thread, so the result does not depend on which thread took it. */
