@@ -17,7 +17,8 @@
  * gemm --peers`, where the peers' calls run between ridge's; TOUCH=1 then reads B back, TOUCH=2
  * writes C, TOUCH=3 both, to split the cold start's cost between them.
  *
- * usage: gemm-ab-small LIB_A LIB_B M N K TRANS_B(N|T) ROUNDS CALLS (A is never transposed) */
+ * usage: gemm-ab-small LIB_A LIB_B M N K TRANS ROUNDS CALLS, TRANS op(B) alone (N|T, A not
+ * transposed) or op(A) op(B) (NN|NT|TN|TT) */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +35,14 @@ typedef int (*sgemm_fn)(void *, int, int, size_t, size_t, size_t, float, const f
 int main(int argc, char **argv)
 {
     if (argc != 9) {
-        fprintf(stderr, "usage: %s LIB_A LIB_B M N K TRANS_B(N|T) ROUNDS CALLS\n", argv[0]);
+        fprintf(stderr, "usage: %s LIB_A LIB_B M N K TRANS(N|T|NN|NT|TN|TT) ROUNDS CALLS\n",
+                argv[0]);
         return 2;
     }
     size_t m = strtoul(argv[3], NULL, 10), n = strtoul(argv[4], NULL, 10);
     size_t k = strtoul(argv[5], NULL, 10);
-    int tb = argv[6][0] == 'T', rounds = atoi(argv[7]), calls = atoi(argv[8]);
+    const int two = argv[6][0] && argv[6][1];
+    int ta = two && argv[6][0] == 'T', tb = argv[6][two] == 'T', rounds = atoi(argv[7]), calls = atoi(argv[8]);
     if (!m || !n || !k || rounds < 1 || rounds > MAX_ROUNDS || calls < 1) {
         fprintf(stderr, "%s: sizes >= 1, 1 <= ROUNDS <= %d, CALLS >= 1\n", argv[0], MAX_ROUNDS);
         return 2;
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
     if (!a || !b || !c) return 1;
     for (size_t i = 0; i < m * k; i++) a[i] = (float)rand() / (float)RAND_MAX;
     for (size_t i = 0; i < k * n; i++) b[i] = (float)rand() / (float)RAND_MAX;
-    const size_t ldb = tb ? k : n;
+    const size_t lda = ta ? m : k, ldb = tb ? k : n;
     const size_t flush = getenv("FLUSH") ? strtoul(getenv("FLUSH"), NULL, 10) << 18 : 0;
     const int touch = getenv("TOUCH") ? atoi(getenv("TOUCH")) : 0;
     float *fb = flush ? calloc(flush, sizeof *fb) : NULL;
@@ -77,11 +80,11 @@ int main(int argc, char **argv)
     for (int q = 0; q < rounds; q++) {
         for (int s = 0; s < 2; s++) {
             int l = (q + s) & 1;
-            for (int w = 0; w < 50; w++) f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+            for (int w = 0; w < 50; w++) f[l](ctx[l], ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n);
             double spent = 0;
             if (!flush) {
                 double t0 = now();
-                for (int w = 0; w < calls; w++) f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+                for (int w = 0; w < calls; w++) f[l](ctx[l], ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n);
                 spent = now() - t0;
             } else {
                 for (int w = 0; w < calls; w++) { /* each call alone, after the flush */
@@ -91,7 +94,7 @@ int main(int argc, char **argv)
                     if (touch & 2)
                         for (size_t z = 0; z < m * n; z += 16) c[z] = 0.0f;
                     double t0 = now();
-                    f[l](ctx[l], 0, tb, m, n, k, 1, a, k, b, ldb, 0, c, n);
+                    f[l](ctx[l], ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n);
                     spent += now() - t0;
                 }
             }
@@ -102,8 +105,8 @@ int main(int argc, char **argv)
     qsort(t[0], (size_t)rounds, sizeof(double), cmpd);
     qsort(t[1], (size_t)rounds, sizeof(double), cmpd);
     qsort(r, (size_t)rounds, sizeof(double), cmpd);
-    printf("%zux%zux%zu N%c: A %.2f us  B %.2f us (medians)  B/A %.3f [%.3f..%.3f]\n", m, n, k,
-           tb ? 'T' : 'N', 1e6 * t[0][rounds / 2], 1e6 * t[1][rounds / 2], r[rounds / 2], r[0],
+    printf("%zux%zux%zu %c%c: A %.2f us  B %.2f us (medians)  B/A %.3f [%.3f..%.3f]\n", m, n, k,
+           ta ? 'T' : 'N', tb ? 'T' : 'N', 1e6 * t[0][rounds / 2], 1e6 * t[1][rounds / 2], r[rounds / 2], r[0],
            r[rounds - 1]);
     return 0;
 }

@@ -279,6 +279,67 @@ static void GEMM_UKERNEL(size_t kc, const float *ap, size_t a_rs, size_t a_cs, c
 }
 #undef GEMM_SHORT_TILE
 
+/* block()'s full tiles (MR x NR, plain, A and B in place) down one panel: rows [0, return)
+ * of C[0:m, 0:NR]. */
+GEMM_INLINE size_t GEMM_FN(block_panel)(size_t m, size_t k, const float *a, size_t a_rs,
+                                        size_t a_cs, const float *b, size_t b_rs, float *c,
+                                        size_t ldc, int read_c)
+{
+    size_t i = 0;
+    for (; i + GEMM_MR <= m; i += GEMM_MR, a += GEMM_MR * a_rs) {
+        vf acc[GEMM_MR][GEMM_NV];
+#pragma GCC unroll 16
+        for (int r = 0; r < GEMM_MR; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_ZERO();
+        for (size_t p = 0; p < k; p++) {
+            vf bv[GEMM_NV];
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++) bv[v] = V_LOAD(b + p * b_rs + v * VL);
+#pragma GCC unroll 16
+            for (int r = 0; r < GEMM_MR; r++) {
+                const vf av = V_SET1(a[r * a_rs + p * a_cs]);
+#pragma GCC unroll 4
+                for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_FMA(av, bv[v], acc[r][v]);
+            }
+        }
+        float *ci = c + i * ldc;
+#pragma GCC unroll 16
+        for (int r = 0; r < GEMM_MR; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++)
+                GEMM_FN(store_plain_vec)(ci + r * ldc + v * VL, acc[r][v], read_c);
+    }
+    return i;
+}
+
+/* C[0:m, 0:n] of a small product in one k block, A and B both in place (B row-major, rows
+ * b_rs apart): the tiles' loop here, where the full plain tiles run a k loop with nothing to
+ * prefetch (B's panel is in cache after its first tile) and the others go through
+ * ukernel_body. Panels outer, so that each panel of B is read from L1 by all of its tiles.
+ * t's bias and res point at C[0][0]'s. (gemm_kernel.block) */
+static void GEMM_FN(block)(size_t m, size_t n, size_t k, const float *a, size_t a_rs,
+                           size_t a_cs, const float *b, size_t b_rs, float *c, size_t ldc,
+                           const gemm_tile_params *t0)
+{
+    gemm_tile_params t = *t0;
+    t.pf = (gemm_prefetch){0};
+    const int read_c = t.beta != 0.0f;
+    for (size_t j = 0; j < n; j += GEMM_NR) {
+        const size_t nr = RIDGE_MIN((size_t)GEMM_NR, n - j);
+        size_t i = nr == GEMM_NR && t.plain
+                       ? GEMM_FN(block_panel)(m, k, a, a_rs, a_cs, b + j, b_rs, c + j, ldc, read_c)
+                       : 0;
+        for (; i < m; i += GEMM_MR) {
+            const size_t mr = RIDGE_MIN((size_t)GEMM_MR, m - i);
+            if (t0->bias) t.bias = t0->bias + (t.bias_kind == RIDGE_BIAS_COL ? j : i);
+            if (t0->res) t.res = t0->res + i * t.ldr + j;
+            GEMM_FN(ukernel_body)(1, k, a + i * a_rs, a_rs, a_cs, b + j, b_rs, 0,
+                                  c + i * ldc + j, ldc, mr, nr, &t);
+        }
+    }
+}
+
 /* ---- packing ------------------------------------------------------------------------------- */
 
 /* dst[q * ldd + r] = src[r * lds + q] for an 8 x 8 block (256-bit: AVX-512 CPUs have AVX2). */
@@ -590,6 +651,7 @@ const gemm_kernel GEMM_TABLE = {
     .nr = GEMM_NR,
     .inplace_b_max_m = GEMM_INPLACE_B_MAX_M,
     .ukernel = GEMM_UKERNEL,
+    .block = GEMM_FN(block),
     .pack_a = GEMM_FN(pack_a),
     .pack_b = GEMM_FN(pack_b),
     .gemv_n = GEMM_FN(gemv_n),
