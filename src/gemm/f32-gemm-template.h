@@ -315,9 +315,11 @@ GEMM_INLINE size_t GEMM_FN(block_panel)(size_t m, size_t k, const float *a, size
 
 /* C[0:m, 0:n] of a small product in one k block, A and B both in place (B row-major, rows
  * b_rs apart): the tiles' loop here, where the full plain tiles run a k loop with nothing to
- * prefetch (B's panel is in cache after its first tile) and the others go through
- * ukernel_body. Panels outer, so that each panel of B is read from L1 by all of its tiles.
- * t's bias and res point at C[0][0]'s. (gemm_kernel.block) */
+ * prefetch (B's panel is in cache after its first tile) and the others (edges, epilogues)
+ * are the micro-kernel's, called as the driver calls it: inlined here instead, its variants
+ * made this function ten times larger for no measured gain. Panels outer, so that each panel
+ * of B is read from L1 by all of its tiles. t's bias and res point at C[0][0]'s.
+ * (gemm_kernel.block) */
 static void GEMM_FN(block)(size_t m, size_t n, size_t k, const float *a, size_t a_rs,
                            size_t a_cs, const float *b, size_t b_rs, float *c, size_t ldc,
                            const gemm_tile_params *t0)
@@ -334,8 +336,8 @@ static void GEMM_FN(block)(size_t m, size_t n, size_t k, const float *a, size_t 
             const size_t mr = RIDGE_MIN((size_t)GEMM_MR, m - i);
             if (t0->bias) t.bias = t0->bias + (t.bias_kind == RIDGE_BIAS_COL ? j : i);
             if (t0->res) t.res = t0->res + i * t.ldr + j;
-            GEMM_FN(ukernel_body)(1, k, a + i * a_rs, a_rs, a_cs, b + j, b_rs, 0,
-                                  c + i * ldc + j, ldc, mr, nr, &t);
+            GEMM_UKERNEL(k, a + i * a_rs, a_rs, a_cs, b + j, b_rs, 0, c + i * ldc + j, ldc, mr,
+                         nr, &t);
         }
     }
 }
