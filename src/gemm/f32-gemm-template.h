@@ -313,7 +313,7 @@ GEMM_INLINE size_t GEMM_FN(block_panel)(size_t m, size_t k, const float *a, size
     return i;
 }
 
-/* C[0:m, 0:n] of a small product in one k block, A and B both in place (B row-major, rows
+/* C[0:m, 0:n] over one k block of a small product, A and B both in place (B row-major, rows
  * b_rs apart): the tiles' loop here, where the full plain tiles run a k loop with nothing to
  * prefetch (B's panel is in cache after its first tile) and the others (edges, epilogues)
  * are the micro-kernel's, called as the driver calls it: inlined here instead, its variants

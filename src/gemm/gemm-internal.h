@@ -94,9 +94,10 @@ typedef struct gemm_kernel {
     void (*ukernel)(size_t kc, const float *ap, size_t a_rs, size_t a_cs, const float *b,
                     size_t b_rs, int b_padded, float *c, size_t ldc, size_t mr, size_t nr,
                     const gemm_tile_params *t);
-    /* C[0:m, 0:n] of a product in one k block with A and B in place, tile by tile, each as
-     * ukernel with a_cs != 0 and b_padded 0 would (the same bits); t's bias and res point at
-     * C[0][0]'s, its pf unused. For products whose B stays in cache (gemm.c, GEMM_BLOCK_MAX_B). */
+    /* C[0:m, 0:n] for one k block of a product with A and B in place (k = the block's depth,
+     * t's beta and last for that block), tile by tile, each as ukernel with a_cs != 0 and
+     * b_padded 0 would (the same bits); t's bias and res point at C[0][0]'s, its pf unused.
+     * For products whose B blocks stay in cache (gemm.c, GEMM_BLOCK_MAX_B). */
     void (*block)(size_t m, size_t n, size_t k, const float *a, size_t a_rs, size_t a_cs,
                   const float *b, size_t b_rs, float *c, size_t ldc, const gemm_tile_params *t);
     /* A (mc x kc at a[i * rs + p * cs]) into MR-row panels; B (kc x nc) into NR-column panels. */

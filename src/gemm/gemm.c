@@ -312,14 +312,17 @@ static int a_direct(const gemm_problem *p, const gemm_kernel *K)
     return K->nr >= 32 && p->n <= A_DIRECT_T_MAX_PANELS * (size_t)K->nr;
 }
 
-/* Up to this many floats of B (256 KiB), a product whose A and B are both read in place in
- * one k block runs the kernel's own loop over its tiles (gemm_kernel.block): B's panel is in
- * L1 or L2 after its first tile, so the tiles need no share of the next panel to prefetch,
- * and the driver no work per tile. On Zen 5 (scripts/gemm-ab-small.c, warm, 1 thread, over
- * the five loops): 64 x 128 x 10 NN 1.12x, 64 x 32 x 10 1.20x, 64 x 256 x 64 1.11x, 128 x
- * 128 x 128 1.07x, 64 x 128 x 128 TN 1.13x, 40 x 64 x 400 TN 1.09x, 256 x 64 x 256 1.04x,
- * 10 x 128 x 64 TN 1.00-1.02x; with B past 256 KiB 0.99-1.03x (64 x 256 x 512, 32 x 256 x
- * 512); 2 threads 1.00-1.07x; the AVX2 tile 1.00-1.02x. */
+/* Up to this many floats of B per k block (256 KiB), a product whose A and B are both read in
+ * place runs the kernel's own loop over its tiles, once per k block (gemm_kernel.block): B's
+ * panel is in L1 or L2 after its first tile, so the tiles need no share of the next panel to
+ * prefetch, and the driver no work per tile. On Zen 5 (scripts/gemm-ab-small.c, warm, 1
+ * thread, over the five loops): 64 x 128 x 10 NN 1.12x, 64 x 32 x 10 1.20x, 64 x 256 x 64
+ * 1.11x, 128 x 128 x 128 1.07x, 64 x 128 x 128 TN 1.13x, 40 x 64 x 400 TN 1.09x, 256 x 64 x
+ * 256 1.04x, 10 x 128 x 64 TN 1.00-1.02x; with B past 256 KiB in one block 0.99-1.03x (64 x
+ * 256 x 512, 32 x 256 x 512); 2 threads 1.00-1.07x; the AVX2 tile 1.00-1.02x. With k in
+ * several blocks: 32 x 128 x 784 NN 1.06x (2 threads 1.06x), 8 x 128 x 784 1.10-1.24x, 24 x
+ * 64 x 2000 1.13x, 128 x 64 x 784 1.01-1.02x (2 threads 1.04x), 64 x 128 x 1024 TN 1.03x
+ * (2 threads 1.03-1.06x); AVX2 0.99-1.04x. */
 #define GEMM_BLOCK_MAX_B 65536
 
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
@@ -332,7 +335,7 @@ typedef struct gemm_driver {
     int panel_b;         /* B packed one panel at a time into one panel's buffer (one ic block) */
     int a_direct;        /* A read in place by the micro-kernel, not packed (a_direct()) */
     int no_aliased_pf;   /* no prefetch of B's next panel for packing when its rows alias */
-    int block;           /* one k block, A and B in place, B small: gemm_kernel.block */
+    int block;           /* A and B in place, B's k blocks small: gemm_kernel.block */
     const float *bplan;  /* prepacked B (k blocks of kc rows, each npad columns), or NULL */
     size_t plan_npad;
     float *scratch;      /* per thread: A block, then B block (or panel) */
@@ -404,13 +407,18 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
     const gemm_problem *p = d->p;
     const gemm_kernel *K = d->K;
     if (d->block) {
-        gemm_tile_params t = {.alpha = p->alpha, .beta = p->beta, .last = 1,
-                              .bias_kind = p->epi.bias_kind, .act = p->epi.act,
-                              .ldr = p->epi.ldr};
-        t.plain = tile_plain(p, &t);
+        gemm_tile_params t = {.alpha = p->alpha, .bias_kind = p->epi.bias_kind,
+                              .act = p->epi.act, .ldr = p->epi.ldr};
         tile_params(p, i0, j0, &t);
-        K->block(i1 - i0, j1 - j0, p->k, p->a + i0 * p->a_rs, p->a_rs, p->a_cs, p->b + j0,
-                 p->b_rs, p->c + i0 * p->ldc + j0, p->ldc, &t);
+        for (size_t pc = 0; pc < p->k; pc += d->kc) {
+            const size_t kc = RIDGE_MIN(d->kc, p->k - pc);
+            t.beta = pc == 0 ? p->beta : 1.0f;
+            t.last = pc + kc >= p->k;
+            t.plain = tile_plain(p, &t);
+            K->block(i1 - i0, j1 - j0, kc, p->a + i0 * p->a_rs + pc * p->a_cs, p->a_rs,
+                     p->a_cs, p->b + pc * p->b_rs + j0, p->b_rs, p->c + i0 * p->ldc + j0,
+                     p->ldc, &t);
+        }
         return;
     }
     const size_t MR = (size_t)K->mr, NR = (size_t)K->nr;
@@ -715,12 +723,11 @@ static void driver_init(gemm_driver *d, const gemm_problem *p, const gemm_kernel
     *d = (gemm_driver){.p = p, .K = K, .bplan = pb->bplan, .plan_npad = pb->npad};
     d->pack_b = !pb->bplan && !b_in_place(p, (size_t)K->inplace_b_max_m);
     d->a_direct = a_direct(p, K);
-    if (d->a_direct && !d->pack_b && !d->bplan && p->k <= KC_MAX_IN_PLACE &&
-        p->k * p->n <= GEMM_BLOCK_MAX_B && !test_kc) {
-        d->block = 1, d->kc = p->k, d->mc = p->m, d->nc = p->n;
+    d->kc = pb->bplan ? pb->kc : blocking_kc(p->k, d->pack_b ? KC_MAX : KC_MAX_IN_PLACE);
+    if (d->a_direct && !d->pack_b && !d->bplan && d->kc * p->n <= GEMM_BLOCK_MAX_B && !test_kc) {
+        d->block = 1, d->mc = p->m, d->nc = p->n;
         return;
     }
-    d->kc = pb->bplan ? pb->kc : blocking_kc(p->k, d->pack_b ? KC_MAX : KC_MAX_IN_PLACE);
     d->mc = blocking_mc(K, cpu, d->kc, p->m, p->k, d->pack_b);
     d->nc = blocking_nc(K, cpu, d->kc, threads);
     d->panel_b = d->pack_b && d->mc >= p->m;
