@@ -329,18 +329,26 @@ static void test_isa(ridge_isa isa, int threads)
          * then 4 over 44 rows, as many as k allows); the ninth: a row-major B whose rows are
          * 4 KiB apart, packed although A has few rows; the tenth: B^T packed and one block
          * of k, A's 300 rows in one block where they fit 4/5 of the L2 (Zen 5's 1 MiB), in
-         * blocks of 3/10 of it where they do not */
+         * blocks of 3/10 of it where they do not; the last two: A and B in place over several
+         * k blocks (gemm_kernel.block, once per block), with an epilogue and a residual in C,
+         * then A^T */
         size_t shapes[][3] = {{300, 700, 600}, {37, 2500, 530}, {1, 3000, 900},
                               {1, 1300, 45},   {530, 70, 45},   {1, 130, 1000},
                               {1, 517, 2049},  {1, 20000, 44},  {65, 1024, 45},
-                              {300, 200, 600}};
+                              {300, 200, 600}, {33, 100, 1100}, {20, 60, 900}};
         for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]) && fails < 5; s++) {
-            gcase g = plain(s == 1, s == 2 || s == 9, shapes[s][0], shapes[s][1], shapes[s][2]);
-            g.beta = s == 0 ? 1.0f : s == 3 || s == 5 ? -0.5f : 0.0f;
-            g.alpha = s == 6 ? -0.5f : 1.0f;
-            g.epi.bias_kind = s == 3 || s == 5 ? RIDGE_BIAS_COL : RIDGE_BIAS_NONE;
-            g.epi.act = s == 3 ? RIDGE_EPI_RELU : s == 5 ? RIDGE_EPI_GELU_TANH : RIDGE_EPI_NONE;
-            g.residual_in_c = s == 6;
+            gcase g = plain(s == 1 || s == 11, s == 2 || s == 9, shapes[s][0], shapes[s][1],
+                            shapes[s][2]);
+            g.beta = s == 0 || s == 11 ? 1.0f : s == 3 || s == 5 || s == 10 ? -0.5f : 0.0f;
+            g.alpha = s == 6 || s == 11 ? -0.5f : 1.0f;
+            g.epi.bias_kind = s == 3 || s == 5 ? RIDGE_BIAS_COL
+                              : s == 10        ? RIDGE_BIAS_ROW
+                                               : RIDGE_BIAS_NONE;
+            g.epi.act = s == 3    ? RIDGE_EPI_RELU
+                        : s == 5  ? RIDGE_EPI_GELU_TANH
+                        : s == 10 ? RIDGE_EPI_SIGMOID
+                                  : RIDGE_EPI_NONE;
+            g.residual_in_c = s == 6 || s == 10;
             g.pad_a = 1;
             g.pad_c = 3;
             fails += !run_case(ctx, &g, tag);
