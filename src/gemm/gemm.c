@@ -320,9 +320,9 @@ static int a_direct(const gemm_problem *p, const gemm_kernel *K)
  * 1.11x, 128 x 128 x 128 1.07x, 64 x 128 x 128 TN 1.13x, 40 x 64 x 400 TN 1.09x, 256 x 64 x
  * 256 1.04x, 10 x 128 x 64 TN 1.00-1.02x; with B past 256 KiB in one block 0.99-1.03x (64 x
  * 256 x 512, 32 x 256 x 512); 2 threads 1.00-1.07x; the AVX2 tile 1.00-1.02x. With k in
- * several blocks: 32 x 128 x 784 NN 1.06x (2 threads 1.06x), 8 x 128 x 784 1.10-1.24x, 24 x
- * 64 x 2000 1.13x, 128 x 64 x 784 1.01-1.02x (2 threads 1.04x), 64 x 128 x 1024 TN 1.03x
- * (2 threads 1.03-1.06x); AVX2 0.99-1.04x. */
+ * several blocks: 32 x 128 x 784 NN 1.03-1.06x (2 threads 1.05-1.07x), 8 x 128 x 784
+ * 1.10-1.24x, 24 x 64 x 2000 1.13x, 128 x 64 x 784 1.01-1.02x (2 threads 1.04x), 64 x 128 x
+ * 1024 TN 1.03x (2 threads 1.03-1.06x); AVX2 0.99-1.04x. */
 #define GEMM_BLOCK_MAX_B 65536
 
 /* ---- the packed path: five loops around the micro-kernel ------------------------------------- */
