@@ -42,7 +42,8 @@ int main(int argc, char **argv)
     size_t m = strtoul(argv[3], NULL, 10), n = strtoul(argv[4], NULL, 10);
     size_t k = strtoul(argv[5], NULL, 10);
     const int two = argv[6][0] && argv[6][1];
-    int ta = two && argv[6][0] == 'T', tb = argv[6][two] == 'T', rounds = atoi(argv[7]), calls = atoi(argv[8]);
+    const int ta = two && argv[6][0] == 'T', tb = argv[6][two] == 'T';
+    int rounds = atoi(argv[7]), calls = atoi(argv[8]);
     if (!m || !n || !k || rounds < 1 || rounds > MAX_ROUNDS || calls < 1) {
         fprintf(stderr, "%s: sizes >= 1, 1 <= ROUNDS <= %d, CALLS >= 1\n", argv[0], MAX_ROUNDS);
         return 2;
@@ -77,14 +78,15 @@ int main(int argc, char **argv)
     volatile float sink = 0;
     if (flush && !fb) return 1;
     static double t[2][MAX_ROUNDS], r[MAX_ROUNDS];
+#define CALL(l) f[l](ctx[l], ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n)
     for (int q = 0; q < rounds; q++) {
         for (int s = 0; s < 2; s++) {
             int l = (q + s) & 1;
-            for (int w = 0; w < 50; w++) f[l](ctx[l], ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n);
+            for (int w = 0; w < 50; w++) CALL(l);
             double spent = 0;
             if (!flush) {
                 double t0 = now();
-                for (int w = 0; w < calls; w++) f[l](ctx[l], ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n);
+                for (int w = 0; w < calls; w++) CALL(l);
                 spent = now() - t0;
             } else {
                 for (int w = 0; w < calls; w++) { /* each call alone, after the flush */
@@ -94,7 +96,7 @@ int main(int argc, char **argv)
                     if (touch & 2)
                         for (size_t z = 0; z < m * n; z += 16) c[z] = 0.0f;
                     double t0 = now();
-                    f[l](ctx[l], ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n);
+                    CALL(l);
                     spent += now() - t0;
                 }
             }
@@ -105,8 +107,9 @@ int main(int argc, char **argv)
     qsort(t[0], (size_t)rounds, sizeof(double), cmpd);
     qsort(t[1], (size_t)rounds, sizeof(double), cmpd);
     qsort(r, (size_t)rounds, sizeof(double), cmpd);
+#undef CALL
     printf("%zux%zux%zu %c%c: A %.2f us  B %.2f us (medians)  B/A %.3f [%.3f..%.3f]\n", m, n, k,
-           ta ? 'T' : 'N', tb ? 'T' : 'N', 1e6 * t[0][rounds / 2], 1e6 * t[1][rounds / 2], r[rounds / 2], r[0],
-           r[rounds - 1]);
+           ta ? 'T' : 'N', tb ? 'T' : 'N', 1e6 * t[0][rounds / 2], 1e6 * t[1][rounds / 2],
+           r[rounds / 2], r[0], r[rounds - 1]);
     return 0;
 }

@@ -992,8 +992,8 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * pairs of runs) C=32 112x112 ran 1.00-1.20x faster, C=32 56x56 1.13-1.19x, C=64 112x112
  * 1.05x, but C=64 56x56 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
  * prefetched stores) the threads help to the end (without it, C=32 ran 0.95x), and so do
- * the fused separable block's threads with its units (batch 8 0.95x without). Each row is computed whole by one
- * thread, so the result does not depend on which thread took it. */
+ * the fused separable block's threads with its units (batch 8 0.95x without). Each row is
+ * computed whole by one thread, so the result does not depend on which thread took it. */
 #define DW_MAX_SHARES 16
 
 /* [0, n) split into `count` contiguous shares (ridge_partition, one per thread, at most

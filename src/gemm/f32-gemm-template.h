@@ -138,6 +138,16 @@ static __attribute__((noinline)) void GEMM_FN(store_rest)(GEMM_FN(acc_tile) a, f
     else GEMM_FN(store_tile)(GEMM_MR, a.v, c, ldc, mr, nr, t, 0);
 }
 
+/* A full MR x NR tile with nothing to apply, stored straight from the registers. */
+GEMM_INLINE void GEMM_FN(store_full_plain)(vf acc[][GEMM_NV], float *c, size_t ldc, int read_c)
+{
+#pragma GCC unroll 16
+    for (int r = 0; r < GEMM_MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++)
+            GEMM_FN(store_plain_vec)(c + r * ldc + v * VL, acc[r][v], read_c);
+}
+
 /* ---- micro-kernel -------------------------------------------------------------------------- */
 
 /* acc (R x NR) = A x B (kc rows b_rs apart). A is a packed panel (k-major, R_stride floats
@@ -251,12 +261,7 @@ GEMM_INLINE void GEMM_FN(ukernel_body)(const int a_direct, size_t kc, const floa
      * keeps it in registers (it used to store all 16 accumulators to the stack after the k
      * loop and load them back) */
     if (mr == GEMM_MR && nr == GEMM_NR && t->plain) {
-        const int read_c = t->beta != 0.0f;
-#pragma GCC unroll 16
-        for (int r = 0; r < GEMM_MR; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_NV; v++)
-                GEMM_FN(store_plain_vec)(c + r * ldc + v * VL, acc[r][v], read_c);
+        GEMM_FN(store_full_plain)(acc, c, ldc, t->beta != 0.0f);
         return;
     }
     GEMM_FN(acc_tile) cp;
@@ -303,12 +308,7 @@ GEMM_INLINE size_t GEMM_FN(block_panel)(size_t m, size_t k, const float *a, size
                 for (int v = 0; v < GEMM_NV; v++) acc[r][v] = V_FMA(av, bv[v], acc[r][v]);
             }
         }
-        float *ci = c + i * ldc;
-#pragma GCC unroll 16
-        for (int r = 0; r < GEMM_MR; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_NV; v++)
-                GEMM_FN(store_plain_vec)(ci + r * ldc + v * VL, acc[r][v], read_c);
+        GEMM_FN(store_full_plain)(acc, c + i * ldc, ldc, read_c);
     }
     return i;
 }
@@ -318,7 +318,8 @@ GEMM_INLINE size_t GEMM_FN(block_panel)(size_t m, size_t k, const float *a, size
  * prefetch (B's panel is in cache after its first tile) and the others (edges, epilogues)
  * are the micro-kernel's, called as the driver calls it: inlined here instead, its variants
  * made this function ten times larger for no measured gain. Panels outer, so that each panel
- * of B is read from L1 by all of its tiles. t's bias and res point at C[0][0]'s.
+ * of B is read from cache by all of its tiles after the first. t's bias and res point at
+ * C[0][0]'s.
  * (gemm_kernel.block) */
 static void GEMM_FN(block)(size_t m, size_t n, size_t k, const float *a, size_t a_rs,
                            size_t a_cs, const float *b, size_t b_rs, float *c, size_t ldc,

@@ -406,21 +406,6 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
     const gemm_driver *d = arg;
     const gemm_problem *p = d->p;
     const gemm_kernel *K = d->K;
-    if (d->block) {
-        gemm_tile_params t = {.alpha = p->alpha, .bias_kind = p->epi.bias_kind,
-                              .act = p->epi.act, .ldr = p->epi.ldr};
-        tile_params(p, i0, j0, &t);
-        for (size_t pc = 0; pc < p->k; pc += d->kc) {
-            const size_t kc = RIDGE_MIN(d->kc, p->k - pc);
-            t.beta = pc == 0 ? p->beta : 1.0f;
-            t.last = pc + kc >= p->k;
-            t.plain = tile_plain(p, &t);
-            K->block(i1 - i0, j1 - j0, kc, p->a + i0 * p->a_rs + pc * p->a_cs, p->a_rs,
-                     p->a_cs, p->b + pc * p->b_rs + j0, p->b_rs, p->c + i0 * p->ldc + j0,
-                     p->ldc, &t);
-        }
-        return;
-    }
     const size_t MR = (size_t)K->mr, NR = (size_t)K->nr;
     /* A block (none with a_direct), then B's; no scratch at all when neither is packed */
     float *ap = d->per_thread ? d->scratch + (size_t)ith * d->per_thread : NULL;
@@ -447,6 +432,12 @@ static void driver_block(void *arg, size_t i0, size_t i1, size_t j0, size_t j1, 
             t.beta = pc == 0 ? p->beta : 1.0f;
             t.last = pc + kc >= p->k;
             t.plain = tile_plain(p, &t);
+            if (d->block) { /* the whole block of C (nc is all of it) by the kernel's loop */
+                tile_params(p, i0, jc, &t);
+                K->block(i1 - i0, nc, kc, p->a + i0 * p->a_rs + pc * p->a_cs, p->a_rs, p->a_cs,
+                         bsrc, p->b_rs, p->c + i0 * p->ldc + jc, p->ldc, &t);
+                continue;
+            }
             for (size_t ic = i0; ic < i1; ic += d->mc) {
                 size_t mc = RIDGE_MIN(d->mc, i1 - ic);
                 const int pack_now = d->pack_b && ic == i0;
