@@ -314,13 +314,11 @@ GEMM_INLINE size_t GEMM_FN(block_panel)(size_t m, size_t k, const float *a, size
 }
 
 /* C[0:m, 0:n] over one k block of a small product, A and B both in place (B row-major, rows
- * b_rs apart): the tiles' loop here, where the full plain tiles run a k loop with nothing to
- * prefetch (B's panel is in cache after its first tile) and the others (edges, epilogues)
- * are the micro-kernel's, called as the driver calls it: inlined here instead, its variants
- * made this function ten times larger for no measured gain. Panels outer, so that each panel
- * of B is read from cache by all of its tiles after the first. t's bias and res point at
- * C[0][0]'s.
- * (gemm_kernel.block) */
+ * b_rs apart), tile by tile (gemm_kernel.block). The full plain tiles run a bare k loop with
+ * nothing to prefetch (B's panel is in cache after its first tile); the others (edges,
+ * epilogues) call the micro-kernel, as the driver does (inlined, its variants made this
+ * function ten times larger for no measured gain). Panels outer, so that each panel of B is
+ * read from cache by all of its tiles after the first. t's bias and res point at C[0][0]'s. */
 static void GEMM_FN(block)(size_t m, size_t n, size_t k, const float *a, size_t a_rs,
                            size_t a_cs, const float *b, size_t b_rs, float *c, size_t ldc,
                            const gemm_tile_params *t0)
