@@ -62,48 +62,54 @@ static inline __m512 act_avx512(ridge_epi_act act, __m512 x)
 /* ---- A B^T with few rows or few columns: dot products, nothing packed ----------------------- */
 
 /* The dot kernel's sums across lanes, as a transposed reduction: each step adds two vectors
- * lane by lane after a blend and a permute, halving the lanes each element owns and packing
- * two vectors' elements into one. The blend takes lanes `m` from b, the permute brings the
- * other half of each element's lanes beside them (idx: 0-15 a, 16-31 b). Every element's 16
- * lanes l are summed in one order, (l, l+8), then (l, l+4), (l, l+2), (l, l+1), wherever it
- * sits: its bits do not depend on the tile. */
-static inline __m512 dot_fold(__m512 a, __m512 b, __mmask16 m, __m512i idx)
+ * lane by lane after two shuffles that pack both vectors' elements into one, halving the lanes
+ * each element owns. Within each 128-bit quarter, lanes (0 + 2) + (1 + 3) by in-lane unpacks;
+ * then the quarters, (0 + 2) + (1 + 3), by 128-bit shuffles. Every element's 16 lanes are summed
+ * in this one order wherever it sits: its bits do not depend on the tile. Against folds that
+ * blend and permute across the whole vector at every step (15 lane-crossing permutes for 16
+ * elements, here 6), on Zen 5 (scripts/gemm-ab-small.c, 1 thread, both orders): 64 x 10 x 128
+ * NT 1.03-1.06x, 3136 x 16 x 64 1.05-1.06x, 256 x 10 x 784 1.02x, 64 x 24 x 128 1.03-1.05x,
+ * 1 x 128 x 784, 1 x 768 x 768, 8 x 2304 x 768 and 32 x 128 x 784 0.99-1.01x. */
+static inline __m512 dot_fold1(__m512 a, __m512 b) /* [a0+a2, b0+b2, a1+a3, b1+b3] */
 {
-    return _mm512_add_ps(_mm512_mask_blend_ps(m, a, b), _mm512_permutex2var_ps(a, idx, b));
+    return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
 }
 
-/* The first step, [a's 8 lanes + 8 lanes | b's], with a lane-block shuffle */
-static inline __m512 dot_fold8(__m512 a, __m512 b)
+static inline __m512 dot_fold2(__m512 a, __m512 b) /* a, b from dot_fold1: [a a' b b'] sums */
 {
-    return _mm512_add_ps(_mm512_mask_blend_ps(0xFF00, a, b), _mm512_shuffle_f32x4(a, b, 0x4E));
+    const __m512d x = _mm512_castps_pd(a), y = _mm512_castps_pd(b);
+    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
+                         _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
 }
 
-#define DOT_I2 _mm512_set_epi32(27, 26, 25, 24, 15, 14, 13, 12, 19, 18, 17, 16, 7, 6, 5, 4)
-#define DOT_I3 _mm512_set_epi32(29, 28, 15, 14, 25, 24, 11, 10, 21, 20, 7, 6, 17, 16, 3, 2)
-#define DOT_I4 _mm512_set_epi32(30, 15, 28, 13, 26, 11, 24, 9, 22, 7, 20, 5, 18, 3, 16, 1)
+/* quarters (0 + 2, 1 + 3) of a, then of b */
+static inline __m512 dot_fold3(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+}
 
-/* The sums of v[0..15], element e in lane e: fold (e, e + 8) for e < 8 (e's lanes 0-7,
- * e + 8's 8-15), then the results for e and e + 4, e and e + 2, e and e + 1. */
+/* quarters (0 + 1, 2 + 3) of a, then of b */
+static inline __m512 dot_fold4(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
+}
+
+/* The sums of v[0..15], element e in lane e. */
 static inline __attribute__((always_inline)) __m512 dot_sum16(const __m512 *v)
 {
-    __m512 h[8], q[4], w[2];
-    _Pragma("GCC unroll 8") for (int e = 0; e < 8; e++) h[e] = dot_fold8(v[e], v[e + 8]);
-    _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++)
-        q[e] = dot_fold(h[e], h[e + 4], 0xF0F0, DOT_I2);
-    _Pragma("GCC unroll 2") for (int e = 0; e < 2; e++)
-        w[e] = dot_fold(q[e], q[e + 2], 0xCCCC, DOT_I3);
-    return dot_fold(w[0], w[1], 0xAAAA, DOT_I4);
+    __m512 h[8], q[4];
+    _Pragma("GCC unroll 8") for (int e = 0; e < 8; e++) h[e] = dot_fold1(v[2 * e], v[2 * e + 1]);
+    _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++) q[e] = dot_fold2(h[2 * e], h[2 * e + 1]);
+    return dot_fold4(dot_fold3(q[0], q[1]), dot_fold3(q[2], q[3]));
 }
 
-/* The sums of v[0..7], element e in lanes 2e and 2e + 1: the same steps, the last on itself. */
+/* The sums of v[0..7], element e in lanes e and e + 8: the same steps, the last on itself. */
 static inline __attribute__((always_inline)) __m512 dot_sum8(const __m512 *v)
 {
-    __m512 h[4], q[2];
-    _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++) h[e] = dot_fold8(v[e], v[e + 4]);
-    _Pragma("GCC unroll 2") for (int e = 0; e < 2; e++)
-        q[e] = dot_fold(h[e], h[e + 2], 0xF0F0, DOT_I2);
-    const __m512 w = dot_fold(q[0], q[1], 0xCCCC, DOT_I3);
-    return dot_fold(w, w, 0xAAAA, DOT_I4);
+    __m512 h[4];
+    _Pragma("GCC unroll 4") for (int e = 0; e < 4; e++) h[e] = dot_fold1(v[2 * e], v[2 * e + 1]);
+    const __m512 w = dot_fold3(dot_fold2(h[0], h[1]), dot_fold2(h[2], h[3]));
+    return dot_fold4(w, w);
 }
 
 /* The dot kernel (below the tiles: it finishes with the 8 x 32 tile's epilogue) */
@@ -120,8 +126,7 @@ static void ridge_f32_gemm_dot_4x6__avx512(size_t k, const float *a, size_t lda,
 /* 8 rows per dot block (16 accumulators, and a's two vectors loaded once per 16 FMAs, not
  * per 8): 1 x 128 x 784 NT 1.32-1.36x on Zen 5 (scripts/gemm-ab.c); 12 rows 0.88-0.95x of 8 */
 #define GEMV_T_ROWS 8
-/* Its 8 sums across lanes as one transposed reduction (dot_sum8), the bits of 8
- * _mm512_reduce_add_ps. With the vector epilogue (the template's gemv_t), on Zen 5
+/* Its 8 sums across lanes as one transposed reduction (dot_sum8). With the vector epilogue (the template's gemv_t), on Zen 5
  * (scripts/gemm-ab-small.c, 1 thread): 1 x 64 x 64 NT 1.52-1.58x, 1 x 32 x 256 1.21x, 1 x 768
  * x 768 1.04x, 1 x 128 x 784 1.00-1.02x (the sums alone 1.02-1.03x). */
 static inline __attribute__((always_inline)) void gemv_t_sums8(const __m512 *s0, const __m512 *s1,
@@ -129,8 +134,7 @@ static inline __attribute__((always_inline)) void gemv_t_sums8(const __m512 *s0,
 {
     __m512 v[8];
     _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) v[q] = _mm512_add_ps(s0[q], s1[q]);
-    const __m512i even = _mm512_set_epi32(15, 13, 11, 9, 7, 5, 3, 1, 14, 12, 10, 8, 6, 4, 2, 0);
-    _mm256_storeu_ps(out, _mm512_castps512_ps256(_mm512_permutexvar_ps(even, dot_sum8(v))));
+    _mm256_storeu_ps(out, _mm512_castps512_ps256(dot_sum8(v)));
 }
 #define GEMV_T_SUMS(s0, s1, out) gemv_t_sums8(s0, s1, out)
 
@@ -197,20 +201,16 @@ dot_tile(const int NC, size_t k, const float *a, size_t lda, const float *b, siz
 #undef DOT_MASKED
     }
 #undef DOT_STEP
-    /* 4 x NC elements: 24 = 16 + 8, 16, or 8. Element e below `base` ends in lane e of f0,
-     * the others in lane 2 (e - base) of f1 (24) or f0 (8); permute indices 16-31 are f1's. */
-    const int base = GEMM_DOT_MR * NC >= 16 ? 16 : 0;
-    const __m512 f0 = base ? dot_sum16(v) : dot_sum8(v);
+    /* 4 x NC elements: 24 = 16 + 8, 16, or 8. Element e < 16 ends in lane e of f0, the others
+     * in lane e - 16 of f1: permute index e either way (16-31 are f1's). */
+    const __m512 f0 = GEMM_DOT_MR * NC >= 16 ? dot_sum16(v) : dot_sum8(v);
     const __m512 f1 = GEMM_DOT_MR * NC == 24 ? dot_sum8(v + 16) : f0;
     /* the micro-kernel's epilogue on each row's sums in lanes 0..NC-1 (the 8 x 32 tile's
      * store_tile: masked to nr columns, it stores the first vector of each row only) */
     __m512 sums[GEMM_DOT_MR][2];
     _Pragma("GCC unroll 8") for (int x = 0; x < GEMM_DOT_MR; x++) {
         int idx[16] = {0};
-        _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++) {
-            const int e = x * NC + y;
-            idx[y] = e < base ? e : base + 2 * (e - base);
-        }
+        _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++) idx[y] = x * NC + y;
         sums[x][0] = _mm512_permutex2var_ps(f0, _mm512_loadu_si512(idx), f1);
         sums[x][1] = _mm512_setzero_ps();
     }

@@ -593,7 +593,7 @@ static void GEMM_FN(gemv_sum)(const float *part, size_t nseg, size_t ld, float *
 #define GEMV_T_ROWS 4
 #endif
 /* The GEMV_T_ROWS sums across lanes of s0[q] + s1[q] into out[q]. An ISA may define
- * GEMV_T_SUMS(s0, s1, out) to do them as one transposed reduction with the same bits. */
+ * GEMV_T_SUMS(s0, s1, out) to do them as one transposed reduction (in its own order). */
 #ifndef GEMV_T_SUMS
 #define GEMV_T_SUMS(s0, s1, out)                                                                   \
     for (int q = 0; q < GEMV_T_ROWS; q++) (out)[q] = V_HSUM(V_ADD((s0)[q], (s1)[q]))
