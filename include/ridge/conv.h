@@ -138,11 +138,11 @@ size_t ridge_conv2d_workspace_size(const ridge_conv2d_plan *plan, int threads);
 typedef struct ridge_conv2d_candidate {
     ridge_conv_algo algo;
     int applies;          /* 0: cannot run this descriptor (why says why) */
-    double predicted_s;   /* the cost model's time (roofline: max of compute and memory) */
+    double predicted_s;   /* the cost model's time (compute, memory and extra passes, added) */
     double measured_s;    /* median of the tuning runs; 0 if not tuned */
     size_t workspace;     /* bytes at the ctx's thread count */
     size_t weight_bytes;  /* packed/transformed weights the plan holds */
-    char why[160];        /* applies: what the prediction rests on; else why not */
+    char why[192];        /* applies: what the prediction rests on; else why not */
 } ridge_conv2d_candidate;
 
 /* The candidates, in enum order (RIDGE_CONV_ALGO_COUNT entries, owned by the plan). */

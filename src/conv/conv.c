@@ -264,8 +264,9 @@ const char *ridge_conv_describe(const ridge_ctx *ctx)
 /* A roofline-style estimate: time = executed FLOPs / (peak * efficiency) + bytes / the
  * bandwidth of the level they fit in + the algorithm's extra passes + a fixed cost per call.
  * The level is judged as the benchmark's roofline judges a working set (per-thread L2, the
- * shared usable L3, else DRAM): a plan runs many times, and a layer whose x, y and weights fit
- * the L3 finds them there when it runs again. The machine numbers are the measured roof
+ * shared usable L3, else DRAM): a plan runs many times, and a layer whose x and y fit the L3
+ * finds them there when it runs again; its weights too if they fit the L2, else they come
+ * from DRAM (see below). The machine numbers are the measured roof
  * (`ridge roofline`'s cached profile for this CPU: the FMA peak of the ISA, DRAM, L3 and L2
  * bandwidth at this thread count) when it exists, else nominal ones (FMA width x 2 pipes x 3
  * GHz, 12 GB/s DRAM, 40 GB/s L3 and 70 GB/s L2 per thread). The efficiencies are what each
@@ -366,8 +367,8 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     const double nr = k->nr, cogp = ceil(cog / nr) * nr;
     /* compulsory traffic: x, y, and the weights as this algorithm holds them (U of F(4,3)
      * is 4x the 3x3 weights and, past the caches, bounds a batch-1 layer) */
-    const double io_bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w + pix * d->c_out) +
-                            (double)weight_bytes(p, a);
+    const double wb = (double)weight_bytes(p, a);
+    const double io_bytes = 4.0 * ((double)d->n * d->c_in * d->h * d->w + pix * d->c_out) + wb;
     const int chan_contig = d->layout != RIDGE_NCHW;
     double flops = 0, eff = 0, bytes = io_bytes, extra = 0;
     const char *note = "";
@@ -451,13 +452,22 @@ static double cost_predict(const ridge_conv2d_plan *p, ridge_conv_algo a, const 
     /* sets that fit L1 move at the L2's rate: a call streams them through */
     const ridge_roofline_level lv = ridge_roofline_level_of(&m->sizes, m->threads, bytes);
     const double bw = lv == RIDGE_LEVEL_DRAM ? m->bw : lv == RIDGE_LEVEL_L3 ? m->l3bw : m->l2bw;
-    double tc = flops / (m->flops * eff), tm = bytes / bw;
+    /* ... but weights past the L2 come from memory: between two calls of a layer, the other
+     * layers of its network pass through the L3 (ResNet-50's 3x3 weights alone are several
+     * times the L3 as F(4,3) holds them), as the other algorithms do between two calls of one
+     * in `ridge bench conv`. There, 3x3 256 -> 256 on 14 x 14 at batch 1 on 1 thread took 0.85
+     * ms with F(4,3) (9.4 MB of weights; 0.44 ms called back to back) and 0.69 ms with F(2,3)
+     * (4.2 MB; 0.56-0.60 back to back), against a prediction of 0.52 and 0.63 ms with the
+     * weights in the L3. */
+    const int w_dram = wb / m->threads > (double)m->sizes.l2;
+    double tc = flops / (m->flops * eff), tm = (bytes - wb) / bw + wb / (w_dram ? m->bw : bw);
     /* the two walls do not overlap here (weights streamed with little reuse stall the FMAs,
      * measured on Winograd's U): their sum */
     double t = tc + tm + extra + 5e-6;
-    snprintf(why, why_len, "%s%s-bound: %.3g GFLOP executed at %.0f%% of peak%s, %.3g MB",
+    snprintf(why, why_len, "%s%s-bound: %.3g GFLOP executed at %.0f%% of peak%s, %.3g MB%s",
              note, tc > tm ? "compute" : "memory", flops * 1e-9, eff * 100,
-             extra > 0 ? " + extra passes" : "", bytes * 1e-6);
+             extra > 0 ? " + extra passes" : "", bytes * 1e-6,
+             w_dram ? " (weights from DRAM)" : "");
     return t;
 }
 
