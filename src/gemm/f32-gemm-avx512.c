@@ -75,7 +75,8 @@ static inline __m512 dot_fold1(__m512 a, __m512 b) /* [a0+a2, b0+b2, a1+a3, b1+b
     return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
 }
 
-static inline __m512 dot_fold2(__m512 a, __m512 b) /* a, b from dot_fold1: [a a' b b'] sums */
+/* a = dot_fold1(u, v), b = dot_fold1(w, x): [u, v, w, x], each its quarter's 4-lane sum */
+static inline __m512 dot_fold2(__m512 a, __m512 b)
 {
     const __m512d x = _mm512_castps_pd(a), y = _mm512_castps_pd(b);
     return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
