@@ -333,8 +333,7 @@ static void GEMM_FN(block)(size_t m, size_t n, size_t k, const float *a, size_t 
                        : 0;
         for (; i < m; i += GEMM_MR) {
             const size_t mr = RIDGE_MIN((size_t)GEMM_MR, m - i);
-            if (t0->bias) t.bias = t0->bias + (t.bias_kind == RIDGE_BIAS_COL ? j : i);
-            if (t0->res) t.res = t0->res + i * t.ldr + j;
+            gemm_tile_at(&t, t0->bias, t0->res, i, j);
             GEMM_UKERNEL(k, a + i * a_rs, a_rs, a_cs, b + j, b_rs, 0, c + i * ldc + j, ldc, mr,
                          nr, &t);
         }
@@ -477,8 +476,7 @@ static void GEMM_FN(gemv_finish)(const float *acc, float *y, size_t jb, size_t n
         vf piece[1][GEMM_NV];
         for (int u = 0; u < GEMM_NV; u++) piece[0][u] = V_LOAD(acc + off + u * VL);
         gemm_tile_params tt = *t;
-        if (tt.bias_kind == RIDGE_BIAS_COL) tt.bias += jb + off;
-        if (tt.res) tt.res += jb + off;
+        gemm_tile_at(&tt, t->bias, t->res, 0, jb + off);
         GEMM_FN(store_tile)(1, piece, y + jb + off, 0, 1, nb - off, &tt, 0);
     }
 }

@@ -77,6 +77,16 @@ typedef struct gemm_tile_params {
     gemm_prefetch pf;       /* lines of B's next panel to prefetch while computing */
 } gemm_tile_params;
 
+/* t's bias and residual for the tile at row i, column j of C, from bias and res at C[0][0]'s
+ * (res NULL: none), by t's bias_kind and ldr. */
+static inline void gemm_tile_at(gemm_tile_params *t, const float *bias, const float *res,
+                                size_t i, size_t j)
+{
+    t->bias = t->bias_kind == RIDGE_BIAS_NONE ? NULL
+                                              : bias + (t->bias_kind == RIDGE_BIAS_ROW ? i : j);
+    t->res = res ? res + i * t->ldr + j : NULL;
+}
+
 /* One ISA's kernels (f32-gemm-template.h instantiated by an ISA file). */
 typedef struct gemm_kernel {
     const char *name; /* "f32-gemm-6x16-avx2" */

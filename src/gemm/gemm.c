@@ -342,12 +342,10 @@ typedef struct gemm_driver {
     size_t per_thread;   /* floats */
 } gemm_driver;
 
+/* t (bias_kind and ldr set from p) at the tile of row i, column j */
 static void tile_params(const gemm_problem *p, size_t i, size_t j, gemm_tile_params *t)
 {
-    t->bias = p->epi.bias_kind == RIDGE_BIAS_COL   ? p->epi.bias + j
-              : p->epi.bias_kind == RIDGE_BIAS_ROW ? p->epi.bias + i
-                                                   : NULL;
-    t->res = p->epi.residual ? p->epi.residual + i * p->epi.ldr + j : NULL;
+    gemm_tile_at(t, p->epi.bias, p->epi.residual, i, j);
 }
 
 /* C = acc or C + acc for a k block with t's beta and last: nothing else to apply. */
