@@ -806,7 +806,15 @@ static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
         /* runs of one or two rows take their border columns along the rows (direct_edges),
          * where 1 thread's runs of six go down the columns */
         {"7x7-30-g2",    1, 32, 30,  30,  48, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 2},
-        {"11x11-24",     1, 16, 24,  24,  32, 11, 11, 1, 1, 1, 1, 5, 5, 5, 5, 1}};
+        {"11x11-24",     1, 16, 24,  24,  32, 11, 11, 1, 1, 1, 1, 5, 5, 5, 5, 1},
+        /* fewer rows than two a thread: each row in column segments (direct_segments);
+         * reductions of 9 steps (c_in = 1, 1x9), groups, stride and dilation, rows cut by
+         * the top and bottom borders, channel blocks in pairs (40 = 32 + 8) */
+        {"1x5-row",      1, 32, 1,   3001, 32, 1, 5, 1, 1, 1, 1, 0, 0, 2, 2, 1},
+        {"1x9-c1",       1, 1,  1,  20000, 32, 1, 9, 1, 1, 1, 1, 0, 0, 4, 4, 1},
+        {"1x7-g2",       1, 32, 1,   1500, 64, 1, 7, 1, 1, 1, 1, 0, 0, 3, 3, 2},
+        {"1x3-s2-d2",    1, 48, 1,   4001, 40, 1, 3, 1, 2, 1, 2, 0, 0, 2, 2, 1},
+        {"3x3-h2",       1, 16, 2,   2000, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
     static const shape wino_shapes[] = {
         /* name          n  ci  h    w    co  r  s  sh sw dh dw pt pb pl pr g */
         {"fmnist-b8",    8, 32, 14,  14,  64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},

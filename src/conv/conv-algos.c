@@ -275,6 +275,8 @@ typedef struct fwd {
     int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
     int nt;            /* direct, pointwise, depthwise: stream y (conv_streams) */
     int pf;            /* depthwise, cached: prefetch the input (CONV_STORES_PREFETCHED) */
+    int64_t c0, c1;    /* direct: the output columns [c0, c1) of each row (c1 = 0: all) */
+    size_t cseg;       /* direct: column segments per row (direct_segments) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -405,6 +407,21 @@ static void direct_edges(const fwd *f, const conv_row_args *row, const conv_row_
 #define DIRECT_SMALL_IMAGE 16384 /* bytes of one input image */
 #define DIRECT_RUN_MIN 3         /* rows: shorter runs take their border columns along rows */
 
+/* Whether each group's input channels are one run in x: border pixels then go along rows in
+ * tiles (direct_edges), and the interior [lo, *hin) is whole tiles when the reduction is
+ * longer than 9 steps (its last (hi - lo) % MR columns go with the border columns, down a run
+ * or in direct_edges's tiles, where the row's last few pixels ran as a short tile: 3x3 on
+ * 28 x 28, 26 = 4 x 6 + 2; the 3x3 128 layer 1.08x on 1 and 2 threads). Not for reductions of
+ * 9 steps or fewer, whose rows take any width in groups of 4 (CONV_SMALL_REDUCTION;
+ * fmnist-conv1 0.95x that way). */
+static int direct_interior(const ridge_conv2d_plan *p, int64_t lo, int64_t hi, int64_t *hin)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const int masked = conv_runs_contiguous(p->xco, (int)d->c_in, (int)p->cig);
+    *hin = masked && d->r * d->s * p->cig > 9 ? lo + (hi - lo) / p->k->mr * p->k->mr : hi;
+    return masked;
+}
+
 static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
     const fwd *f = arg;
@@ -412,9 +429,15 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     const ridge_conv2d_desc *d = &p->d;
     const int64_t R = d->r, S = d->s, sw = d->stride_w, dw = d->dil_w;
     /* the columns whose whole window is inside the input, [lo, hi), and the rows, [rlo, rhi) */
-    int64_t lo, hi, rlo, rhi;
+    int64_t lo, hi, rlo, rhi, hin;
     whole_windows(d->pad_left, d->w, S, dw, sw, p->ow, &lo, &hi);
     whole_windows(d->pad_top, d->h, R, d->dil_h, d->stride_h, p->oh, &rlo, &rhi);
+    const int masked = direct_interior(p, lo, hi, &hin);
+    /* this call's columns [c0, c1) (direct_segments): its part of the interior, [ilo, ihi),
+     * and the border sides it holds, passed on as the columns [elo, ehi) to skip */
+    const int64_t c0 = f->c1 ? f->c0 : 0, c1 = f->c1 ? f->c1 : p->ow;
+    const int64_t ilo = RIDGE_MAX(lo, c0), ihi = RIDGE_MIN(hin, c1);
+    const int64_t elo = c0 > 0 ? 0 : lo, ehi = c1 < p->ow ? p->ow : hin;
     /* When a window row is one contiguous run of s*c_in floats (NHWC with groups 1, no
      * dilation), the interior pixels reduce over it as one loop: the packed weights
      * [r][s][ci][nr] are already [r][s*ci][nr]. Longer reductions, less loop overhead (the
@@ -431,15 +454,6 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         (size_t)p->xv.sn * sizeof(float) <= DIRECT_SMALL_IMAGE || R * S * p->cig <= 9
             ? (size_t)p->oh
             : (size_t)p->k->mr;
-    /* border pixels along rows (direct_edges) where each group's channels are one run in x */
-    const int masked = conv_runs_contiguous(p->xco, (int)d->c_in, (int)p->cig);
-    /* with them, the interior [lo, hin) is whole tiles, and its last (hi - lo) % MR columns
-     * go with the border columns (down a run, or in direct_edges's tiles), where the row's
-     * last few pixels ran as a short tile (3x3 on 28 x 28: 26 = 4 x 6 + 2; the 3x3 128 layer
-     * 1.08x on 1 and 2 threads). Not for reductions of 9 steps or fewer, whose rows take any
-     * width in groups of 4 (CONV_SMALL_REDUCTION; fmnist-conv1 0.95x that way). */
-    const int64_t hin =
-        masked && R * S * p->cig > 9 ? lo + (hi - lo) / p->k->mr * p->k->mr : hi;
     conv_row_args a = {0}, bp;
     a.xb = f->x;
     for (size_t row = b0; row < e0;) {
@@ -467,9 +481,9 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
                 row_channels(f, &a, g, cob);
                 /* the interior in one call */
-                a.xo = xrow + lo * a.xps;
-                a.yo = yrow + lo * a.yps;
-                a.npix = hin - lo;
+                a.xo = xrow + ilo * a.xps;
+                a.yo = yrow + ilo * a.yps;
+                a.npix = ihi - ilo;
                 if (row_run) { /* the group's channel offset moves into xo */
                     a.xo += p->xco[g * p->cig];
                     a.roff = p->roff, a.soff = p->iota, a.coff = p->iota, a.cunit = 1;
@@ -482,20 +496,20 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 if (paired) p->k->row_pair(&a, &bp);
                 else if (a.npix > 0) p->k->row(&a);
                 if (along) {
-                    direct_edges(f, &a, paired ? &bp : NULL, lo, hin, xrow, yrow, g);
+                    direct_edges(f, &a, paired ? &bp : NULL, elo, ehi, xrow, yrow, g);
                 } else if (!full) { /* a row cut by the border, its border pixels one by one */
                     a.coff = p->xco + g * p->cig;
                     a.npix = 1;
-                    direct_border(f, &a, lo, hi, xrow, yrow);
+                    direct_border(f, &a, elo, ehi, xrow, yrow);
                     if (paired) {
                         bp.coff = a.coff, bp.npix = 1;
-                        direct_border(f, &bp, lo, hi, xrow, yrow);
+                        direct_border(f, &bp, elo, ehi, xrow, yrow);
                     }
                 }
                 cb += (size_t)paired;
             }
         }
-        if (full && !along && (lo > 0 || hin < p->ow)) {
+        if (full && !along && (elo > 0 || ehi < p->ow)) {
             /* the run's border columns: one call per column, its pixels a row apart (whole
              * micro-tiles, where single pixels ran load-bound: 11x11 c=64 on 56x56 and 28x28
              * 1.16x and 1.34x faster, no longer slower than the same kernel on a padded copy) */
@@ -508,7 +522,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
                 row_channels(f, &a, g, cob);
                 a.coff = p->xco + g * p->cig;
-                direct_border(f, &a, lo, hin,
+                direct_border(f, &a, elo, ehi,
                               n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw,
                               n * p->yv.sn + oh * p->yv.sh);
             }
@@ -517,6 +531,45 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
         row = end;
     }
     if (f->nt) stream_fence();
+}
+
+#define DIRECT_SEG_UNIT 12 /* pixels: whole tiles of MR = 6 and groups of 4 (sk_row) */
+
+/* Rows in column segments, for images too few rows high to give each thread rows of its own
+ * (a 1-D signal is one row): unit u is segment u % cseg of row u / cseg. The segments split
+ * the interior at multiples of DIRECT_SEG_UNIT pixels from its start, the first takes the
+ * left border, the last the right, so each pixel sums as it does in a whole row. */
+static void direct_segments(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    fwd g = *(const fwd *)arg;
+    const ridge_conv2d_plan *p = g.p;
+    const ridge_conv2d_desc *d = &p->d;
+    int64_t lo, hi, hin;
+    whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, &lo, &hi);
+    direct_interior(p, lo, hi, &hin);
+    const int64_t units = (hin - lo + DIRECT_SEG_UNIT - 1) / DIRECT_SEG_UNIT;
+    const int64_t ns = (int64_t)g.cseg;
+    for (size_t u = b0; u < e0; u++) {
+        const int64_t s = (int64_t)(u % g.cseg);
+        g.c0 = s ? lo + units * s / ns * DIRECT_SEG_UNIT : 0;
+        g.c1 = s + 1 < ns ? lo + units * (s + 1) / ns * DIRECT_SEG_UNIT : p->ow;
+        direct_range(&g, u / g.cseg, u / g.cseg + 1, b1, e1, ith);
+    }
+}
+
+/* The column segments per row (direct_segments) for nth threads: 1 (whole rows) unless the
+ * rows and channel blocks give fewer than two work items a thread; then about four a thread,
+ * each at least DIRECT_SEG_UNIT interior pixels. */
+static size_t direct_column_segments(const ridge_conv2d_plan *p, size_t rows, size_t ncb,
+                                     int nth)
+{
+    if (nth < 2 || rows * ncb >= 2 * (size_t)nth) return 1;
+    const ridge_conv2d_desc *d = &p->d;
+    int64_t lo, hi, hin;
+    whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, &lo, &hi);
+    direct_interior(p, lo, hi, &hin);
+    const size_t want = (4 * (size_t)nth + rows * ncb - 1) / (rows * ncb);
+    return RIDGE_MAX(RIDGE_MIN(want, (size_t)((hin - lo) / DIRECT_SEG_UNIT)), 1);
 }
 
 /* ---- pointwise ------------------------------------------------------------------------------- */
@@ -1319,11 +1372,12 @@ static void separable_task(void *arg, int ith, int nth)
         int64_t n = (int64_t)u / j->units, oh0 = (int64_t)u % j->units * j->sub;
         int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
         fwd f = {dw, NULL, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
-                 (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf};
+                 (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf,
+                 0, 0, 0};
         depthwise_range(&f, 0, (size_t)nr, ith);
         /* the strip is one image of np pixels; y's rows start at (n, oh0) */
         fwd g = {pw, NULL, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
-                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0};
+                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0, 0};
         pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0, (size_t)pw->ncob,
                         ith);
     }
@@ -1368,7 +1422,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {
@@ -1382,7 +1436,10 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
          * row groups' height, ended up to 6 rows apart and gained nothing). Not for small
          * layers, whose short chunks cut their border columns' vertical runs (fmnist-conv2,
          * 7 MFLOP: best 0.032-0.034 ms guided, 0.029-0.031 static) */
+        f.cseg = direct_column_segments(p, rows, ncb, ridge_ctx_threads(ctx));
         if (flop < 2 * DIRECT_MIN_FLOP_PER_THREAD) direct_range(&f, 0, rows, 0, ncb, 0);
+        else if (f.cseg > 1)
+            ridge_parallel_for_2d_dynamic(ctx, rows * f.cseg, ncb, 1, 1, direct_segments, &f);
         else if (flop < DIRECT_GUIDED_MIN_FLOP * ridge_ctx_threads(ctx))
             ridge_parallel_for_2d(ctx, rows, ncb, 1, 1, direct_range, &f);
         else ridge_parallel_for_2d_dynamic(ctx, rows, ncb, 1, 1, direct_range, &f);
