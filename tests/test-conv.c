@@ -826,8 +826,14 @@ static void test_direct_split(ridge_ctx *c1, ridge_ctx *c2)
     static const shape dw_shapes[] = {
         /* name          n  ci  h    w    co  r  s  sh sw dh dw pt pb pl pr g */
         {"dw-32-112",    1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32},
-        {"dw-48-s2-b3",  3, 48, 29,  31,  48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 48}};
-    check_split(c1, c2, RIDGE_CONV_DEPTHWISE, dw_shapes, 2);
+        {"dw-48-s2-b3",  3, 48, 29,  31,  48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 48},
+        /* fewer rows than two a thread: each row in column segments (depthwise_segments);
+         * 3x3 on one and two rows (rows cut by both borders), a causal 1x4, stride 2 */
+        {"dw-3x3-h1",    1, 32, 1,   3000, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32},
+        {"dw-1x4-causal", 1, 48, 1,  4000, 48, 1, 4, 1, 1, 1, 1, 0, 0, 3, 0, 48},
+        {"dw-1x3-c20",   1, 20, 1,   2999, 20, 1, 3, 1, 1, 1, 1, 0, 0, 1, 1, 20},
+        {"dw-3x3-s2-h2", 1, 16, 2,   5001, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16}};
+    check_split(c1, c2, RIDGE_CONV_DEPTHWISE, dw_shapes, sizeof dw_shapes / sizeof dw_shapes[0]);
 }
 
 /* Winograd with fewer tile blocks than threads and U past 4 MiB (264 -> 256 channels on a

@@ -275,8 +275,9 @@ typedef struct fwd {
     int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
     int nt;            /* direct, pointwise, depthwise: stream y (conv_streams) */
     int pf;            /* depthwise, cached: prefetch the input (CONV_STORES_PREFETCHED) */
-    int64_t c0, c1;    /* direct: the output columns [c0, c1) of each row (c1 = 0: all) */
-    size_t cseg;       /* direct: column segments per row (direct_segments) */
+    int64_t c0, c1;    /* direct, depthwise: the output columns [c0, c1) of each row (c1 = 0:
+                        * all) */
+    size_t cseg;       /* direct, depthwise: column segments per row (column_segments) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -329,6 +330,28 @@ static int pair_next(const fwd *f, const conv_row_args *a, size_t cb, size_t e1,
     *b = *a;
     row_channels(f, b, (int64_t)(cb + 1) / p->ncob, (int64_t)(cb + 1) % p->ncob);
     return 1;
+}
+
+/* How many column segments each row goes in, for images too few rows high to give each of
+ * nth threads rows of its own (a 1-D signal is one row): 1 (whole rows) unless `items` (rows
+ * times channel blocks) gives fewer than two a thread; then about four items a thread, each
+ * segment at least `unit` of the row's `pixels`. */
+static size_t column_segments(size_t items, int64_t pixels, int64_t unit, int nth)
+{
+    if (nth < 2 || items >= 2 * (size_t)nth) return 1;
+    const size_t want = (4 * (size_t)nth + items - 1) / items;
+    return RIDGE_MAX(RIDGE_MIN(want, (size_t)(pixels / unit)), 1);
+}
+
+/* Segment s of ns of a row of ow output columns, as f->c0 and f->c1: the `width` columns from
+ * lo split at multiples of `unit` from lo, the first segment from column 0 and the last to
+ * ow (so they hold the row's borders). */
+static void column_segment(fwd *f, int64_t lo, int64_t width, int64_t unit, int64_t s,
+                           int64_t ns, int64_t ow)
+{
+    const int64_t units = (width + unit - 1) / unit;
+    f->c0 = s ? lo + units * s / ns * unit : 0;
+    f->c1 = s + 1 < ns ? lo + units * (s + 1) / ns * unit : ow;
 }
 
 /* ---- direct ---------------------------------------------------------------------------------- */
@@ -535,41 +558,28 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
 
 #define DIRECT_SEG_UNIT 12 /* pixels: whole tiles of MR = 6 and groups of 4 (sk_row) */
 
-/* Rows in column segments, for images too few rows high to give each thread rows of its own
- * (a 1-D signal is one row): unit u is segment u % cseg of row u / cseg. The segments split
- * the interior at multiples of DIRECT_SEG_UNIT pixels from its start, the first takes the
- * left border, the last the right, so each pixel sums as it does in a whole row. */
+/* The direct algorithm's interior columns [*lo, *hin) */
+static void direct_columns(const ridge_conv2d_plan *p, int64_t *lo, int64_t *hin)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    int64_t hi;
+    whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, lo, &hi);
+    direct_interior(p, *lo, hi, hin);
+}
+
+/* Rows in column segments (column_segments): unit u is segment u % cseg of row u / cseg. The
+ * segments split the interior at multiples of DIRECT_SEG_UNIT pixels from its start, the
+ * first takes the left border, the last the right, so each pixel sums as in a whole row. */
 static void direct_segments(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
     fwd g = *(const fwd *)arg;
-    const ridge_conv2d_plan *p = g.p;
-    const ridge_conv2d_desc *d = &p->d;
-    int64_t lo, hi, hin;
-    whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, &lo, &hi);
-    direct_interior(p, lo, hi, &hin);
-    const int64_t units = (hin - lo + DIRECT_SEG_UNIT - 1) / DIRECT_SEG_UNIT;
-    const int64_t ns = (int64_t)g.cseg;
+    int64_t lo, hin;
+    direct_columns(g.p, &lo, &hin);
     for (size_t u = b0; u < e0; u++) {
-        const int64_t s = (int64_t)(u % g.cseg);
-        g.c0 = s ? lo + units * s / ns * DIRECT_SEG_UNIT : 0;
-        g.c1 = s + 1 < ns ? lo + units * (s + 1) / ns * DIRECT_SEG_UNIT : p->ow;
+        column_segment(&g, lo, hin - lo, DIRECT_SEG_UNIT, (int64_t)(u % g.cseg),
+                       (int64_t)g.cseg, g.p->ow);
         direct_range(&g, u / g.cseg, u / g.cseg + 1, b1, e1, ith);
     }
-}
-
-/* The column segments per row (direct_segments) for nth threads: 1 (whole rows) unless the
- * rows and channel blocks give fewer than two work items a thread; then about four a thread,
- * each at least DIRECT_SEG_UNIT interior pixels. */
-static size_t direct_column_segments(const ridge_conv2d_plan *p, size_t rows, size_t ncb,
-                                     int nth)
-{
-    if (nth < 2 || rows * ncb >= 2 * (size_t)nth) return 1;
-    const ridge_conv2d_desc *d = &p->d;
-    int64_t lo, hi, hin;
-    whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, &lo, &hi);
-    direct_interior(p, lo, hi, &hin);
-    const size_t want = (4 * (size_t)nth + rows * ncb - 1) / (rows * ncb);
-    return RIDGE_MAX(RIDGE_MIN(want, (size_t)((hin - lo) / DIRECT_SEG_UNIT)), 1);
 }
 
 /* ---- pointwise ------------------------------------------------------------------------------- */
@@ -932,6 +942,9 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     }
     const int whole = (lo == 0 || el) && (hi == p->ow || er);
     if (whole) lo = 0, hi = p->ow;
+    /* this call's columns [c0, c1) (depthwise_segments), and its part of the interior */
+    const int64_t c0 = f->c1 ? f->c0 : 0, c1 = f->c1 ? f->c1 : p->ow;
+    const int64_t ilo = RIDGE_MAX(lo, c0), ihi = RIDGE_MIN(hi, c1);
     a.xrs = d->stride_h * p->xv.sh, a.yrs = p->yv.sh;
     const size_t row_bytes = (size_t)(d->w * d->c_in) * sizeof(float);
     const int rows_max = 4 * row_bytes > ridge_cpu_get()->l1d && p->xv.sw <= 64 ? DW_ROWS : 1;
@@ -952,18 +965,18 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         ptrdiff_t xrow = n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
         ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh - f->yshift;
         put_pair(&a.s0, 0, (int)S);
-        a.xo = xrow + lo * a.xps;
-        a.yo = yrow + lo * a.yps;
-        a.npix = hi - lo;
-        put_pair(&a.edge_l, whole && el, whole && er);
+        a.xo = xrow + ilo * a.xps;
+        a.yo = yrow + ilo * a.yps;
+        a.npix = ihi - ilo;
+        put_pair(&a.edge_l, whole && el && c0 == 0, whole && er && c1 == p->ow);
         a.nt = f->nt;
         a.pf = f->pf;
         if (a.npix > 0) p->k->dw_row(&a);
         put_pair(&a.edge_l, 0, 0);
         a.nt = a.pf = 0;
-        for (int64_t ow = 0; ow < p->ow; ow++) {
-            if (ow == lo) ow = hi;
-            if (ow >= p->ow) break;
+        for (int64_t ow = c0; ow < c1; ow++) {
+            if (ow == ilo) ow = RIDGE_MAX(hi, ilo);
+            if (ow >= c1) break;
             int s0, s1;
             tap_range(ow * sw - d->pad_left, d->w, dw, S, &s0, &s1);
             put_pair(&a.s0, s0, s1);
@@ -1092,14 +1105,30 @@ static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q
     return 0;
 }
 
+#define DW_SEG_UNIT 64 /* pixels */
+
+/* Rows in column segments (column_segments): unit u is segment u % cseg of row u / cseg,
+ * split at multiples of DW_SEG_UNIT pixels. */
+static void depthwise_segments(const fwd *f, size_t b0, size_t e0, int ith)
+{
+    fwd g = *f;
+    for (size_t u = b0; u < e0; u++) {
+        column_segment(&g, 0, g.p->ow, DW_SEG_UNIT, (int64_t)(u % g.cseg), (int64_t)g.cseg,
+                       g.p->ow);
+        depthwise_range(&g, u / g.cseg, u / g.cseg + 1, ith);
+    }
+}
+
 static void depthwise_task(void *arg, int ith, int nth)
 {
     dw_job *j = arg;
     (void)nth;
     int q = 0;
     size_t b, e;
-    while (claim_from_shares(&j->sh, j->n, j->chunk, ith, &q, &b, &e))
-        depthwise_range((void *)j->f, b, e, ith);
+    while (claim_from_shares(&j->sh, j->n, j->chunk, ith, &q, &b, &e)) {
+        if (j->f->cseg > 1) depthwise_segments(j->f, b, e, ith);
+        else depthwise_range((void *)j->f, b, e, ith);
+    }
 }
 
 /* NCHW depthwise: one (image, channel, output row) per item, on the kernel's plane row
@@ -1436,7 +1465,9 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
          * row groups' height, ended up to 6 rows apart and gained nothing). Not for small
          * layers, whose short chunks cut their border columns' vertical runs (fmnist-conv2,
          * 7 MFLOP: best 0.032-0.034 ms guided, 0.029-0.031 static) */
-        f.cseg = direct_column_segments(p, rows, ncb, ridge_ctx_threads(ctx));
+        int64_t lo, hin;
+        direct_columns(p, &lo, &hin);
+        f.cseg = column_segments(rows * ncb, hin - lo, DIRECT_SEG_UNIT, ridge_ctx_threads(ctx));
         if (flop < 2 * DIRECT_MIN_FLOP_PER_THREAD) direct_range(&f, 0, rows, 0, ncb, 0);
         else if (f.cseg > 1)
             ridge_parallel_for_2d_dynamic(ctx, rows * f.cseg, ncb, 1, 1, direct_segments, &f);
@@ -1464,15 +1495,17 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             ridge_parallel_for(ctx, (size_t)(d->n * d->c_out * p->oh), 1, depthwise_nchw_range,
                                &f);
         else {
-            const size_t rows = (size_t)(d->n * p->oh);
-            const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), rows);
+            f.cseg = column_segments((size_t)(d->n * p->oh), p->ow, DW_SEG_UNIT,
+                                     ridge_ctx_threads(ctx));
+            const size_t units = (size_t)(d->n * p->oh) * f.cseg; /* rows or segments */
+            const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), units);
             f.nt = conv_streams(p, y);
             f.pf = p->stores == CONV_STORES_PREFETCHED;
             /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES) */
-            dw_job j = {&f, rows, RIDGE_MAX(rows / (8 * (size_t)nth), 1),
+            dw_job j = {&f, units, RIDGE_MAX(units / (8 * (size_t)nth), 1),
                         SHARES_INIT(nth, f.nt || f.pf)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
-            else depthwise_range(&f, 0, rows, 0);
+            else depthwise_range(&f, 0, units, 0); /* cseg 1: one thread, whole rows */
         }
         break;
     case RIDGE_CONV_WINOGRAD_2X3:
