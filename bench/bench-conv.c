@@ -43,6 +43,8 @@ static const conv_case cases[] = {
     {"resnet-1x1-256-64", 256, 56, 56,  64,  1, 1, 0, 1, 0, 0},
     {"mobilenet-dw-32",  32,  112, 112, 32,  3, 1, 1, 32, 0, 0},
     {"mobilenet-dw-64",  64,  56,  56,  64,  3, 1, 1, 64, 0, 0},
+    {"effnet-dw5-240",   240, 28,  28,  240, 5, 1, 2, 240, 0, 0},
+    {"convnext-dw7-96",  96,  56,  56,  96,  7, 1, 3, 96, 0, 0},
     {"fmnist-conv1",     1,   28,  28,  32,  3, 1, 1, 1, 0, 0},
     {"fmnist-conv2",     32,  14,  14,  64,  3, 1, 1, 1, 0, 0},
     {"large-9x9",        16,  64,  64,  16,  9, 1, 4, 1, 0, 0},
@@ -571,9 +573,10 @@ static void help(void)
     printf("usage: ridge bench conv [--quick] [--peers] [--json] [--threads N] [--filter TEXT]\n"
            "                        [--layout nchw|nhwc|nchw16c|all] [--batch N] [--algo A]\n\n"
            "Times every convolution algorithm that applies to each shape (ResNet-50 3x3 and\n"
-           "1x1 layers, its 7x7 first layer, MobileNet depthwise, the Fashion-MNIST CNN, 9x9\n"
-           "and 11x11 kernels, 5x5 to 11x11 at 64 channels for FFT, 1x31 and 1x63 kernels on\n"
-           "one row of 2048 and 4096 pixels) at 1 thread and at --threads, after checking\n"
+           "1x1 layers, its 7x7 first layer, MobileNet depthwise 3x3, EfficientNet's 5x5 and\n"
+           "ConvNeXt's 7x7 depthwise, the Fashion-MNIST CNN, 9x9 and 11x11 kernels, 5x5 to\n"
+           "11x11 at 64 channels for FFT, 1x31 and 1x63 kernels on one row of 2048 and 4096\n"
+           "pixels) at 1 thread and at --threads, after checking\n"
            "each against the fp64 reference. Columns: median and best ms, GFLOP/s on the\n"
            "direct FLOP count, %% of the roof, workspace KiB (direct-padded: the padded copy),\n"
            "err_1e-6 (max |y - ref| / max |ref| against the fp64 reference, in millionths),\n"

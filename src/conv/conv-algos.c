@@ -940,7 +940,10 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         tap_range((p->ow - 1) * sw - d->pad_left, d->w, dw, S, &t0, &t1);
         er = t0 == 0 && t1 == (int)S - 1;
     }
-    const int whole = (lo == 0 || el) && (hi == p->ow || er);
+    /* windows 5 or 7 wide (stride 1 or 2, no dilation): the whole row in one call too, its
+     * border pixels inside the kernel's blocks (dw_row_wide) */
+    const int wide = (S == 5 || S == 7) && dw == 1 && sw <= 2;
+    const int whole = wide || ((lo == 0 || el) && (hi == p->ow || er));
     if (whole) lo = 0, hi = p->ow;
     /* this call's columns [c0, c1) (depthwise_segments), and its part of the interior */
     const int64_t c0 = f->c1 ? f->c0 : 0, c1 = f->c1 ? f->c1 : p->ow;
@@ -968,7 +971,10 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         a.xo = xrow + ilo * a.xps;
         a.yo = yrow + ilo * a.yps;
         a.npix = ihi - ilo;
-        put_pair(&a.edge_l, whole && el && c0 == 0, whole && er && c1 == p->ow);
+        put_pair(&a.edge_l, whole && !wide && el && c0 == 0,
+                 whole && !wide && er && c1 == p->ow);
+        a.iw = wide ? d->w : 0;
+        a.padl = d->pad_left - ilo * sw;
         a.nt = f->nt;
         a.pf = f->pf;
         if (a.npix > 0) p->k->dw_row(&a);

@@ -656,7 +656,7 @@ static void dx_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.bias = f->pack + d->r * d->s * cp; /* zeros */
     a.res = NULL;
     a.act = 0;
-    a.edge_l = a.edge_r = 0, a.nt = 0, a.pf = 0;
+    a.edge_l = a.edge_r = 0, a.nt = 0, a.pf = 0, a.iw = a.padl = 0;
     a.nrows = 1, a.xrs = a.yrs = 0;
     for (size_t row = b0; row < e0; row++) {
         int64_t n = (int64_t)row / d->h, ih = (int64_t)row % d->h;

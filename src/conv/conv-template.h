@@ -672,6 +672,7 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
  * the FMAs). The channel vectors of a block sweep an input strip of 3 rows x (DW_P st + 2)
  * pixels x c, which stays in L1. */
 #define DW_P 14
+#define DW_S_MAX 7 /* the widest window of the blocked path (dw_row_wide) */
 
 /* The depthwise blocks are inlined into each (stride, activation, residual) variant of the row
  * so that those are constants in the unrolled loops. The portable file (a loop per "vector")
@@ -681,12 +682,16 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
 #define CONV_DW_INLINE static inline __attribute__((always_inline))
 #endif
 
-CONV_DW_INLINE void dw_3x3_block_e(const conv_dw_args *a, int64_t row,
-                                                                 int64_t p, int64_t c,
-                                                                 const int P, const int st,
-                                                                 const int act, const int has_res,
-                                                                 const int skip_l, const int skip_r,
-                                                                 float *yt, ptrdiff_t yts)
+/* P pixels (stride st) x one channel vector at pixel p of the call's row `row`, a window S
+ * columns wide: the window rows [r0, r1) outer, each row's S weight vectors in registers,
+ * and each of the row's (P - 1) st + S input column vectors loaded once into every (pixel,
+ * tap) it belongs to. The first skip_l and last skip_r of those columns are not read: the
+ * padding beside the input (border pixels), so each pixel sums exactly its valid taps, in
+ * the order of its whole window. yt: a tile to store to instead of y (yts floats a pixel). */
+CONV_DW_INLINE void dw_block_e(const conv_dw_args *a, int64_t row, int64_t p, int64_t c,
+                               const int P, const int st, const int S, const int act,
+                               const int has_res, const int skip_l, const int skip_r, float *yt,
+                               ptrdiff_t yts)
 {
     const ptrdiff_t ds = a->soff[1] - a->soff[0], cp = a->cp, yps = a->yps;
     const float *x = a->xb + (a->xo + row * a->xrs + p * a->xps + a->xco[c] + a->soff[0]);
@@ -697,20 +702,20 @@ CONV_DW_INLINE void dw_3x3_block_e(const conv_dw_args *a, int64_t row,
         for (int i = 0; i < P; i++) acc[i] = b;
     }
     for (int r = a->r0; r < a->r1; r++) {
-        const float *xj = x + a->roff[r], *w = a->w + (ptrdiff_t)r * 3 * cp + c;
-        const VF w0 = VLOAD(w), w1 = VLOAD(w + cp), w2 = VLOAD(w + 2 * cp);
+        const float *xj = x + a->roff[r], *w = a->w + (ptrdiff_t)r * S * cp + c;
+        VF wv[DW_S_MAX];
+#pragma GCC unroll 8
+        for (int s = 0; s < DW_S_MAX; s++) wv[s] = s < S ? VLOAD(w + s * cp) : VZERO();
         /* input column j is tap s of pixel (j - s) / st */
-#pragma GCC unroll 32
-        for (int j = 0; j < (P - 1) * st + 3; j++, xj += ds) {
-            /* the row's border columns (left of pixel 0, right of pixel P-1): not read */
-            if ((skip_l && j == 0) || (skip_r && j == (P - 1) * st + 2)) continue;
+#pragma GCC unroll 64
+        for (int j = 0; j < (P - 1) * st + S; j++, xj += ds) {
+            if (j < skip_l || j >= (P - 1) * st + S - skip_r) continue;
             VF v = VLOAD(xj);
             VPIN(v);
-            if (j % st == 0 && j / st < P) acc[j / st] = VFMA(v, w0, acc[j / st]);
-            if (j >= 1 && (j - 1) % st == 0 && (j - 1) / st < P)
-                acc[(j - 1) / st] = VFMA(v, w1, acc[(j - 1) / st]);
-            if (j >= 2 && (j - 2) % st == 0 && (j - 2) / st < P)
-                acc[(j - 2) / st] = VFMA(v, w2, acc[(j - 2) / st]);
+#pragma GCC unroll 8
+            for (int s = 0; s < S; s++)
+                if (j >= s && (j - s) % st == 0 && (j - s) / st < P)
+                    acc[(j - s) / st] = VFMA(v, wv[s], acc[(j - s) / st]);
         }
     }
     const ptrdiff_t yo = a->yo + row * a->yrs + p * yps + a->yco[c];
@@ -723,6 +728,15 @@ CONV_DW_INLINE void dw_3x3_block_e(const conv_dw_args *a, int64_t row,
         if (has_res) v = VADD(v, VLOAD(res + i * yps));
         VSTORE(y + i * ys, act_apply(v, act));
     }
+}
+
+/* The 3x3 window's block (skip_l, skip_r: the row's border column left of pixel 0 or right
+ * of pixel P - 1 is not read) */
+CONV_DW_INLINE void dw_3x3_block_e(const conv_dw_args *a, int64_t row, int64_t p, int64_t c,
+                                   const int P, const int st, const int act, const int has_res,
+                                   const int skip_l, const int skip_r, float *yt, ptrdiff_t yts)
+{
+    dw_block_e(a, row, p, c, P, st, 3, act, has_res, skip_l, skip_r, yt, yts);
 }
 
 CONV_DW_INLINE void dw_3x3_block(const conv_dw_args *a,
@@ -1014,6 +1028,74 @@ static void dw_row_generic_edges(const conv_dw_args *a, int64_t c_begin)
     }
 }
 
+/* Windows 5 or 7 columns wide (EfficientNet's 5x5, ConvNeXt's 7x7 depthwise), stride 1 or
+ * 2, no dilation, the whole row in one call (a->iw): dw_block_e's blocks of DW_P pixels, the
+ * last one overlapping the one before (as dw_row_3x3_mid's); the blocks at the row's ends
+ * skip the columns outside the input, so the border pixels run in them too (one at a time,
+ * each with its own taps, a single chain of up to 49 FMAs per channel vector took as long as
+ * the blocks' 14 pixels). Rows shorter than DW_P, or whose residual is y itself, go in blocks
+ * of 4 and 1. The activation is applied at run time: the stores are a small share of 25 or
+ * 49 FMAs a pixel. */
+CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfull, const int P,
+                                   const int st, const int S)
+{
+    const int64_t left = p * st - a->padl; /* input column of the block's first window column */
+    const int skl = (int)RIDGE_MAX(-left, 0);
+    const int skr = (int)RIDGE_MAX(left + (P - 1) * st + S - a->iw, 0);
+    const int res = a->res != NULL;
+    for (int64_t c = 0; c < cfull; c += VL) {
+        if (skl | skr) dw_block_e(a, 0, p, c, P, st, S, a->act, res, skl, skr, NULL, 0);
+        else if (res) dw_block_e(a, 0, p, c, P, st, S, a->act, 1, 0, 0, NULL, 0);
+        else dw_block_e(a, 0, p, c, P, st, S, a->act, 0, 0, 0, NULL, 0);
+    }
+}
+
+CONV_DW_INLINE void dw_row_wide_s(const conv_dw_args *a, int64_t cfull, const int st,
+                                  const int S)
+{
+    const int64_t n = a->npix;
+    int64_t p = 0;
+    if (n >= DW_P && !(a->res && a->res == a->y)) {
+        for (; p < n; p += DW_P)
+            dw_wide_blocks(a, p + DW_P <= n ? p : n - DW_P, cfull, DW_P, st, S);
+    } else {
+        for (; p + 4 <= n; p += 4) dw_wide_blocks(a, p, cfull, 4, st, S);
+        for (; p < n; p++) dw_wide_blocks(a, p, cfull, 1, st, S);
+    }
+    /* the channels past the last vector, pixel by pixel with its taps */
+    conv_dw_args b = *a;
+    b.npix = 1;
+    for (int64_t q = 0; cfull < a->c && q < n; q++) {
+        const int64_t left = q * st - a->padl;
+        b.s0 = (int)RIDGE_MIN(RIDGE_MAX(-left, 0), S);
+        b.s1 = (int)RIDGE_MAX(RIDGE_MIN(a->iw - left, S), b.s0);
+        b.xo = a->xo + q * a->xps, b.yo = a->yo + q * a->yps;
+        dw_row_generic(&b, cfull);
+    }
+}
+
+static void dw_row_wide(const conv_dw_args *a, int64_t cfull, int st)
+{
+    if (a->S == 5) {
+        if (st == 1) dw_row_wide_s(a, cfull, 1, 5);
+        else dw_row_wide_s(a, cfull, 2, 5);
+    } else {
+        if (st == 1) dw_row_wide_s(a, cfull, 1, 7);
+        else dw_row_wide_s(a, cfull, 2, 7);
+    }
+}
+
+/* Whether the call is one for dw_row_wide, and its stride (*st) */
+static int dw_wide(const conv_dw_args *a, int *st)
+{
+    if (a->iw <= 0 || (a->S != 5 && a->S != 7) || a->s0 != 0 || a->s1 != a->S) return 0;
+    const ptrdiff_t ds = a->soff[1] - a->soff[0];
+    for (int s = 2; s < a->S; s++)
+        if (a->soff[s] - a->soff[s - 1] != ds) return 0;
+    *st = ds > 0 && a->xps == ds ? 1 : ds > 0 && a->xps == 2 * ds ? 2 : 0;
+    return *st > 0;
+}
+
 static void conv_dw_row(const conv_dw_args *a)
 {
     /* the fast path: a 3x3 window (any rows; all 3 column taps, or a border pixel's), no
@@ -1024,6 +1106,11 @@ static void conv_dw_row(const conv_dw_args *a)
     const int fast =
         st && a->soff[2] - a->soff[1] == ds && (!edges || (a->s0 == 0 && a->s1 == 3));
     const int64_t cfull = a->c / VL * VL;
+    int wst;
+    if (a->nrows == 1 && dw_wide(a, &wst)) {
+        dw_row_wide(a, cfull, wst);
+        return;
+    }
     if (a->nrows > 1) {
         /* several rows at once only where dw_row_3x3 runs whole blocks, cached, and nothing
          * else (no short row, border pixel or overlapping block over a residual that is y
