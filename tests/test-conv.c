@@ -76,9 +76,10 @@ static const shape shapes[] = {
     {"3x3-co32-g4",     1, 8,  6,  7,  32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},
     {"dw-c32-w45-s2",   2, 32, 5,  45, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
     {"dw-c144-w31",     1, 144, 4, 31, 144, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144},
-    /* depthwise windows 5 and 7 wide (dw_row_wide): rows of DW_P pixels and more, shorter
+    /* depthwise windows 4 to 7 wide (dw_row_wide): rows of DW_P pixels and more, shorter
      * rows (blocks of 4 and 1), an image narrower than the window, stride 2, uneven padding,
-     * padding of 6 (windows with one column inside), channels past the last vector */
+     * padding of 6 (windows with one column inside), channels past the last vector, a
+     * causal 1x4 (padding on the left only), a 6x6 window */
     {"dw-5x5-w40",      1, 20, 6,  40, 20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-7x7-w31",      2, 48, 5,  31, 48, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 48},
     {"dw-7x7-s2-w45",   1, 32, 9,  45, 32, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 32},
@@ -86,6 +87,8 @@ static const shape shapes[] = {
     {"dw-7x7-w9",       1, 17, 4,  9,  17, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 17},
     {"dw-5x5-w3",       1, 16, 3,  3,  16, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 16},
     {"dw-7x7-pad6",     1, 16, 8,  20, 16, 7, 7, 1, 1, 1, 1, 0, 0, 6, 6, 16},
+    {"dw-1x4-causal",   2, 24, 3,  40, 24, 1, 4, 1, 1, 1, 1, 0, 0, 3, 0, 24},
+    {"dw-6x6-s2",       1, 16, 10, 30, 16, 6, 6, 2, 2, 1, 1, 2, 3, 2, 3, 16},
     /* pointwise with groups (each group's channels one run, read without a table), and
      * with groups of 12 that straddle NCHW16c's blocks (they are not) */
     {"1x1-groups2",     2, 8,  5,  6,  12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},

@@ -940,9 +940,9 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         tap_range((p->ow - 1) * sw - d->pad_left, d->w, dw, S, &t0, &t1);
         er = t0 == 0 && t1 == (int)S - 1;
     }
-    /* windows 5 or 7 wide (stride 1 or 2, no dilation): the whole row in one call too, its
+    /* windows 4 to 7 wide (stride 1 or 2, no dilation): the whole row in one call too, its
      * border pixels inside the kernel's blocks (dw_row_wide) */
-    const int wide = (S == 5 || S == 7) && dw == 1 && sw <= 2;
+    const int wide = S >= 4 && S <= 7 && dw == 1 && sw <= 2;
     const int whole = wide || ((lo == 0 || el) && (hi == p->ow || er));
     if (whole) lo = 0, hi = p->ow;
     /* this call's columns [c0, c1) (depthwise_segments), and its part of the interior */

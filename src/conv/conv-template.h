@@ -1028,14 +1028,14 @@ static void dw_row_generic_edges(const conv_dw_args *a, int64_t c_begin)
     }
 }
 
-/* Windows 5 or 7 columns wide (EfficientNet's 5x5, ConvNeXt's 7x7 depthwise), stride 1 or
- * 2, no dilation, the whole row in one call (a->iw): dw_block_e's blocks of DW_P pixels, the
+/* Windows 4 to 7 columns wide (EfficientNet's 5x5, ConvNeXt's 7x7 depthwise, the 1-D 1x4 of
+ * Mamba's blocks), stride 1 or 2, no dilation, the whole row in one call (a->iw): dw_block_e's blocks of DW_P pixels, the
  * last one overlapping the one before (as dw_row_3x3_mid's); the blocks at the row's ends
  * skip the columns outside the input, so the border pixels run in them too (one at a time,
  * each with its own taps, a single chain of up to 49 FMAs per channel vector took as long as
  * the blocks' 14 pixels). Rows shorter than DW_P, or whose residual is y itself, go in blocks
- * of 4 and 1. The activation is applied at run time: the stores are a small share of 25 or
- * 49 FMAs a pixel. */
+ * of 4 and 1. The activation and residual are applied at run time: the stores are a small
+ * share of 16 to 49 FMAs a pixel. */
 CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfull, const int P,
                                    const int st, const int S)
 {
@@ -1045,8 +1045,7 @@ CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfu
     const int res = a->res != NULL;
     for (int64_t c = 0; c < cfull; c += VL) {
         if (skl | skr) dw_block_e(a, 0, p, c, P, st, S, a->act, res, skl, skr, NULL, 0);
-        else if (res) dw_block_e(a, 0, p, c, P, st, S, a->act, 1, 0, 0, NULL, 0);
-        else dw_block_e(a, 0, p, c, P, st, S, a->act, 0, 0, 0, NULL, 0);
+        else dw_block_e(a, 0, p, c, P, st, S, a->act, res, 0, 0, NULL, 0);
     }
 }
 
@@ -1074,21 +1073,26 @@ CONV_DW_INLINE void dw_row_wide_s(const conv_dw_args *a, int64_t cfull, const in
     }
 }
 
+#define DW_WIDE_CASE(S)                                                                      \
+    case S:                                                                                  \
+        if (st == 1) dw_row_wide_s(a, cfull, 1, S);                                          \
+        else dw_row_wide_s(a, cfull, 2, S);                                                  \
+        break;
 static void dw_row_wide(const conv_dw_args *a, int64_t cfull, int st)
 {
-    if (a->S == 5) {
-        if (st == 1) dw_row_wide_s(a, cfull, 1, 5);
-        else dw_row_wide_s(a, cfull, 2, 5);
-    } else {
-        if (st == 1) dw_row_wide_s(a, cfull, 1, 7);
-        else dw_row_wide_s(a, cfull, 2, 7);
+    switch (a->S) {
+        DW_WIDE_CASE(4)
+        DW_WIDE_CASE(5)
+        DW_WIDE_CASE(6)
+    default: DW_WIDE_CASE(7)
     }
 }
+#undef DW_WIDE_CASE
 
 /* Whether the call is one for dw_row_wide, and its stride (*st) */
 static int dw_wide(const conv_dw_args *a, int *st)
 {
-    if (a->iw <= 0 || (a->S != 5 && a->S != 7) || a->s0 != 0 || a->s1 != a->S) return 0;
+    if (a->iw <= 0 || a->S < 4 || a->S > DW_S_MAX || a->s0 != 0 || a->s1 != a->S) return 0;
     const ptrdiff_t ds = a->soff[1] - a->soff[0];
     for (int s = 2; s < a->S; s++)
         if (a->soff[s] - a->soff[s - 1] != ds) return 0;

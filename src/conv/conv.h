@@ -112,7 +112,7 @@ typedef struct conv_dw_args {
      * and pixel npix-1's last column tap fall outside the input, so they are skipped, not read
      * (the taps [s0, s1) hold for the other pixels). */
     int edge_l, edge_r;
-    /* The blocked path for windows 5 or 7 columns wide (dw_row_wide; 0 elsewhere): the input
+    /* The blocked path for windows 4 to 7 columns wide (dw_row_wide; 0 elsewhere): the input
      * is iw columns wide and pixel 0's window starts padl columns left of it (negative: inside
      * it), so the call may hold border pixels, each with the taps inside the input. */
     int64_t iw, padl;
