@@ -682,22 +682,21 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
 #define CONV_DW_INLINE static inline __attribute__((always_inline))
 #endif
 
-/* P pixels (stride st) x one channel vector at pixel p of the call's row `row`, a window S
- * columns wide (dw_row_wide: 4 to 7): the window rows [r0, r1) outer, each row's S weight
- * vectors in registers, and each of the row's (P - 1) st + S input column vectors loaded
- * once into every (pixel, tap) it belongs to. The first skip_l and last skip_r of those
- * columns are not read: the padding beside the input (border pixels), so each pixel sums
- * exactly its valid taps, in the order of its whole window. yt: a tile to store to instead
- * of y (yts floats a pixel). The 3x3 window keeps its own copy below, dw_3x3_block_e: this
- * function with S = 3 computes the same bits, but ran 4-7% slower on the streamed path
- * (depthwise C = 32 112 x 112, batch 8, 2 threads, scripts/conv-ab.c, both orders). */
-CONV_DW_INLINE void dw_block_e(const conv_dw_args *a, int64_t row, int64_t p, int64_t c,
-                               const int P, const int st, const int S, const int act,
-                               const int has_res, const int skip_l, const int skip_r, float *yt,
-                               ptrdiff_t yts)
+/* P pixels (stride st) x one channel vector at pixel p, a window S columns wide (dw_row_wide:
+ * 4 to 7): the window rows [r0, r1) outer, each row's S weight vectors in registers, and each
+ * of the row's (P - 1) st + S input column vectors loaded once into every (pixel, tap) it
+ * belongs to. The first skip_l and last skip_r of those columns are not read: the padding
+ * beside the input (border pixels), so each pixel sums exactly its valid taps, in the order
+ * of its whole window. The 3x3 window keeps its own copy below, dw_3x3_block_e (which also
+ * stores to the streamed path's tile): this loop with S = 3 gave the same bits, but ran 4-7%
+ * slower on the streamed path (depthwise C = 32 112 x 112, batch 8, 2 threads,
+ * scripts/conv-ab.c, both orders). */
+CONV_DW_INLINE void dw_block(const conv_dw_args *a, int64_t p, int64_t c, const int P,
+                             const int st, const int S, const int has_res, const int skip_l,
+                             const int skip_r)
 {
     const ptrdiff_t ds = a->soff[1] - a->soff[0], cp = a->cp, yps = a->yps;
-    const float *x = a->xb + (a->xo + row * a->xrs + p * a->xps + a->xco[c] + a->soff[0]);
+    const float *x = a->xb + (a->xo + p * a->xps + a->xco[c] + a->soff[0]);
     VF acc[DW_P];
     {
         const VF b = VLOAD(a->bias + c);
@@ -721,15 +720,12 @@ CONV_DW_INLINE void dw_block_e(const conv_dw_args *a, int64_t row, int64_t p, in
                     acc[(j - s) / st] = VFMA(v, wv[s], acc[(j - s) / st]);
         }
     }
-    const ptrdiff_t yo = a->yo + row * a->yrs + p * yps + a->yco[c];
-    const float *res = has_res ? a->res + yo : NULL;
-    float *y = yt ? yt : a->y + yo;
-    const ptrdiff_t ys = yt ? yts : yps;
+    const ptrdiff_t yo = a->yo + p * yps + a->yco[c];
 #pragma GCC unroll 16
     for (int i = 0; i < P; i++) {
         VF v = acc[i];
-        if (has_res) v = VADD(v, VLOAD(res + i * yps));
-        VSTORE(y + i * ys, act_apply(v, act));
+        if (has_res) v = VADD(v, VLOAD(a->res + yo + i * yps));
+        VSTORE(a->y + yo + i * yps, act_apply(v, a->act));
     }
 }
 
@@ -1067,13 +1063,13 @@ static void dw_row_generic_edges(const conv_dw_args *a, int64_t c_begin)
 }
 
 /* Windows 4 to 7 columns wide (EfficientNet's 5x5, ConvNeXt's 7x7 depthwise, the 1-D 1x4 of
- * Mamba's blocks), stride 1 or 2, no dilation, the whole row in one call (a->iw): dw_block_e's blocks of DW_P pixels, the
- * last one overlapping the one before (as dw_row_3x3_mid's); the blocks at the row's ends
- * skip the columns outside the input, so the border pixels run in them too (one at a time,
- * each with its own taps, a single chain of up to 49 FMAs per channel vector took as long as
- * the blocks' 14 pixels). Rows shorter than DW_P, or whose residual is y itself, go in blocks
- * of 4 and 1. The activation and residual are applied at run time: the stores are a small
- * share of 16 to 49 FMAs a pixel. */
+ * Mamba's blocks), stride 1 or 2, no dilation, the whole row in one call (a->iw): dw_block's
+ * blocks of DW_P pixels, the last one overlapping the one before (as dw_row_3x3_mid's); the
+ * blocks at the row's ends skip the columns outside the input, so the border pixels run in
+ * them too (dw_row_generic had taken them one at a time, one chain of up to 49 FMAs per
+ * channel vector). Rows shorter than DW_P, or whose residual is y itself, go in blocks of 4
+ * and 1. The activation and residual are applied at run time: the stores are a small share
+ * of 16 to 49 FMAs a pixel. */
 CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfull, const int P,
                                    const int st, const int S)
 {
@@ -1082,8 +1078,8 @@ CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfu
     const int skr = (int)RIDGE_MAX(left + (P - 1) * st + S - a->iw, 0);
     const int res = a->res != NULL;
     for (int64_t c = 0; c < cfull; c += VL) {
-        if (skl | skr) dw_block_e(a, 0, p, c, P, st, S, a->act, res, skl, skr, NULL, 0);
-        else dw_block_e(a, 0, p, c, P, st, S, a->act, res, 0, 0, NULL, 0);
+        if (skl | skr) dw_block(a, p, c, P, st, S, res, skl, skr);
+        else dw_block(a, p, c, P, st, S, res, 0, 0);
     }
 }
 
