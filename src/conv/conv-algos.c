@@ -445,22 +445,48 @@ static int direct_interior(const ridge_conv2d_plan *p, int64_t lo, int64_t hi, i
     return masked;
 }
 
+/* Whether the kernel runs whole rows, border pixels included (conv_kernels.row_edges): a 3x3
+ * (or 1 x 3, 2 x 3) window over one input channel per group, stride 1 and padding 1 across,
+ * rows wider than one group of the kernel's (DIRECT_EDGE_MIN_OW). The border columns are then
+ * no vertical runs: fmnist-conv1 (1 -> 32, 28 x 28) ran 0.95-0.96x its padded copy with them. */
+#define DIRECT_EDGE_MIN_OW 5
+static int direct_row_edges(const ridge_conv2d_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    return p->k->row_edges && p->cig == 1 && d->r <= 3 && d->s == 3 && d->stride_w == 1 &&
+           d->dil_w == 1 && d->pad_left == 1 && d->pad_right == 1 && p->ow >= DIRECT_EDGE_MIN_OW;
+}
+
+/* The direct algorithm's columns: [*lo, *hin) run along rows as the interior (the whole row
+ * with row_edges), the rest as border columns. */
+static int direct_columns(const ridge_conv2d_plan *p, int64_t *lo, int64_t *hin)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    int64_t hi;
+    whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, lo, &hi);
+    const int masked = direct_interior(p, *lo, hi, hin);
+    if (direct_row_edges(p)) *lo = 0, *hin = p->ow;
+    return masked;
+}
+
 static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
     const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
     const int64_t R = d->r, S = d->s, sw = d->stride_w, dw = d->dil_w;
-    /* the columns whose whole window is inside the input, [lo, hi), and the rows, [rlo, rhi) */
-    int64_t lo, hi, rlo, rhi, hin;
-    whole_windows(d->pad_left, d->w, S, dw, sw, p->ow, &lo, &hi);
+    /* the interior columns, [lo, hin), and the rows whose whole window is inside the input,
+     * [rlo, rhi) */
+    int64_t lo, hin, rlo, rhi;
+    const int masked = direct_columns(p, &lo, &hin);
+    const int edges = direct_row_edges(p);
     whole_windows(d->pad_top, d->h, R, d->dil_h, d->stride_h, p->oh, &rlo, &rhi);
-    const int masked = direct_interior(p, lo, hi, &hin);
     /* this call's columns [c0, c1) (direct_segments): its part of the interior, [ilo, ihi),
      * and the border sides it holds, passed on as the columns [elo, ehi) to skip */
     const int64_t c0 = f->c1 ? f->c0 : 0, c1 = f->c1 ? f->c1 : p->ow;
     const int64_t ilo = RIDGE_MAX(lo, c0), ihi = RIDGE_MIN(hin, c1);
     const int64_t elo = c0 > 0 ? 0 : lo, ehi = c1 < p->ow ? p->ow : hin;
+    const int borders = elo > 0 || ehi < p->ow;
     /* When a window row is one contiguous run of s*c_in floats (NHWC with groups 1, no
      * dilation), the interior pixels reduce over it as one loop: the packed weights
      * [r][s][ci][nr] are already [r][s*ci][nr]. Longer reductions, less loop overhead (the
@@ -515,12 +541,13 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                     a.roff = p->roff, a.soff = p->soff, a.coff = p->xco + g * p->cig, a.cunit = 0;
                     a.S = (int)S, a.s0 = 0, a.s1 = (int)S, a.kc = p->cig;
                 }
-                const int paired = a.npix > 0 && pair_next(f, &a, cb, e1, &bp);
+                const int paired = a.npix > 0 && !edges && pair_next(f, &a, cb, e1, &bp);
+                a.edge = (ilo == 0) | (ihi == p->ow) << 1;
                 if (paired) p->k->row_pair(&a, &bp);
-                else if (a.npix > 0) p->k->row(&a);
-                if (along) {
+                else if (a.npix > 0) (edges ? p->k->row_edges : p->k->row)(&a);
+                if (borders && along) {
                     direct_edges(f, &a, paired ? &bp : NULL, elo, ehi, xrow, yrow, g);
-                } else if (!full) { /* a row cut by the border, its border pixels one by one */
+                } else if (borders && !full) { /* a row cut by the border, its border pixels one by one */
                     a.coff = p->xco + g * p->cig;
                     a.npix = 1;
                     direct_border(f, &a, elo, ehi, xrow, yrow);
@@ -532,7 +559,7 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 cb += (size_t)paired;
             }
         }
-        if (full && !along && (elo > 0 || ehi < p->ow)) {
+        if (full && !along && borders) {
             /* the run's border columns: one call per column, its pixels a row apart (whole
              * micro-tiles, where single pixels ran load-bound: 11x11 c=64 on 56x56 and 28x28
              * 1.16x and 1.34x faster, no longer slower than the same kernel on a padded copy) */
@@ -557,15 +584,6 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
 }
 
 #define DIRECT_SEG_UNIT 12 /* pixels: whole tiles of MR = 6 and groups of 4 (sk_row) */
-
-/* The direct algorithm's interior columns [*lo, *hin) */
-static void direct_columns(const ridge_conv2d_plan *p, int64_t *lo, int64_t *hin)
-{
-    const ridge_conv2d_desc *d = &p->d;
-    int64_t hi;
-    whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, lo, &hi);
-    direct_interior(p, *lo, hi, hin);
-}
 
 /* Rows in column segments (column_segments): unit u is segment u % cseg of row u / cseg. The
  * segments split the interior at multiples of DIRECT_SEG_UNIT pixels from its start, the

@@ -381,10 +381,16 @@ static void conv_row_masked_pair(const conv_row_args *a, const conv_row_args *b)
 #define SK_MAX 9
 #define SK_P 4
 
+/* np pixels from p0, step j at input offset off[j]. EDGE (a constant: no test is left in the
+ * loops) for a group at a row's border, as row_edges runs them: bit 0, pixel 0 is the row's
+ * first column and has no step with j % 3 == 0 (the column left of the input); bit 1, pixel
+ * np - 1 is the last column and has no step with j % 3 == 2. Each pixel's other steps go into
+ * its chains in the same order, so it sums as a border column's run of tile_n does. */
 static inline __attribute__((always_inline)) void sk_pixels(const conv_row_args *a, int64_t p0,
                                                             const int np, const int T,
                                                             const ptrdiff_t *off,
-                                                            const VF *w0, const VF *w1)
+                                                            const VF *w0, const VF *w1,
+                                                            const int EDGE)
 {
     VF acc[MR][2];
 #pragma GCC unroll 4
@@ -395,6 +401,8 @@ static inline __attribute__((always_inline)) void sk_pixels(const conv_row_args 
         const float *xj = x + off[j];
 #pragma GCC unroll 4
         for (int q = 0; q < np; q++) {
+            if (((EDGE & 1) && q == 0 && j % 3 == 0) || ((EDGE & 2) && q == np - 1 && j % 3 == 2))
+                continue;
             const VF t = VBCAST(xj + q * a->xps);
             acc[q][0] = VFMA(t, w0[j], acc[q][0]);
             acc[q][1] = VFMA(t, w1[j], acc[q][1]);
@@ -403,30 +411,45 @@ static inline __attribute__((always_inline)) void sk_pixels(const conv_row_args 
     store_tile(a, p0, np, acc);
 }
 
+/* The tail group of np (1-4) pixels at p, EDGE as in sk_pixels */
+#define SK_TAIL(np, EDGE)                                                                          \
+    do {                                                                                           \
+        switch (np) {                                                                              \
+        case 4: sk_pixels(a, p, 4, T, off, w0, w1, EDGE); break;                                   \
+        case 3: sk_pixels(a, p, 3, T, off, w0, w1, EDGE); break;                                   \
+        case 2: sk_pixels(a, p, 2, T, off, w0, w1, EDGE); break;                                   \
+        case 1: sk_pixels(a, p, 1, T, off, w0, w1, EDGE); break;                                   \
+        default: break;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* The row in groups of SK_P pixels. With EDGES (a constant), a->edge says which of the row's
+ * ends are the image's border columns (row_edges): the first group (a->npix > SK_P) and the
+ * last then leave out the steps of the columns outside the input. */
 static inline __attribute__((always_inline)) void sk_row(const conv_row_args *a,
                                                          const ptrdiff_t *off,
-                                                         const float *const *wp, const int T)
+                                                         const float *const *wp, const int T,
+                                                         const int EDGES)
 {
     VF w0[SK_MAX], w1[SK_MAX];
 #pragma GCC unroll 9
     for (int j = 0; j < T; j++) w0[j] = VLOAD(wp[j]), w1[j] = VLOAD(wp[j] + VL);
     int64_t p = 0;
-    for (; p + SK_P <= a->npix; p += SK_P) sk_pixels(a, p, SK_P, T, off, w0, w1);
-    switch (a->npix - p) {
-    case 3: sk_pixels(a, p, 3, T, off, w0, w1); break;
-    case 2: sk_pixels(a, p, 2, T, off, w0, w1); break;
-    case 1: sk_pixels(a, p, 1, T, off, w0, w1); break;
-    default: break;
-    }
+    const int edge = EDGES ? a->edge : 0;
+    const int64_t last = (a->npix - 1) / SK_P * SK_P; /* the last group's first pixel */
+    if (edge & 1) sk_pixels(a, 0, SK_P, T, off, w0, w1, 1), p = SK_P;
+    for (; p < last; p += SK_P) sk_pixels(a, p, SK_P, T, off, w0, w1, 0);
+    if (edge & 2) SK_TAIL(a->npix - p, 2);
+    else SK_TAIL(a->npix - p, 0);
 }
+#undef SK_TAIL
 
-/* The row if its reduction has at most SK_MAX steps (returns 1), else 0. */
-static int conv_row_small(const conv_row_args *a)
+/* The reduction's steps of a row, T of them if T <= SK_MAX (else T alone): each step's input
+ * offset and weights, in the order (r, s, k). */
+static int64_t sk_steps(const conv_row_args *a, ptrdiff_t *off, const float **wp)
 {
     const int64_t T = (int64_t)(a->r1 - a->r0) * (a->s1 - a->s0) * a->kc;
-    if (T > SK_MAX || T <= 0) return 0;
-    ptrdiff_t off[SK_MAX];
-    const float *wp[SK_MAX];
+    if (T > SK_MAX || T <= 0) return T;
     int j = 0;
     for (int r = a->r0; r < a->r1; r++)
         for (int s = a->s0; s < a->s1; s++)
@@ -434,18 +457,45 @@ static int conv_row_small(const conv_row_args *a)
                 off[j] = a->roff[r] + a->soff[s] + (a->cunit ? k : a->coff[k]);
                 wp[j] = a->w + (((int64_t)r * a->S + s) * a->kc + k) * NR;
             }
-    switch (T) {
-    case 1: sk_row(a, off, wp, 1); break;
-    case 2: sk_row(a, off, wp, 2); break;
-    case 3: sk_row(a, off, wp, 3); break;
-    case 4: sk_row(a, off, wp, 4); break;
-    case 5: sk_row(a, off, wp, 5); break;
-    case 6: sk_row(a, off, wp, 6); break;
-    case 7: sk_row(a, off, wp, 7); break;
-    case 8: sk_row(a, off, wp, 8); break;
-    default: sk_row(a, off, wp, 9); break;
+    return T;
+}
+
+/* The row if its reduction has at most SK_MAX steps (returns 1), else 0. */
+static int conv_row_small(const conv_row_args *a)
+{
+    ptrdiff_t off[SK_MAX];
+    const float *wp[SK_MAX];
+    switch (sk_steps(a, off, wp)) {
+    case 1: sk_row(a, off, wp, 1, 0); break;
+    case 2: sk_row(a, off, wp, 2, 0); break;
+    case 3: sk_row(a, off, wp, 3, 0); break;
+    case 4: sk_row(a, off, wp, 4, 0); break;
+    case 5: sk_row(a, off, wp, 5, 0); break;
+    case 6: sk_row(a, off, wp, 6, 0); break;
+    case 7: sk_row(a, off, wp, 7, 0); break;
+    case 8: sk_row(a, off, wp, 8, 0); break;
+    case 9: sk_row(a, off, wp, 9, 0); break;
+    default: return 0;
     }
     return 1;
+}
+
+static void conv_row(const conv_row_args *a);
+
+/* A row with its border pixels (conv_kernels.row_edges): a 3-column window at stride 1 and
+ * padding 1 on each side, c_in = 1 (step j's column tap is j % 3), whose first group (a->edge
+ * bit 0) or last (bit 1) holds a border pixel. Against the interior's groups plus the border
+ * columns' vertical runs, fmnist-conv1 ran as the padded copy's 28 groups a row do. */
+static void conv_row_edges(const conv_row_args *a)
+{
+    ptrdiff_t off[SK_MAX];
+    const float *wp[SK_MAX];
+    switch (sk_steps(a, off, wp)) {
+    case 3: sk_row(a, off, wp, 3, 1); break;
+    case 6: sk_row(a, off, wp, 6, 1); break;
+    case 9: sk_row(a, off, wp, 9, 1); break;
+    default: conv_row(a); break; /* no window row inside the input: nothing is read */
+    }
 }
 #endif
 
@@ -1370,6 +1420,9 @@ const conv_kernels KNAME = {
     .nr = NR,
     .row = conv_row,
     .row_masked = conv_row_masked,
+#ifdef CONV_SMALL_REDUCTION
+    .row_edges = conv_row_edges,
+#endif
 #ifdef CONV_ROW_PAIR
     .row_pair = conv_row_pair,
     .row_masked_pair = conv_row_masked_pair,

@@ -85,6 +85,8 @@ typedef struct conv_row_args {
                               * four): set where npix depends on the thread split */
     int pfx;                 /* pointwise with each pixel's kc inputs contiguous (xps == kc):
                               * a full tile prefetches the next tile's pixels */
+    int edge;                /* row_edges only: bit 0, pixel 0 is the image's first column;
+                              * bit 1, pixel npix - 1 its last */
     /* row_masked only: pixel p's own column taps [ps0[p], ps1[p]) within [s0, s1), and kc
      * zeros it reads for the taps outside them */
     const int *ps0, *ps1;
@@ -220,6 +222,10 @@ typedef struct conv_kernels {
      * border pixels in one tile. Channels contiguous (cunit); coff is not read. */
     void (*row_masked)(const conv_row_args *a);
     void (*row_masked_pair)(const conv_row_args *a, const conv_row_args *b); /* or NULL */
+    /* row for a 3-column window at stride 1 with padding 1 on each side and one input
+     * channel per group, whose pixels may include the border columns (a->edge); npix > 4 when
+     * a->edge has bit 0. NULL: the border columns go apart (direct_range). */
+    void (*row_edges)(const conv_row_args *a);
     void (*dw_row)(const conv_dw_args *a);
     void (*dwp_row)(const conv_dwp_args *a);
     void (*dwt)(const conv_dwt_args *a);
