@@ -275,9 +275,8 @@ typedef struct fwd {
     int64_t pixels;    /* pointwise: pixels per image when not the plan's oh*ow (a strip) */
     int nt;            /* direct, pointwise, depthwise: stream y (conv_streams) */
     int pf;            /* depthwise, cached: prefetch the input (CONV_STORES_PREFETCHED) */
-    int64_t c0, c1;    /* direct, depthwise: the output columns [c0, c1) of each row (c1 = 0:
-                        * all) */
-    size_t cseg;       /* direct, depthwise: column segments per row (column_segments) */
+    size_t seg, cseg;  /* direct, depthwise: column segments per row (column_segments; 0 or 1:
+                        * whole rows), and where there are more, this call's (column_segment) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -343,15 +342,15 @@ static size_t column_segments(size_t items, int64_t pixels, int64_t unit, int nt
     return RIDGE_MAX(RIDGE_MIN(want, (size_t)(pixels / unit)), 1);
 }
 
-/* Segment s of ns of a row of ow output columns, as f->c0 and f->c1: the `width` columns from
- * lo split at multiples of `unit` from lo, the first segment from column 0 and the last to
- * ow (so they hold the row's borders). */
-static void column_segment(fwd *f, int64_t lo, int64_t width, int64_t unit, int64_t s,
-                           int64_t ns, int64_t ow)
+/* The output columns [*c0, *c1) of f's segment of a row of ow (all of them for whole rows):
+ * the `width` columns from lo split at multiples of `unit` from lo, the first segment from
+ * column 0 and the last to ow (so they hold the row's borders). */
+static void column_segment(const fwd *f, int64_t lo, int64_t width, int64_t unit, int64_t ow,
+                           int64_t *c0, int64_t *c1)
 {
-    const int64_t units = (width + unit - 1) / unit;
-    f->c0 = s ? lo + units * s / ns * unit : 0;
-    f->c1 = s + 1 < ns ? lo + units * (s + 1) / ns * unit : ow;
+    const int64_t units = (width + unit - 1) / unit, s = (int64_t)f->seg, ns = (int64_t)f->cseg;
+    *c0 = ns > 1 && s ? lo + units * s / ns * unit : 0;
+    *c1 = ns > 1 && s + 1 < ns ? lo + units * (s + 1) / ns * unit : ow;
 }
 
 /* ---- direct ---------------------------------------------------------------------------------- */
@@ -429,6 +428,7 @@ static void direct_edges(const fwd *f, const conv_row_args *row, const conv_row_
 
 #define DIRECT_SMALL_IMAGE 16384 /* bytes of one input image */
 #define DIRECT_RUN_MIN 3         /* rows: shorter runs take their border columns along rows */
+#define DIRECT_SEG_UNIT 12        /* pixels: whole tiles of MR = 6 and groups of 4 (sk_row) */
 
 /* Whether each group's input channels are one run in x: border pixels then go along rows in
  * tiles (direct_edges), and the interior [lo, *hin) is whole tiles when the reduction is
@@ -483,7 +483,8 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     whole_windows(d->pad_top, d->h, R, d->dil_h, d->stride_h, p->oh, &rlo, &rhi);
     /* this call's columns [c0, c1) (direct_segments): its part of the interior, [ilo, ihi),
      * and the border sides it holds, passed on as the columns [elo, ehi) to skip */
-    const int64_t c0 = f->c1 ? f->c0 : 0, c1 = f->c1 ? f->c1 : p->ow;
+    int64_t c0, c1;
+    column_segment(f, lo, hin - lo, DIRECT_SEG_UNIT, p->ow, &c0, &c1);
     const int64_t ilo = RIDGE_MAX(lo, c0), ihi = RIDGE_MIN(hin, c1);
     const int64_t elo = c0 > 0 ? 0 : lo, ehi = c1 < p->ow ? p->ow : hin;
     const int borders = elo > 0 || ehi < p->ow;
@@ -583,19 +584,14 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     if (f->nt) stream_fence();
 }
 
-#define DIRECT_SEG_UNIT 12 /* pixels: whole tiles of MR = 6 and groups of 4 (sk_row) */
-
 /* Rows in column segments (column_segments): unit u is segment u % cseg of row u / cseg. The
  * segments split the interior at multiples of DIRECT_SEG_UNIT pixels from its start, the
  * first takes the left border, the last the right, so each pixel sums as in a whole row. */
 static void direct_segments(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
 {
     fwd g = *(const fwd *)arg;
-    int64_t lo, hin;
-    direct_columns(g.p, &lo, &hin);
     for (size_t u = b0; u < e0; u++) {
-        column_segment(&g, lo, hin - lo, DIRECT_SEG_UNIT, (int64_t)(u % g.cseg),
-                       (int64_t)g.cseg, g.p->ow);
+        g.seg = u % g.cseg;
         direct_range(&g, u / g.cseg, u / g.cseg + 1, b1, e1, ith);
     }
 }
@@ -919,6 +915,8 @@ static inline void put_pair(int *p, int lo, int hi)
  * the rule keeps at one row. 4 rows ran 0.96-0.97x of 8, 16 rows 0.98-0.99x. */
 #define DW_ROWS 8
 
+#define DW_SEG_UNIT 64 /* pixels */
+
 static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 {
     const fwd *f = arg;
@@ -964,7 +962,8 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     const int whole = wide || ((lo == 0 || el) && (hi == p->ow || er));
     if (whole) lo = 0, hi = p->ow;
     /* this call's columns [c0, c1) (depthwise_segments), and its part of the interior */
-    const int64_t c0 = f->c1 ? f->c0 : 0, c1 = f->c1 ? f->c1 : p->ow;
+    int64_t c0, c1;
+    column_segment(f, 0, p->ow, DW_SEG_UNIT, p->ow, &c0, &c1);
     const int64_t ilo = RIDGE_MAX(lo, c0), ihi = RIDGE_MIN(hi, c1);
     a.xrs = d->stride_h * p->xv.sh, a.yrs = p->yv.sh;
     const size_t row_bytes = (size_t)(d->w * d->c_in) * sizeof(float);
@@ -1129,16 +1128,13 @@ static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q
     return 0;
 }
 
-#define DW_SEG_UNIT 64 /* pixels */
-
 /* Rows in column segments (column_segments): unit u is segment u % cseg of row u / cseg,
  * split at multiples of DW_SEG_UNIT pixels. */
 static void depthwise_segments(const fwd *f, size_t b0, size_t e0, int ith)
 {
     fwd g = *f;
     for (size_t u = b0; u < e0; u++) {
-        column_segment(&g, 0, g.p->ow, DW_SEG_UNIT, (int64_t)(u % g.cseg), (int64_t)g.cseg,
-                       g.p->ow);
+        g.seg = u % g.cseg;
         depthwise_range(&g, u / g.cseg, u / g.cseg + 1, ith);
     }
 }
@@ -1426,11 +1422,11 @@ static void separable_task(void *arg, int ith, int nth)
         int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
         fwd f = {dw, NULL, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
                  (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf,
-                 0, 0, 0};
+                 0, 0};
         depthwise_range(&f, 0, (size_t)nr, ith);
         /* the strip is one image of np pixels; y's rows start at (n, oh0) */
         fwd g = {pw, NULL, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
-                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0, 0};
+                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0};
         pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0, (size_t)pw->ncob,
                         ith);
     }
@@ -1475,7 +1471,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0};
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {
@@ -1491,8 +1487,11 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
          * 7 MFLOP: best 0.032-0.034 ms guided, 0.029-0.031 static) */
         int64_t lo, hin;
         direct_columns(p, &lo, &hin);
-        f.cseg = column_segments(rows * ncb, hin - lo, DIRECT_SEG_UNIT, ridge_ctx_threads(ctx));
-        if (flop < 2 * DIRECT_MIN_FLOP_PER_THREAD) direct_range(&f, 0, rows, 0, ncb, 0);
+        const int alone = flop < 2 * DIRECT_MIN_FLOP_PER_THREAD;
+        f.cseg = alone ? 1
+                       : column_segments(rows * ncb, hin - lo, DIRECT_SEG_UNIT,
+                                         ridge_ctx_threads(ctx));
+        if (alone) direct_range(&f, 0, rows, 0, ncb, 0);
         else if (f.cseg > 1)
             ridge_parallel_for_2d_dynamic(ctx, rows * f.cseg, ncb, 1, 1, direct_segments, &f);
         else if (flop < DIRECT_GUIDED_MIN_FLOP * ridge_ctx_threads(ctx))

@@ -1186,6 +1186,12 @@ static int dw_wide(const conv_dw_args *a, int *st)
 
 static void conv_dw_row(const conv_dw_args *a)
 {
+    const int64_t cfull = a->c / VL * VL;
+    int wst;
+    if (a->nrows == 1 && dw_wide(a, &wst)) {
+        dw_row_wide(a, cfull, wst);
+        return;
+    }
     /* the fast path: a 3x3 window (any rows; all 3 column taps, or a border pixel's), no
      * dilation (soff one column step apart), and a pixel step of 1 or 2 columns */
     const ptrdiff_t ds = a->S == 3 ? a->soff[1] - a->soff[0] : 0;
@@ -1193,12 +1199,6 @@ static void conv_dw_row(const conv_dw_args *a)
     const int edges = a->edge_l || a->edge_r;
     const int fast =
         st && a->soff[2] - a->soff[1] == ds && (!edges || (a->s0 == 0 && a->s1 == 3));
-    const int64_t cfull = a->c / VL * VL;
-    int wst;
-    if (a->nrows == 1 && dw_wide(a, &wst)) {
-        dw_row_wide(a, cfull, wst);
-        return;
-    }
     if (a->nrows > 1) {
         /* several rows at once only where dw_row_3x3 runs whole blocks, cached, and nothing
          * else (no short row, border pixel or overlapping block over a residual that is y
