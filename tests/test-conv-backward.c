@@ -43,6 +43,15 @@ static const shape shapes[] = {
     {"dw-c32-stride2",  1, 32, 9,  9,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
     {"dw-5x5-batch3",   3, 20, 7,  8,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-mult2",        1, 6,  6,  6,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},
+    /* depthwise dx at stride 1 by the forward kernel on the turned window (padding R - 1 - pad):
+     * uneven padding, none (2 each side), a causal 1 x 4, a window larger than the image, and
+     * the phase path's (padding past the window, dilation) */
+    {"dw-7x7-asym",     2, 24, 12, 15, 24, 7, 7, 1, 1, 1, 1, 3, 2, 1, 3, 24},
+    {"dw-3x3-nopad",    1, 33, 6,  9,  33, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 33},
+    {"dw-1x4-causal",   1, 16, 1,  40, 16, 1, 4, 1, 1, 1, 1, 0, 0, 3, 0, 16},
+    {"dw-5x5-on-2x3",   1, 20, 2,  3,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
+    {"dw-3x2-pad3",     1, 17, 5,  6,  17, 3, 2, 1, 1, 1, 1, 3, 3, 2, 2, 17},
+    {"dw-3x3-dil2",     1, 16, 9,  9,  16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 16},
     {"prime-13x7",      1, 11, 13, 7,  23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     /* whole output-channel blocks per group, strides, groups with 5 channels (dwt tiles) */
     {"3x3-co32-s2",     2, 13, 9,  8,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},

@@ -263,7 +263,8 @@ static void stream_fence(void)
 
 typedef struct fwd {
     const ridge_conv2d_plan *p;
-    const float *wp;   /* Winograd: the transformed weights (p->wp, or the caller's U) */
+    const float *wp;   /* the packed or transformed weights: p->wp, or a caller's
+                        * (conv_forward_with) */
     const float *x;
     float *y;
     const float *bias; /* padded: [g][ncob * nr] (depthwise: [c_out + 2 nr]) */
@@ -308,7 +309,7 @@ static void row_channels(const fwd *f, conv_row_args *a, int64_t g, int64_t cob)
 {
     const ridge_conv2d_plan *p = f->p;
     const int nr = p->k->nr;
-    a->w = p->wp + (g * p->ncob + cob) * p->d.r * p->d.s * p->cig * nr;
+    a->w = f->wp + (g * p->ncob + cob) * p->d.r * p->d.s * p->cig * nr;
     a->yco = p->yco + g * p->cog + cob * nr;
     a->nco = (int)RIDGE_MIN(nr, p->cog - cob * nr);
     a->yfast = p->yfast[g * p->ncob + cob];
@@ -932,7 +933,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.S = (int)S;
     a.c = d->c_out;
     a.cp = (d->c_out + p->k->nr - 1) / p->k->nr * p->k->nr;
-    a.w = p->wp;
+    a.w = f->wp;
     a.y = f->y;
     a.yps = p->yv.sw;
     a.yco = p->yco;
@@ -1170,7 +1171,7 @@ static void depthwise_nchw_range(void *arg, size_t b0, size_t e0, int ith)
         int64_t ih0 = oh * d->stride_h - d->pad_top;
         tap_range(ih0, d->h, d->dil_h, d->r, &a.r0, &a.r1);
         a.x = f->x + nc * d->h * d->w + ih0 * d->w;
-        a.w = p->wp + c * d->r * d->s;
+        a.w = f->wp + c * d->r * d->s;
         a.y = f->y + nc * p->oh * OW + oh * OW;
         a.res = f->res ? f->res + nc * p->oh * OW + oh * OW : NULL;
         a.bias = f->bias[c];
@@ -1420,12 +1421,12 @@ static void separable_task(void *arg, int ith, int nth)
     while (claim_from_shares(&j->sh, total, 1, ith, &q, &u, &end)) {
         int64_t n = (int64_t)u / j->units, oh0 = (int64_t)u % j->units * j->sub;
         int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
-        fwd f = {dw, NULL, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
+        fwd f = {dw, dw->wp, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
                  (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf,
                  0, 0};
         depthwise_range(&f, 0, (size_t)nr, ith);
         /* the strip is one image of np pixels; y's rows start at (n, oh0) */
-        fwd g = {pw, NULL, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
+        fwd g = {pw, pw->wp, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
                  -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0};
         pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0, (size_t)pw->ncob,
                         ith);

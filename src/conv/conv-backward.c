@@ -13,7 +13,10 @@
  *                pixels, NR = input channels, reduction = (valid taps) x (group's c_out). The
  *                weights are packed per call into [g][ci block][phase pair][taps][co][NR];
  *                nothing else is copied. Split over (dx rows) x (ci blocks): disjoint outputs.
- *   dx, depthwise  the same phases and segments on the depthwise row kernel (NHWC, NCHW16c).
+ *   dx, depthwise  stride 1, dilation 1, padding below the window: the forward depthwise
+ *                kernel on dy with the window turned by 180 degrees and padding R - 1 - pad
+ *                (dx_fwd, as Winograd's); otherwise the same phases and segments as direct on
+ *                the depthwise row kernel (NHWC, NCHW16c).
  *   dx, winograd   3x3 stride 1: the forward's Winograd plan on dy with the kernel rotated and
  *                transposed (the rotation folded into its weight transform), padding 2 - pad.
  *                The plan is made once with the backward plan; each call only transforms the
@@ -283,7 +286,7 @@ void ridge_conv2d_bwd_plan_destroy(ridge_conv2d_bwd_plan *p)
     ridge_free(p->dw_roff);
     ridge_free(p->dw_soff);
     ridge_free(p->dw_toff);
-    ridge_conv2d_plan_destroy(p->wino);
+    ridge_conv2d_plan_destroy(p->dx_fwd);
     ridge_free(p);
 }
 
@@ -362,23 +365,38 @@ static int64_t build_runs(const ridge_conv2d_bwd_plan *p, bwd_run *runs)
     return n;
 }
 
-/* dx by Winograd: the forward plan of the transposed convolution (dy -> dx, c_out -> c_in,
- * padding 2 - pad), made on zero weights and then without them (each call brings its own). */
-static ridge_status dx_winograd_plan(ridge_ctx *ctx, ridge_conv2d_bwd_plan *p)
+/* Depthwise dx at stride 1 and dilation 1 with padding below the window's size: the forward
+ * depthwise kernel on dy with the window turned by 180 degrees (the transposed convolution),
+ * whose 3x3 and 4-7 wide paths run blocks of pixels with the window's rows in registers, where
+ * the phase-and-segment path (dx_depthwise_range) goes pixel by pixel through the generic
+ * loop. */
+static int dx_depthwise_flipped(const ridge_conv2d_bwd_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    return p->data_algo == RIDGE_CONV_DEPTHWISE && d->stride_h == 1 && d->stride_w == 1 &&
+           d->dil_h == 1 && d->dil_w == 1 && d->pad_top < d->r && d->pad_bottom < d->r &&
+           d->pad_left < d->s && d->pad_right < d->s;
+}
+
+/* dx by the forward plan of the transposed convolution (dy -> dx, c_out -> c_in, the window
+ * turned by 180 degrees, padding R - 1 - pad): Winograd's, and the depthwise kernel's at stride
+ * 1 (dx_depthwise_flipped). Made on zero weights and then without them (each call brings its
+ * own). */
+static ridge_status dx_fwd_plan(ridge_ctx *ctx, ridge_conv2d_bwd_plan *p)
 {
     const ridge_conv2d_desc *d = &p->d;
     ridge_conv2d_desc t = *d;
     t.c_in = d->c_out, t.c_out = d->c_in, t.h = p->oh, t.w = p->ow;
-    t.pad_top = 2 - d->pad_top, t.pad_bottom = 2 - d->pad_bottom;
-    t.pad_left = 2 - d->pad_left, t.pad_right = 2 - d->pad_right;
-    float *zw = ridge_calloc((size_t)(d->c_in * p->cog * 9), sizeof(float));
+    t.pad_top = d->r - 1 - d->pad_top, t.pad_bottom = d->r - 1 - d->pad_bottom;
+    t.pad_left = d->s - 1 - d->pad_left, t.pad_right = d->s - 1 - d->pad_right;
+    float *zw = ridge_calloc((size_t)(d->c_in * p->cog * d->r * d->s), sizeof(float));
     if (!zw) return ridge_error(RIDGE_ENOMEM, "conv2d_bwd_plan_create: out of memory");
     ridge_conv2d_plan_options o = {.algo = p->data_algo};
-    ridge_status st = ridge_conv2d_plan_create(ctx, &t, zw, &o, &p->wino);
+    ridge_status st = ridge_conv2d_plan_create(ctx, &t, zw, &o, &p->dx_fwd);
     ridge_free(zw);
     if (st) return st;
-    ridge_free(p->wino->wp); /* unused: every call passes its own U (wp_elems still sizes it) */
-    p->wino->wp = NULL;
+    ridge_free(p->dx_fwd->wp); /* unused: every call passes its own U (wp_elems still sizes it) */
+    p->dx_fwd->wp = NULL;
     return RIDGE_OK;
 }
 
@@ -499,10 +517,11 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
     }
     p->threads = ridge_ctx_threads(ctx);
     if (wa == RIDGE_CONV_WINOGRAD_4X3) p->ws_weights = wdw_ws(p, p->threads);
-    if (da == RIDGE_CONV_WINOGRAD_2X3 || da == RIDGE_CONV_WINOGRAD_4X3) {
-        if ((st = dx_winograd_plan(ctx, p))) goto err_free_plan;
-        p->ws_data = round_bytes(p->wino->wp_elems) +
-                     ridge_conv2d_workspace_size(p->wino, p->threads);
+    if (da == RIDGE_CONV_WINOGRAD_2X3 || da == RIDGE_CONV_WINOGRAD_4X3 ||
+        dx_depthwise_flipped(p)) {
+        if ((st = dx_fwd_plan(ctx, p))) goto err_free_plan;
+        p->ws_data = round_bytes(p->dx_fwd->wp_elems) +
+                     ridge_conv2d_workspace_size(p->dx_fwd, p->threads);
     }
     *out = p;
     return RIDGE_OK;
@@ -770,13 +789,24 @@ static void wino_transform_range(void *arg, size_t b, size_t e, int ith)
     conv_wino_transform(t->fp, t->w, 1, (int64_t)b, (int64_t)e, t->U);
 }
 
-static ridge_status dx_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
-                                const float *dy, const float *w, void *ws)
+/* dx through p->dx_fwd: w into its format (Winograd's transform of the turned window, or the
+ * depthwise kernel's [R][S][cp] turned), then its forward pass on dy. */
+static ridge_status dx_transposed(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *dx,
+                                  const float *dy, const float *w, void *ws)
 {
-    const ridge_conv2d_plan *fp = p->wino;
+    const ridge_conv2d_plan *fp = p->dx_fwd;
     float *U = ws;
-    wino_tf t = {fp, w, U};
-    ridge_parallel_for(ctx, (size_t)(fp->d.groups * fp->ncob), 1, wino_transform_range, &t);
+    if (p->data_algo == RIDGE_CONV_DEPTHWISE) {
+        const int64_t RS = p->d.r * p->d.s, C = p->d.c_out, cp = (int64_t)fp->wp_elems / RS;
+        for (int64_t t = 0; t < RS; t++) {
+            float *u = U + (RS - 1 - t) * cp; /* tap (r, s) at (R - 1 - r, S - 1 - s) */
+            for (int64_t c = 0; c < C; c++) u[c] = w[c * RS + t];
+            memset(u + C, 0, (size_t)(cp - C) * sizeof(float));
+        }
+    } else {
+        wino_tf t = {fp, w, U};
+        ridge_parallel_for(ctx, (size_t)(fp->d.groups * fp->ncob), 1, wino_transform_range, &t);
+    }
     return conv_forward_with(ctx, fp, U, dy, dx, (char *)ws + round_bytes(fp->wp_elems));
 }
 
@@ -787,12 +817,15 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
         return ridge_error(RIDGE_EINVAL, "conv2d_backward_data: ctx, plan, dx, dy or w is NULL");
     const ridge_conv2d_desc *d = &p->d;
     if (p->data_algo == RIDGE_CONV_REF) return conv_backward_data_ref(d, p->oh, p->ow, dx, dy, w);
-    if (p->data_algo == RIDGE_CONV_WINOGRAD_2X3 || p->data_algo == RIDGE_CONV_WINOGRAD_4X3) {
-        ridge_status st = wino_ws(ctx, p, "conv2d_backward_data",
-                                  round_bytes(p->wino->wp_elems) +
-                                      ridge_conv2d_workspace_size(p->wino, ridge_ctx_threads(ctx)),
-                                  &ws);
-        return st ? st : dx_winograd(ctx, p, dx, dy, w, ws);
+    if (p->dx_fwd) {
+        const size_t bytes = round_bytes(p->dx_fwd->wp_elems) +
+                             ridge_conv2d_workspace_size(p->dx_fwd, ridge_ctx_threads(ctx));
+        /* the depthwise forward has no per-thread areas: any thread count fits */
+        ridge_status st = p->data_algo != RIDGE_CONV_DEPTHWISE
+                              ? wino_ws(ctx, p, "conv2d_backward_data", bytes, &ws)
+                          : ws ? RIDGE_OK
+                               : ridge_ctx_scratch(ctx, bytes, &ws);
+        return st ? st : dx_transposed(ctx, p, dx, dy, w, ws);
     }
     if (p->data_algo == RIDGE_CONV_IM2COL) {
         /* SGEMM uses the ctx's scratch arena: without a caller's workspace, allocate one */

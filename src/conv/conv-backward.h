@@ -43,10 +43,10 @@ struct ridge_conv2d_bwd_plan {
     int64_t nruns;
     ptrdiff_t *dw_roff, *dw_soff; /* dw: x offsets of output rows / columns */
     size_t ws_data, ws_weights;  /* bytes */
-    /* dx by Winograd: the forward plan of the transposed convolution (made once, without
-     * weights: each call transforms w into the workspace); the thread count the Winograd
-     * workspaces were sized for */
-    ridge_conv2d_plan *wino;
+    /* dx by Winograd, and depthwise at stride 1: the forward plan of the transposed
+     * convolution (made once, without weights: each call transforms w into the workspace);
+     * the thread count the workspaces of such plans were sized for */
+    ridge_conv2d_plan *dx_fwd;
     int threads;
     int dw_nhwc; /* dw direct on NHWC: the dwt tile over chunks of output rows */
     /* dw direct on a thin layer (dw_taps_applies): the dwtaps tile on a padded copy of each
