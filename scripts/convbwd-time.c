@@ -1,13 +1,15 @@
 /* Times one convolution backward pass (dw or dx) alone through the public API, median of
  * ROUNDS calls after 5 untimed ones, for checking how a change scales with threads: run it
- * against two builds' libridge.so (LD_LIBRARY_PATH) at 1 and 2 threads, alternating. 3x3,
- * stride 1, padding 1, NHWC. ALGO is a ridge_conv_algo number (1 direct, 2 im2col, 6
- * winograd-4x3); the checksum of the result tells two builds' bits apart.
+ * against two builds' libridge.so (LD_LIBRARY_PATH) at 1 and 2 threads, alternating. A K x K
+ * window (default 3) with padding K / 2, stride 1, NHWC, G groups (default 1). ALGO is a
+ * ridge_conv_algo number (1 direct, 2 im2col, 4 depthwise, 6 winograd-4x3); the checksum of
+ * the result tells two builds' bits apart.
  *
- *   cc -O2 -Iinclude scripts/convbwd-time.c -Lbuild -lridge -lm -o /tmp/convbwd-time
+ *   cc -O2 -Iinclude -Iscripts scripts/convbwd-time.c -Lbuild -lridge -lm -o /tmp/convbwd-time
  *   LD_LIBRARY_PATH=build /tmp/convbwd-time dw 64 32 14 64 2 6 21
+ *   LD_LIBRARY_PATH=build /tmp/convbwd-time dx 1 240 28 240 1 4 41 5 240   (depthwise 5x5)
  *
- * usage: convbwd-time dw|dx N C_IN HW C_OUT THREADS ALGO ROUNDS */
+ * usage: convbwd-time dw|dx N C_IN HW C_OUT THREADS ALGO ROUNDS [K G] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +20,16 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 9 || (strcmp(argv[1], "dw") && strcmp(argv[1], "dx"))) {
-        fprintf(stderr, "usage: convbwd-time dw|dx N C_IN HW C_OUT THREADS ALGO ROUNDS\n");
+    if ((argc != 9 && argc != 11) || (strcmp(argv[1], "dw") && strcmp(argv[1], "dx"))) {
+        fprintf(stderr, "usage: convbwd-time dw|dx N C_IN HW C_OUT THREADS ALGO ROUNDS [K G]\n");
         return 2;
     }
     const int data = !strcmp(argv[1], "dx"), n = atoi(argv[2]), ci = atoi(argv[3]),
               hw = atoi(argv[4]), co = atoi(argv[5]), threads = atoi(argv[6]),
               algo = atoi(argv[7]), rounds = atoi(argv[8]);
-    if (n < 1 || ci < 1 || hw < 1 || co < 1 || threads < 1 || rounds < 1 || rounds > 1001) {
+    const int K = argc > 9 ? atoi(argv[9]) : 3, G = argc > 9 ? atoi(argv[10]) : 1;
+    if (n < 1 || ci < 1 || hw < 1 || co < 1 || K < 1 || G < 1 || threads < 1 || rounds < 1 ||
+        rounds > 1001) {
         fprintf(stderr, "convbwd-time: sizes, threads and rounds (1-1001) must be positive\n");
         return 2;
     }
@@ -35,8 +39,8 @@ int main(int argc, char **argv)
     ridge_ctx *ctx;
     ridge_conv2d_desc d;
     ridge_conv2d_desc_init(&d);
-    d.n = n, d.c_in = ci, d.h = d.w = hw, d.c_out = co, d.r = d.s = 3;
-    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1, d.layout = RIDGE_NHWC;
+    d.n = n, d.c_in = ci, d.h = d.w = hw, d.c_out = co, d.r = d.s = K, d.groups = G;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = K / 2, d.layout = RIDGE_NHWC;
     ridge_conv2d_bwd_options bo;
     ridge_conv2d_bwd_options_init(&bo);
     if (data) bo.data_algo = (ridge_conv_algo)algo;
@@ -47,7 +51,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const size_t nx = (size_t)n * ci * hw * hw, ny = (size_t)n * co * hw * hw,
-                 nw = (size_t)co * ci * 9;
+                 nw = (size_t)co * (ci / G) * K * K;
     float *x = malloc(nx * 4), *dy = malloc(ny * 4), *w = malloc(nw * 4), *db = malloc(co * 4);
     double *t = malloc((size_t)rounds * sizeof(double));
     if (!x || !dy || !w || !db || !t) return 1;
