@@ -16,7 +16,8 @@
  * output is a quarter of the input). With nchw16c oneDNN's AVX2 build offers only its
  * reference loops (~0.1-0.2 s per call), which also leave the caches cold for the others.
  *
- * Shapes: depthwise 3x3, pad 1, stride s (MobileNet), or with --pointwise a 1x1 C -> C, or
+ * Shapes: depthwise 3x3 (--window K: K x K), padding 1 (K / 2), stride s (MobileNet,
+ * EfficientNet's 5x5, ConvNeXt's 7x7), or with --pointwise a 1x1 C -> C, or
  * with --direct CIN,R,PAD the direct algorithm on CIN -> C channels, an R x R kernel, stride
  * STRIDE and padding PAD (ResNet's first layer: 64 224 2 1 nhwc 21 --direct 3,7,3).
  *
@@ -24,7 +25,7 @@
  *   flock /tmp/ridge-bench.lock ./conv-ab old/libridge.so new/libridge.so 32 112 1 1 nhwc 41
  *
  * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS]
- *                [--pointwise | --direct CIN,R,PAD] [--batch N] [--stream SA,SB]
+ *                [--pointwise | --direct CIN,R,PAD] [--batch N] [--stream SA,SB] [--window K]
  * --stream: the plan option `stream` for A and B (-1 never, 0 by size, 1 always; default 0). */
 #include <dlfcn.h>
 #include <math.h>
@@ -83,19 +84,21 @@ int main(int argc, char **argv)
 {
     if (argc < 7) {
         fprintf(stderr, "usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS] "
-                        "[--pointwise | --direct CIN,R,PAD] [--batch N] [--stream SA,SB]\n");
+                        "[--pointwise | --direct CIN,R,PAD] [--batch N] [--stream SA,SB] "
+                        "[--window K]\n");
         return 2;
     }
     const int C = atoi(argv[3]), H = atoi(argv[4]), S = atoi(argv[5]), T = atoi(argv[6]);
     const int blocked = argc > 7 && !strcmp(argv[7], "nchw16c");
     const int rounds = argc > 8 ? atoi(argv[8]) : 31;
-    int pw = 0, N = 1, sa = 0, sb = 0, dcin = 0, dr = 0, dpad = 0;
+    int pw = 0, N = 1, sa = 0, sb = 0, dcin = 0, dr = 0, dpad = 0, dwk = 3;
     for (int i = 9; i < argc; i++) {
         if (!strcmp(argv[i], "--pointwise")) pw = 1;
         else if (!strcmp(argv[i], "--direct") && i + 1 < argc &&
                  sscanf(argv[++i], "%d,%d,%d", &dcin, &dr, &dpad) == 3)
             continue;
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) N = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--window") && i + 1 < argc) dwk = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--stream") && i + 1 < argc &&
                  sscanf(argv[++i], "%d,%d", &sa, &sb) == 2)
             continue;
@@ -103,7 +106,7 @@ int main(int argc, char **argv)
     }
     if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1 || N < 1) return 2;
     const int dir = dcin > 0; /* --direct: c_in, kernel, padding; groups 1 */
-    const int cin = dir ? dcin : C, R = dir ? dr : pw ? 1 : 3, PAD = dir ? dpad : pw ? 0 : 1;
+    const int cin = dir ? dcin : C, R = dir ? dr : pw ? 1 : dwk, PAD = dir ? dpad : pw ? 0 : dwk / 2;
     const int G = dir || pw ? 1 : C, STR = pw ? 1 : S;
     const int OH = (H + 2 * PAD - R) / STR + 1;
     const size_t cpad = (size_t)(C + 15) / 16 * 16, cinpad = (size_t)(cin + 15) / 16 * 16;
@@ -142,7 +145,7 @@ int main(int argc, char **argv)
     dnnl_engine_create(&eng, dnnl_cpu, 0);
     dnnl_stream_create(&str, eng, dnnl_stream_default_flags);
     dnnl_dims_t sd = {N, cin, H, H}, dd = {N, C, OH, OH}, bd = {C};
-    dnnl_dims_t wdw = {C, 1, 1, 3, 3}, wg1 = {C, cin, R, R};
+    dnnl_dims_t wdw = {C, 1, 1, R, R}, wg1 = {C, cin, R, R};
     dnnl_dims_t st = {d.stride_h, d.stride_w}, dl = {0, 0};
     dnnl_dims_t pad = {d.pad_top, d.pad_left};
     dnnl_format_tag_t tag = blocked ? dnnl_nChw16c : dnnl_nhwc;

@@ -89,6 +89,10 @@ static const shape shapes[] = {
     {"dw-7x7-pad6",     1, 16, 8,  20, 16, 7, 7, 1, 1, 1, 1, 0, 0, 6, 6, 16},
     {"dw-1x4-causal",   2, 24, 3,  40, 24, 1, 4, 1, 1, 1, 1, 0, 0, 3, 0, 24},
     {"dw-6x6-s2",       1, 16, 10, 30, 16, 6, 6, 2, 2, 1, 1, 2, 3, 2, 3, 16},
+    /* ... rows of more than a quarter of L1 (12 KiB), which go down up to 8 rows a call:
+     * a channel tail, stride 2, a window row cut by the bottom border mid-group */
+    {"dw-5x5-rows",     1, 24, 13, 160, 24, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 24},
+    {"dw-7x7-s2-rows",  1, 16, 21, 400, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 16},
     /* pointwise with groups (each group's channels one run, read without a table), and
      * with groups of 12 that straddle NCHW16c's blocks (they are not) */
     {"1x1-groups2",     2, 8,  5,  6,  12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},

@@ -968,7 +968,8 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     const int64_t ilo = RIDGE_MAX(lo, c0), ihi = RIDGE_MIN(hi, c1);
     a.xrs = d->stride_h * p->xv.sh, a.yrs = p->yv.sh;
     const size_t row_bytes = (size_t)(d->w * d->c_in) * sizeof(float);
-    const int rows_max = 4 * row_bytes > ridge_cpu_get()->l1d && p->xv.sw <= 64 ? DW_ROWS : 1;
+    const int rows_max =
+        4 * row_bytes > ridge_cpu_get()->l1d && p->xv.sw <= (wide ? 128 : 64) ? DW_ROWS : 1;
     for (size_t row = f->row0 + b0, end = f->row0 + e0; row < end; row += (size_t)a.nrows) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top;

@@ -741,12 +741,12 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
  * stores to the streamed path's tile): this loop with S = 3 gave the same bits, but ran 4-7%
  * slower on the streamed path (depthwise C = 32 112 x 112, batch 8, 2 threads,
  * scripts/conv-ab.c, both orders). */
-CONV_DW_INLINE void dw_block(const conv_dw_args *a, int64_t p, int64_t c, const int P,
-                             const int st, const int S, const int has_res, const int skip_l,
-                             const int skip_r)
+CONV_DW_INLINE void dw_block(const conv_dw_args *a, int64_t row, int64_t p, int64_t c,
+                             const int P, const int st, const int S, const int has_res,
+                             const int skip_l, const int skip_r)
 {
     const ptrdiff_t ds = a->soff[1] - a->soff[0], cp = a->cp, yps = a->yps;
-    const float *x = a->xb + (a->xo + p * a->xps + a->xco[c] + a->soff[0]);
+    const float *x = a->xb + (a->xo + row * a->xrs + p * a->xps + a->xco[c] + a->soff[0]);
     VF acc[DW_P];
     {
         const VF b = VLOAD(a->bias + c);
@@ -770,7 +770,7 @@ CONV_DW_INLINE void dw_block(const conv_dw_args *a, int64_t p, int64_t c, const 
                     acc[(j - s) / st] = VFMA(v, wv[s], acc[(j - s) / st]);
         }
     }
-    const ptrdiff_t yo = a->yo + p * yps + a->yco[c];
+    const ptrdiff_t yo = a->yo + row * a->yrs + p * yps + a->yco[c];
 #pragma GCC unroll 16
     for (int i = 0; i < P; i++) {
         VF v = acc[i];
@@ -1127,10 +1127,11 @@ CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfu
     const int skl = (int)RIDGE_MAX(-left, 0);
     const int skr = (int)RIDGE_MAX(left + (P - 1) * st + S - a->iw, 0);
     const int res = a->res != NULL;
-    for (int64_t c = 0; c < cfull; c += VL) {
-        if (skl | skr) dw_block(a, p, c, P, st, S, res, skl, skr);
-        else dw_block(a, p, c, P, st, S, res, 0, 0);
-    }
+    for (int64_t c = 0; c < cfull; c += VL)
+        for (int row = 0; row < a->nrows; row++) {
+            if (skl | skr) dw_block(a, row, p, c, P, st, S, res, skl, skr);
+            else dw_block(a, row, p, c, P, st, S, res, 0, 0);
+        }
 }
 
 CONV_DW_INLINE void dw_row_wide_s(const conv_dw_args *a, int64_t cfull, const int st,
@@ -1147,14 +1148,15 @@ CONV_DW_INLINE void dw_row_wide_s(const conv_dw_args *a, int64_t cfull, const in
     }
     /* the channels past the last vector, pixel by pixel with its taps */
     conv_dw_args b = *a;
-    b.npix = 1;
-    for (int64_t q = 0; cfull < a->c && q < n; q++) {
-        const int64_t left = q * st - a->padl;
-        b.s0 = (int)RIDGE_MIN(RIDGE_MAX(-left, 0), S);
-        b.s1 = (int)RIDGE_MAX(RIDGE_MIN(a->iw - left, S), b.s0);
-        b.xo = a->xo + q * a->xps, b.yo = a->yo + q * a->yps;
-        dw_row_generic(&b, cfull);
-    }
+    b.npix = 1, b.nrows = 1;
+    for (int row = 0; cfull < a->c && row < a->nrows; row++)
+        for (int64_t q = 0; q < n; q++) {
+            const int64_t left = q * st - a->padl;
+            b.s0 = (int)RIDGE_MIN(RIDGE_MAX(-left, 0), S);
+            b.s1 = (int)RIDGE_MAX(RIDGE_MIN(a->iw - left, S), b.s0);
+            b.xo = a->xo + row * a->xrs + q * a->xps, b.yo = a->yo + row * a->yrs + q * a->yps;
+            dw_row_generic(&b, cfull);
+        }
 }
 
 #define DW_WIDE_CASE(S)                                                                      \
@@ -1188,7 +1190,9 @@ static void conv_dw_row(const conv_dw_args *a)
 {
     const int64_t cfull = a->c / VL * VL;
     int wst;
-    if (a->nrows == 1 && dw_wide(a, &wst)) {
+    /* several rows at once where the blocks run whole (dw_row_wide_s), cached */
+    if (dw_wide(a, &wst) && (a->nrows == 1 || (!a->nt && !a->pf && a->npix >= DW_P &&
+                                               !(a->res && a->res == a->y)))) {
         dw_row_wide(a, cfull, wst);
         return;
     }
