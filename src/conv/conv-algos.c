@@ -913,7 +913,13 @@ static inline void put_pair(int *p, int lo, int hi)
  * 1.09-1.21, C = 64 56 x 56 1.09-1.17, C = 64 112 x 112 stride 2 1.11-1.15, NCHW16c 1.06-1.12,
  * C = 48 80 x 80 1.03, C = 64 112 x 112 and C = 32 224 x 224 1.01; 2 threads 1.04-1.15; but
  * C = 64 28 x 28 0.86, C = 32 56 x 56 0.90, C = 256 28 x 28 0.85, C = 128 56 x 56 0.98, which
- * the rule keeps at one row. 4 rows ran 0.96-0.97x of 8, 16 rows 0.98-0.99x. */
+ * the rule keeps at one row. 4 rows ran 0.96-0.97x of 8, 16 rows 0.98-0.99x. Windows 4 to 7
+ * wide (dw_row_wide) read 5-7 input rows per output row, so grouping pays up to pixels 512
+ * bytes apart (session 37, one row per call against grouped, 1 thread, batch 1 unless said):
+ * 5x5 C = 32 112 x 112 1.11-1.16, C = 128 28 x 28 1.11-1.12, C = 128 56 x 56 1.18-1.22; 7x7
+ * C = 64 56 x 56 1.10-1.13, C = 96 56 x 56 1.20 (2 threads 1.03-1.15, batch 8 1.23-1.33 and
+ * 1.11-1.27); but 5x5 C = 240 28 x 28 batch 8 0.84-0.86 (2 threads 0.93-0.95), so not past
+ * 128 floats. */
 #define DW_ROWS 8
 
 #define DW_SEG_UNIT 64 /* pixels */

@@ -19,12 +19,12 @@
  * valid taps and the group's input channels, so the input is read in place (no im2col, no
  * padded copy). Per reduction step: 2 weight vectors, 6 broadcasts, 12 FMAs.
  *
- * Depthwise (dw_row, NHWC / NCHW16c): 3x3 windows (stride 1 or 2) in blocks of 14 pixels x
- * 1 vector of channels, one window row's 3 weight vectors in registers at a time; whole rows
- * with their border pixels (the first and last blocks skip the column outside the input),
- * and, cached, each block down up to 8 rows of a call (conv_dw_args.nrows, depthwise_range);
- * other border pixels and other windows loop over their valid taps, 4 pixels x 1 vector;
- * channels past the last full vector go scalar.
+ * Depthwise (dw_row, NHWC / NCHW16c): 3x3 windows (stride 1 or 2), and windows 4 to 7 wide
+ * (dw_row_wide), in blocks of 14 pixels x 1 vector of channels, one window row's weight
+ * vectors in registers at a time; whole rows with their border pixels (the first and last
+ * blocks skip the columns outside the input), and, cached, each block down up to 8 rows of a
+ * call (conv_dw_args.nrows, depthwise_range); other border pixels and other windows loop over
+ * their valid taps, 4 pixels x 1 vector; channels past the last full vector go scalar.
  * dwp_row (NCHW): one plane row, vectors of output pixels, the column taps as shifted loads.
  *
  * Winograd transforms: per vector of channels, the 1D transform of Lavin & Gray written out
@@ -1118,8 +1118,9 @@ static void dw_row_generic_edges(const conv_dw_args *a, int64_t c_begin)
  * blocks at the row's ends skip the columns outside the input, so the border pixels run in
  * them too (dw_row_generic had taken them one at a time, one chain of up to 49 FMAs per
  * channel vector). Rows shorter than DW_P, or whose residual is y itself, go in blocks of 4
- * and 1. The activation and residual are applied at run time: the stores are a small share
- * of 16 to 49 FMAs a pixel. */
+ * and 1, one row a call. The activation and residual are applied at run time: the stores are
+ * a small share of 16 to 49 FMAs a pixel. With a->nrows > 1 (cached, whole blocks) each
+ * channel vector of a block runs down the rows, as dw_3x3_blocks's does. */
 CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfull, const int P,
                                    const int st, const int S)
 {
