@@ -44,10 +44,13 @@
  *                c_in x c_out GEMM over the tiles on the dwt tile, then dW = G^T M G.
  *   dw, im2col   NHWC: lowering of ~4 MiB chunks of images, dW = dy^T col by SGEMM (dy read
  *                in place), chunks added in order.
- *   dw, depthwise  per (tap, 16-channel block): a vector sum over the batch and the tap's
- *                valid output pixels (NHWC, NCHW16c).
+ *   dw, depthwise  per 16-channel block, the ISA's dwgrad kernel: every tap's sums in
+ *                registers, one window row over one output row at a time (dy and x read from
+ *                L1 by the row's taps), db in the same pass; windows up to 7 x 7 whose block
+ *                is whole in x (NHWC, NCHW16c), else scalar loops per tap.
  *   db           fp64 sums (direct: while packing dy, per channel block; im2col: float sums
- *                of 64 pixels added in double; depthwise: per channel). */
+ *                of 64 pixels added in double; depthwise: each row's float sum, then the
+ *                rows', in dwgrad, or fp64 per channel). */
 #include <string.h>
 
 #include "conv/conv-backward.h"
@@ -1006,41 +1009,12 @@ static void dw_nhwc_range(void *arg, size_t b0, size_t e0, int ith)
 
 /* Depthwise dw (NHWC, NCHW16c): items of (tap, 16-channel block), channels contiguous in a
  * block, the sum over images and the tap's valid output pixels. */
-static void dw_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
-{
-    const bwd *f = arg;
-    const ridge_conv2d_bwd_plan *p = f->p;
-    const ridge_conv2d_desc *d = &p->d;
-    const int64_t RS = d->r * d->s, C = d->c_out;
-    (void)ith;
-    for (size_t it = b0; it < e0; it++) {
-        int64_t t = (int64_t)it % RS, c0 = (int64_t)it / RS * 16, r = t / d->s, s = t % d->s;
-        int64_t cl = RIDGE_MIN(16, C - c0);
-        int oh0, oh1, ow0, ow1;
-        tap_range(r * d->dil_h - d->pad_top, d->h, d->stride_h, p->oh, &oh0, &oh1);
-        tap_range(s * d->dil_w - d->pad_left, d->w, d->stride_w, p->ow, &ow0, &ow1);
-        float acc[16] = {0};
-        for (int64_t n = 0; n < d->n; n++)
-            for (int64_t i = oh0; i < oh1; i++) {
-                int64_t ih = i * d->stride_h - d->pad_top + r * d->dil_h;
-                for (int64_t j = ow0; j < ow1; j++) {
-                    int64_t iw = j * d->stride_w - d->pad_left + s * d->dil_w;
-                    const float *y =
-                        f->dy + n * p->yv.sn + i * p->yv.sh + j * p->yv.sw + p->yco[c0];
-                    const float *x =
-                        f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw + p->xco[c0];
-                    for (int64_t c = 0; c < cl; c++) acc[c] += y[c] * x[c];
-                }
-            }
-        for (int64_t c = 0; c < cl; c++) f->out[(c0 + c) * RS + t] = acc[c];
-    }
-}
-
-static void db_depthwise(const bwd *f)
+/* db[c0, c1) for the depthwise blocks the dwgrad kernel does not take: fp64 sums */
+static void db_depthwise(const bwd *f, int64_t c0, int64_t c1)
 {
     const ridge_conv2d_bwd_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
-    for (int64_t c = 0; c < d->c_out; c++) {
+    for (int64_t c = c0; c < c1; c++) {
         double s = 0;
         for (int64_t n = 0; n < d->n; n++)
             for (int64_t i = 0; i < p->oh; i++)
@@ -1049,6 +1023,65 @@ static void db_depthwise(const bwd *f)
         f->db[c] = (float)s;
     }
 }
+
+/* Depthwise dW for 16-channel blocks [b0, e0): each block's taps from the ISA's dwgrad kernel
+ * (one vector of channels at a time) where the window fits it and the block is whole in x
+ * (NHWC's last block may be short: its loads would run past the tensor), else tap by tap
+ * in scalar loops. */
+static void dw_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
+{
+    const bwd *f = arg;
+    const ridge_conv2d_bwd_plan *p = f->p;
+    const ridge_conv2d_desc *d = &p->d;
+    const int64_t RS = d->r * d->s, C = d->c_out, vl = p->k->vlen;
+    (void)ith;
+    int ow0[DWG_S_MAX], ow1[DWG_S_MAX];
+    for (int64_t s = 0; s < RIDGE_MIN(d->s, DWG_S_MAX); s++)
+        tap_range(s * d->dil_w - d->pad_left, d->w, d->stride_w, p->ow, &ow0[s], &ow1[s]);
+    for (size_t it = b0; it < e0; it++) {
+        const int64_t c0 = (int64_t)it * 16, cl = RIDGE_MIN(16, C - c0);
+        if (d->r <= DWG_S_MAX && d->s <= DWG_S_MAX && (cl == 16 || d->layout == RIDGE_NCHW16C)) {
+            float out[DWG_S_MAX * DWG_S_MAX * 16], db[16];
+            for (int64_t v = 0; v < cl; v += vl) {
+                const conv_dwg_args a = {
+                    f->x + p->xco[c0 + v], f->dy + p->yco[c0 + v], p->xv.sn, p->xv.sh, p->xv.sw,
+                    p->yv.sn, p->yv.sh, p->yv.sw, d->n, d->h, p->oh, p->ow, (int)d->r,
+                    (int)d->s, (int)d->stride_h, (int)d->stride_w, (int)d->dil_h,
+                    (int)d->dil_w, (int)d->pad_top, (int)d->pad_left, ow0, ow1, out,
+                    f->db ? db : NULL};
+                p->k->dwgrad(&a);
+                for (int64_t c = v; c < RIDGE_MIN(v + vl, cl); c++) {
+                    for (int64_t t = 0; t < RS; t++)
+                        f->out[(c0 + c) * RS + t] = out[t * vl + c - v];
+                    if (f->db) f->db[c0 + c] = db[c - v];
+                }
+            }
+            continue;
+        }
+        for (int64_t t = 0; t < RS; t++) {
+            const int64_t r = t / d->s, s = t % d->s;
+            int oh0, oh1, sw0, sw1;
+            tap_range(r * d->dil_h - d->pad_top, d->h, d->stride_h, p->oh, &oh0, &oh1);
+            tap_range(s * d->dil_w - d->pad_left, d->w, d->stride_w, p->ow, &sw0, &sw1);
+            float acc[16] = {0};
+            for (int64_t n = 0; n < d->n; n++)
+                for (int64_t i = oh0; i < oh1; i++) {
+                    int64_t ih = i * d->stride_h - d->pad_top + r * d->dil_h;
+                    for (int64_t j = sw0; j < sw1; j++) {
+                        int64_t iw = j * d->stride_w - d->pad_left + s * d->dil_w;
+                        const float *y =
+                            f->dy + n * p->yv.sn + i * p->yv.sh + j * p->yv.sw + p->yco[c0];
+                        const float *x =
+                            f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw + p->xco[c0];
+                        for (int64_t c = 0; c < cl; c++) acc[c] += y[c] * x[c];
+                    }
+                }
+            for (int64_t c = 0; c < cl; c++) f->out[(c0 + c) * RS + t] = acc[c];
+        }
+        if (f->db) db_depthwise(f, c0, c0 + cl);
+    }
+}
+
 
 /* db on NHWC: float sums over 64 pixels, added in double. */
 static void db_nhwc(const ridge_conv2d_bwd_plan *p, const float *dy, float *db)
@@ -1420,8 +1453,7 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
     const int64_t RS = d->r * d->s;
     if (p->weights_algo == RIDGE_CONV_DEPTHWISE) {
         bwd f = {p, dw, x, dy, NULL, NULL, db};
-        ridge_parallel_for(ctx, (size_t)(RS * ((d->c_out + 15) / 16)), 1, dw_depthwise_range, &f);
-        if (db) db_depthwise(&f);
+        ridge_parallel_for(ctx, (size_t)((d->c_out + 15) / 16), 1, dw_depthwise_range, &f);
         return RIDGE_OK;
     }
     if (p->weights_algo == RIDGE_CONV_WINOGRAD_4X3) {

@@ -732,6 +732,95 @@ static void dw_row_generic(const conv_dw_args *a, int64_t c_begin)
 #define CONV_DW_INLINE static inline __attribute__((always_inline))
 #endif
 
+/* ---- depthwise weight gradient -------------------------------------------------------------- */
+
+/* One window row's taps over one output row (conv_dwg_args): a0 / a1 hold each tap's sums of
+ * the even / odd output columns. Columns whose taps all lie inside the input, [jlo, jhi), go
+ * in pairs, each pair 2 dy loads and 2 x loads per tap; the others one by one, over their
+ * valid taps, in column order. */
+CONV_DW_INLINE void dwg_row(const conv_dwg_args *a, const float *xr, const float *yr,
+                            VF *acc, const int S, int64_t jlo, int64_t jhi)
+{
+    VF a0[DWG_S_MAX], a1[DWG_S_MAX];
+#pragma GCC unroll 8
+    for (int s = 0; s < S; s++) a0[s] = acc[s], a1[s] = acc[S + s];
+    const ptrdiff_t xs = a->sw * a->xsw, ts = a->dw * a->xsw;
+    const float *x0 = xr - a->pl * a->xsw;
+    int64_t j = 0;
+#define DWG_ONE(J)                                                                                \
+    do {                                                                                          \
+        const VF d = VLOAD(yr + (J) * a->ysw);                                                    \
+        const float *xj = x0 + (J) * xs;                                                          \
+        _Pragma("GCC unroll 8") for (int s = 0; s < S; s++) {                                     \
+            if ((J) < a->ow0[s] || (J) >= a->ow1[s]) continue;                                    \
+            if ((J) & 1) a1[s] = VFMA(d, VLOAD(xj + s * ts), a1[s]);                              \
+            else a0[s] = VFMA(d, VLOAD(xj + s * ts), a0[s]);                                      \
+        }                                                                                         \
+    } while (0)
+    for (; j < jlo; j++) DWG_ONE(j);
+    if (j & 1 && j < jhi) { /* the pairs start at an even column */
+        DWG_ONE(j);
+        j++;
+    }
+    for (; j + 2 <= jhi; j += 2) {
+        const VF d0 = VLOAD(yr + j * a->ysw), d1 = VLOAD(yr + (j + 1) * a->ysw);
+        const float *xj = x0 + j * xs;
+#pragma GCC unroll 8
+        for (int s = 0; s < S; s++) {
+            a0[s] = VFMA(d0, VLOAD(xj + s * ts), a0[s]);
+            a1[s] = VFMA(d1, VLOAD(xj + xs + s * ts), a1[s]);
+        }
+    }
+    for (; j < a->ow; j++) DWG_ONE(j);
+#undef DWG_ONE
+#pragma GCC unroll 8
+    for (int s = 0; s < S; s++) acc[s] = a0[s], acc[S + s] = a1[s];
+}
+
+CONV_DW_INLINE void dwg_s(const conv_dwg_args *a, const int S)
+{
+    VF acc[DWG_S_MAX * DWG_S_MAX * 2]; /* [r][even, odd][s] */
+    for (int t = 0; t < a->R * 2 * S; t++) acc[t] = VZERO();
+    int64_t jlo = 0, jhi = a->ow;
+    for (int s = 0; s < S; s++) jlo = RIDGE_MAX(jlo, a->ow0[s]), jhi = RIDGE_MIN(jhi, a->ow1[s]);
+    jhi = RIDGE_MAX(jhi, jlo);
+    VF db = VZERO();
+    for (int64_t n = 0; n < a->n; n++)
+        for (int64_t i = 0; i < a->oh; i++) {
+            const float *yr = a->dy + n * a->ysn + i * a->ysh;
+            if (a->db) {
+                VF e = VZERO(), o = VZERO();
+                int64_t j = 0;
+                for (; j + 2 <= a->ow; j += 2)
+                    e = VADD(e, VLOAD(yr + j * a->ysw)), o = VADD(o, VLOAD(yr + (j + 1) * a->ysw));
+                if (j < a->ow) e = VADD(e, VLOAD(yr + j * a->ysw));
+                db = VADD(db, VADD(e, o));
+            }
+            for (int r = 0; r < a->R; r++) {
+                const int64_t ih = i * a->sh - a->pt + (int64_t)r * a->dh;
+                if (ih < 0 || ih >= a->h) continue;
+                dwg_row(a, a->x + n * a->xsn + ih * a->xsh, yr, acc + r * 2 * S, S, jlo, jhi);
+            }
+        }
+    for (int r = 0; r < a->R; r++)
+        for (int s = 0; s < S; s++)
+            VSTORE(a->out + (r * S + s) * VL, VADD(acc[r * 2 * S + s], acc[r * 2 * S + S + s]));
+    if (a->db) VSTORE(a->db, db);
+}
+
+static void conv_dwgrad(const conv_dwg_args *a)
+{
+    switch (a->S) {
+    case 1: dwg_s(a, 1); break;
+    case 2: dwg_s(a, 2); break;
+    case 3: dwg_s(a, 3); break;
+    case 4: dwg_s(a, 4); break;
+    case 5: dwg_s(a, 5); break;
+    case 6: dwg_s(a, 6); break;
+    default: dwg_s(a, 7); break;
+    }
+}
+
 /* P pixels (stride st) x one channel vector at pixel p, a window S columns wide (dw_row_wide:
  * 4 to 7): the window rows [r0, r1) outer, each row's S weight vectors in registers, and each
  * of the row's (P - 1) st + S input column vectors loaded once into every (pixel, tap) it
@@ -1436,6 +1525,7 @@ const conv_kernels KNAME = {
     .dwp_row = conv_dwp_row,
     .dwt = conv_dwt,
     .dwtaps = conv_dwtaps,
+    .dwgrad = conv_dwgrad,
     .dwtaps_max = DWTAPS_MAX,
     .wino_in = conv_wino_in,
     .wino_dy = conv_wino_dy,

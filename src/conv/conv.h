@@ -178,6 +178,24 @@ typedef struct conv_dwtaps_args {
     float *out, *db;
 } conv_dwtaps_args;
 
+/* Depthwise weight gradient of one vector of channels (VL lanes; conv_kernels.dwgrad): for
+ * each tap (r, s) of an R x S window (S <= DWG_S_MAX), out[(r * S + s) * VL + lane] = the sum
+ * over images and output pixels (i, j) whose tap lies inside the input of dy[n][i][j] *
+ * x[n][i*sh - pt + r*dh][j*sw - pl + s*dw]. x and dy point at the vector's first channel in
+ * image 0; ow0[s], ow1[s]: the output columns whose tap column s is inside the input. The sums
+ * go in a fixed order (images, rows, then even and odd columns apart, added at the end): the
+ * bits depend on the shape only. With db, db[lane] = the sum of dy over all output pixels
+ * (each row's sum, then the rows'). */
+#define DWG_S_MAX 7
+typedef struct conv_dwg_args {
+    const float *x, *dy;
+    ptrdiff_t xsn, xsh, xsw, ysn, ysh, ysw;
+    int64_t n, h, oh, ow;
+    int R, S, sh, sw, dh, dw, pt, pl;
+    const int *ow0, *ow1;
+    float *out, *db;
+} conv_dwg_args;
+
 /* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
  *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
  *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
@@ -230,6 +248,7 @@ typedef struct conv_kernels {
     void (*dwp_row)(const conv_dwp_args *a);
     void (*dwt)(const conv_dwt_args *a);
     void (*dwtaps)(const conv_dwtaps_args *a);
+    void (*dwgrad)(const conv_dwg_args *a);
     int dwtaps_max; /* the most taps dwtaps takes at once (its accumulators in registers) */
     conv_wino_in_fn wino_in;
     conv_wino_dy_fn wino_dy;
