@@ -106,7 +106,8 @@ int main(int argc, char **argv)
     }
     if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1 || N < 1) return 2;
     const int dir = dcin > 0; /* --direct: c_in, kernel, padding; groups 1 */
-    const int cin = dir ? dcin : C, R = dir ? dr : pw ? 1 : dwk, PAD = dir ? dpad : pw ? 0 : dwk / 2;
+    const int cin = dir ? dcin : C, R = dir ? dr : pw ? 1 : dwk;
+    const int PAD = dir ? dpad : pw ? 0 : dwk / 2;
     const int G = dir || pw ? 1 : C, STR = pw ? 1 : S;
     const int OH = (H + 2 * PAD - R) / STR + 1;
     const size_t cpad = (size_t)(C + 15) / 16 * 16, cinpad = (size_t)(cin + 15) / 16 * 16;

@@ -549,7 +549,8 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
                 else if (a.npix > 0) (edges ? p->k->row_edges : p->k->row)(&a);
                 if (borders && along) {
                     direct_edges(f, &a, paired ? &bp : NULL, elo, ehi, xrow, yrow, g);
-                } else if (borders && !full) { /* a row cut by the border, its border pixels one by one */
+                } else if (borders && !full) {
+                    /* a row cut by the border, its border pixels one by one */
                     a.coff = p->xco + g * p->cig;
                     a.npix = 1;
                     direct_border(f, &a, elo, ehi, xrow, yrow);
