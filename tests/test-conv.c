@@ -497,6 +497,16 @@ static void test_plan(ridge_ctx *ctx)
                ridge_conv2d_plan_explain(p));
         ridge_conv2d_plan_destroy(p);
     }
+    /* a 5x5 window's kernel has no streamed stores: forced, it prefetches its input */
+    d.r = d.s = 5, d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 2;
+    o.stream = 1;
+    CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p));
+    if (p) {
+        CHECKF(strstr(ridge_conv2d_plan_explain(p),
+                      "stores: through the cache, the input prefetched (opts.stream = 1)"),
+               "%s", ridge_conv2d_plan_explain(p));
+        ridge_conv2d_plan_destroy(p);
+    }
     free(w);
 }
 

@@ -925,6 +925,13 @@ static inline void put_pair(int *p, int lo, int hi)
 
 #define DW_SEG_UNIT 64 /* pixels */
 
+/* Whether the depthwise kernel runs the window in dw_row_wide's blocks: 4 to 7 columns wide,
+ * stride 1 or 2, no dilation */
+static int dw_wide_window(const ridge_conv2d_desc *d)
+{
+    return d->s >= 4 && d->s <= 7 && d->dil_w == 1 && d->stride_w <= 2;
+}
+
 static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 {
     const fwd *f = arg;
@@ -964,9 +971,9 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         tap_range((p->ow - 1) * sw - d->pad_left, d->w, dw, S, &t0, &t1);
         er = t0 == 0 && t1 == (int)S - 1;
     }
-    /* windows 4 to 7 wide (stride 1 or 2, no dilation): the whole row in one call too, its
-     * border pixels inside the kernel's blocks (dw_row_wide) */
-    const int wide = S >= 4 && S <= 7 && dw == 1 && sw <= 2;
+    /* windows 4 to 7 wide: the whole row in one call too, its border pixels inside the
+     * kernel's blocks (dw_row_wide) */
+    const int wide = dw_wide_window(d);
     const int whole = wide || ((lo == 0 || el) && (hi == p->ow || er));
     if (whole) lo = 0, hi = p->ow;
     /* this call's columns [c0, c1) (depthwise_segments), and its part of the interior */
@@ -1050,20 +1057,23 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
     /* every 16-channel block a whole, aligned line: per group for direct and pointwise (the
      * AVX-512 stream instruction faults on a misaligned address), over all channels for the
      * depthwise 3x3 kernel */
+    const int wide = dw && (d->r != 3 || d->s != 3) && dw_wide_window(d);
     const char *no = p->stream < 0                             ? "opts.stream = -1"
                      : d->layout == RIDGE_NCHW                 ? "NCHW"
-                     : dw && (d->r != 3 || d->s != 3)          ? "not the depthwise 3x3 kernel"
+                     : dw && (d->r != 3 || d->s != 3) && !wide ? "not a depthwise 3x3 or wide window"
                      : dw ? (d->c_out % 16 ? "c_out not a multiple of 16" : NULL)
                      : p->cog % 16                             ? "c_out / groups not a multiple of 16"
                                                                : NULL;
     if (no) return snprintf(why, why_len, "%s", no), CONV_STORES_CACHED;
-    if (p->stream == 1) return snprintf(why, why_len, "opts.stream = 1"), CONV_STORES_STREAMED;
+    /* the wide window's kernel (dw_row_wide) has no streamed stores: it prefetches instead */
+    const int streamed = wide ? CONV_STORES_PREFETCHED : CONV_STORES_STREAMED;
+    if (p->stream == 1) return snprintf(why, why_len, "opts.stream = 1"), streamed;
     if (d->layout != RIDGE_NHWC)
         return snprintf(why, why_len, "NCHW16c streams only with opts.stream = 1"),
                CONV_STORES_CACHED;
     snprintf(why, why_len, "x + y = %.1f MB, %s %s the usable L3 (%.1f MB)", bytes / 1e6,
              bytes > limit ? "over" : "within", dw ? "half" : "a quarter of", limit / 1e6);
-    if (bytes > limit) return CONV_STORES_STREAMED;
+    if (bytes > limit) return streamed;
     return dw && 2 * bytes > limit ? CONV_STORES_PREFETCHED : CONV_STORES_CACHED;
 }
 

@@ -1217,6 +1217,19 @@ CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfu
     const int skl = (int)RIDGE_MAX(-left, 0);
     const int skr = (int)RIDGE_MAX(left + (P - 1) * st + S - a->iw, 0);
     const int res = a->res != NULL;
+    if (a->pf) { /* the input lines of the next call's new window rows (below the last of
+                  * the nrows): the block's P pixel steps of columns, the row's last block to
+                  * the end of its window */
+        const int64_t j1 = p + P < a->npix ? P * st : (P - 1) * st + S;
+        const int64_t e = RIDGE_MIN(j1, a->iw - left);
+        const ptrdiff_t ds = a->soff[1] - a->soff[0];
+        const ptrdiff_t x0 = a->xo + a->pf_off + (a->nrows - 1) * a->xrs + p * a->xps;
+        for (int t = 0; t < a->pf_rows * a->nrows; t++) {
+            const float *x = a->xb + (x0 + t * a->pf_rs);
+            for (int64_t j = skl; j < e; j++)
+                for (int64_t c = 0; c < cfull; c += 16) __builtin_prefetch(x + j * ds + a->xco[c]);
+        }
+    }
     for (int64_t c = 0; c < cfull; c += VL)
         for (int row = 0; row < a->nrows; row++) {
             if (skl | skr) dw_block(a, row, p, c, P, st, S, res, skl, skr);
@@ -1281,7 +1294,7 @@ static void conv_dw_row(const conv_dw_args *a)
     const int64_t cfull = a->c / VL * VL;
     int wst;
     /* several rows at once where the blocks run whole (dw_row_wide_s), cached */
-    if (dw_wide(a, &wst) && (a->nrows == 1 || (!a->nt && !a->pf && a->npix >= DW_P &&
+    if (dw_wide(a, &wst) && (a->nrows == 1 || (!a->nt && a->npix >= DW_P &&
                                                !(a->res && a->res == a->y)))) {
         dw_row_wide(a, cfull, wst);
         return;

@@ -653,7 +653,7 @@ static void plan_explain(ridge_conv2d_plan *p, int threads, const char *reason,
             p->stores == CONV_STORES_STREAMED
                 ? "non-temporal, past the cache, when y is 64-byte aligned"
             : p->stores == CONV_STORES_PREFETCHED
-                ? "through the cache, the input prefetched (past a quarter of the usable L3)"
+                ? "through the cache, the input prefetched"
                 : "through the cache",
             stream_why);
 #undef OUT

@@ -124,7 +124,10 @@ typedef struct conv_dw_args {
      * 64-byte aligned, yps and the 16-channel groups' yco are line multiples and c % 16 == 0;
      * the caller then issues the store fence. */
     int nt, pf_rows;
-    int pf;                  /* cached (nt = 0), but the input prefetched as when streamed */
+    /* cached (nt = 0), but the input prefetched as when streamed; windows 4 to 7 wide
+     * (dw_row_wide) take only this path, and with nrows > 1 prefetch the pf_rows * nrows
+     * rows below the call's last row */
+    int pf;
     ptrdiff_t pf_off, pf_rs;
     /* nrows >= 1 output rows in one call, row i's offsets xo + i * xrs and yo + i * yrs, all
      * with the same taps, borders and pixels (the 3x3 path runs each block of pixels and
