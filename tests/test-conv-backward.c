@@ -389,9 +389,10 @@ static void test_errors(ridge_ctx *ctx)
     CHECK(ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_WINOGRAD_4X3);
     CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_WINOGRAD_4X3);
     ridge_conv2d_bwd_plan_destroy(p);
-    d.c_in = 2; /* AUTO dw on NHWC with 2 input channels: im2col */
+    d.c_in = 2; /* AUTO dw and dx on NHWC with 2 input channels: im2col */
     CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p));
     CHECK(ridge_conv2d_bwd_plan_weights_algo(p) == RIDGE_CONV_IM2COL);
+    CHECK(ridge_conv2d_bwd_plan_data_algo(p) == RIDGE_CONV_IM2COL);
     ridge_conv2d_bwd_plan_destroy(p);
     d.c_in = 16, d.r = d.s = 1, d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 0;
     CHECK_OK(ridge_conv2d_bwd_plan_create(ctx, &d, NULL, &p)); /* 1x1: im2col */

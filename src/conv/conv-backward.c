@@ -213,7 +213,15 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
         /* ... unless the dwtaps tile takes it (1-2 input channels, output channels in
          * blocks of 32, the widest NR): on the CNN's first layer it ran 4-5x im2col's speed
          * (docs/PERFORMANCE.md, session 15) */
+        /* dx with fewer than 16 input channels per group on NHWC: im2col's GEMM then col2im.
+         * The direct and Winograd dx tiles vectorize over dx's channels, c_in, so they fill
+         * 1-12 of 16 lanes (3x3 c_in -> 64 at 56 x 56, batch 16, 1 thread: c_in 1-12 ran
+         * 1.7-3.5x faster on im2col than direct, 8-12 2.2-2.5x than Winograd; c_in 16
+         * direct 1.4x slower but Winograd 1.5x faster, c_in 24 even, 32 direct 1.08x faster;
+         * the 7x7 first layer 2.3-3.0x; docs/PERFORMANCE.md, session 38) */
+        const int thin_dx = !weights && d->layout == RIDGE_NHWC && d->c_in / d->groups < 16;
         *out = dw && dw_layout                       ? RIDGE_CONV_DEPTHWISE
+               : thin_dx                              ? RIDGE_CONV_IM2COL
                : wino && (!weights || wdw_applies(d)) ? RIDGE_CONV_WINOGRAD_4X3
                : thin && !dw_taps_applies(d, 32)      ? RIDGE_CONV_IM2COL
                                                      : RIDGE_CONV_DIRECT;
