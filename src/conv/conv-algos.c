@@ -459,14 +459,15 @@ static int direct_row_edges(const ridge_conv2d_plan *p)
 }
 
 /* The direct algorithm's columns: [*lo, *hin) run along rows as the interior (the whole row
- * with row_edges), the rest as border columns. */
-static int direct_columns(const ridge_conv2d_plan *p, int64_t *lo, int64_t *hin)
+ * with row_edges: *edges), the rest as border columns. */
+static int direct_columns(const ridge_conv2d_plan *p, int64_t *lo, int64_t *hin, int *edges)
 {
     const ridge_conv2d_desc *d = &p->d;
     int64_t hi;
     whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, lo, &hi);
     const int masked = direct_interior(p, *lo, hi, hin);
-    if (direct_row_edges(p)) *lo = 0, *hin = p->ow;
+    *edges = direct_row_edges(p);
+    if (*edges) *lo = 0, *hin = p->ow;
     return masked;
 }
 
@@ -479,8 +480,8 @@ static void direct_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     /* the interior columns, [lo, hin), and the rows whose whole window is inside the input,
      * [rlo, rhi) */
     int64_t lo, hin, rlo, rhi;
-    const int masked = direct_columns(p, &lo, &hin);
-    const int edges = direct_row_edges(p);
+    int edges;
+    const int masked = direct_columns(p, &lo, &hin, &edges);
     whole_windows(d->pad_top, d->h, R, d->dil_h, d->stride_h, p->oh, &rlo, &rhi);
     /* this call's columns [c0, c1) (direct_segments): its part of the interior, [ilo, ihi),
      * and the border sides it holds, passed on as the columns [elo, ehi) to skip */
@@ -1505,7 +1506,8 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
          * layers, whose short chunks cut their border columns' vertical runs (fmnist-conv2,
          * 7 MFLOP: best 0.032-0.034 ms guided, 0.029-0.031 static) */
         int64_t lo, hin;
-        direct_columns(p, &lo, &hin);
+        int edges;
+        direct_columns(p, &lo, &hin, &edges);
         const int alone = flop < 2 * DIRECT_MIN_FLOP_PER_THREAD;
         f.cseg = alone ? 1
                        : column_segments(rows * ncb, hin - lo, DIRECT_SEG_UNIT,

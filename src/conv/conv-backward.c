@@ -493,11 +493,12 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
     for (int64_t i = 0; i < oh; i++) p->dw_roff[i] = i * sh * p->xv.sh;
     for (int64_t j = 0; j < ow; j++) p->dw_soff[j] = j * sw * p->xv.sw;
 
-    /* workspace: dx packs the weights; dw packs dy and keeps a blocked dw */
+    /* workspace: dx packs the weights; dw packs dy and keeps a blocked dw (Winograd's dx and
+     * the stride-1 depthwise dx: the forward plan's, below) */
     const int64_t cp = (d->c_out + nr - 1) / nr * nr;
     if (da == RIDGE_CONV_DIRECT)
         p->ws_data = round_bytes((size_t)(d->groups * p->ncib * R * S * p->cog * nr));
-    else if (da == RIDGE_CONV_DEPTHWISE)
+    else if (da == RIDGE_CONV_DEPTHWISE && !dx_depthwise_flipped(p))
         p->ws_data = round_bytes((size_t)(R * S * cp + cp));
     else if (da == RIDGE_CONV_IM2COL)
         p->ws_data = round_bytes((size_t)(im2col_images(p) * oh * ow * d->c_in * R * S)) +
