@@ -41,6 +41,14 @@ static const shape shapes[] = {
     {"3x3-groups4",     1, 12, 6,  5,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},
     {"dw-c19",          1, 19, 11, 5,  19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 19},
     {"dw-c32-stride2",  1, 32, 9,  9,  32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
+    /* depthwise dx by phases, each (row, column phase) one blocked call: 5x5 stride 2 over 17
+     * pixels a phase with a channel tail, 7x7 stride 2 over 30, stride 3 (one tap a phase),
+     * an even window with uneven padding, and 1x1 stride 2 (a phase without taps: segments) */
+    {"dw-5x5-s2-w33",   1, 20, 9,  33, 20, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 20},
+    {"dw-7x7-s2-w60",   2, 16, 8,  60, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 16},
+    {"dw-3x3-s3-w40",   1, 16, 10, 40, 16, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 16},
+    {"dw-4x4-s2-asym",  1, 32, 9,  31, 32, 4, 4, 2, 2, 1, 1, 1, 2, 2, 1, 32},
+    {"dw-1x1-s2",       1, 16, 6,  7,  16, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 16},
     {"dw-5x5-batch3",   3, 20, 7,  8,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-mult2",        1, 6,  6,  6,  12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6},
     /* depthwise dx at stride 1 by the forward kernel on the turned window (padding R - 1 - pad):

@@ -389,6 +389,23 @@ static int dx_depthwise_flipped(const ridge_conv2d_bwd_plan *p)
            d->pad_left < d->s && d->pad_right < d->s;
 }
 
+/* Depthwise dx by stride phases with each (dx row, column phase) one call of the kernel's
+ * blocked path for windows up to 7 wide (dw_row_wide: blocks of pixels, each dy column loaded
+ * once into every tap it feeds), where the segment path goes pixel by pixel through the
+ * generic loop: dilation 1 across, every column phase 1 to 7 taps (a stride at most the
+ * window's width). The phase's column taps are packed last to first (p->dx_dw_rows), so that
+ * they walk dy's columns left to right, as the forward's window does. */
+static int dx_depthwise_rows(const ridge_conv2d_bwd_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    if (p->data_algo != RIDGE_CONV_DEPTHWISE || p->dx_fwd || d->dil_w != 1) return 0;
+    for (int64_t b = 0; b < d->stride_w; b++) {
+        const int nb = p->sph[b + 1] - p->sph[b];
+        if (nb < 1 || nb > 7) return 0;
+    }
+    return 1;
+}
+
 /* dx by the forward plan of the transposed convolution (dy -> dx, c_out -> c_in, the window
  * turned by 180 degrees, padding R - 1 - pad): Winograd's, and the depthwise kernel's at stride
  * 1 (dx_depthwise_flipped). Made on zero weights and then without them (each call brings its
@@ -535,6 +552,7 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
         p->ws_data = round_bytes(p->dx_fwd->wp_elems) +
                      ridge_conv2d_workspace_size(p->dx_fwd, p->threads);
     }
+    p->dx_dw_rows = dx_depthwise_rows(p);
     *out = p;
     return RIDGE_OK;
 
@@ -697,6 +715,27 @@ static void dx_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         phase_range(ih, d->pad_top, sh, d->dil_h, p->rtap + p->rph[ph], na, p->oh, &oh0, &a.r0,
                     &a.r1);
         a.roff = p->roff + p->rph[ph];
+        if (p->dx_dw_rows) {
+            /* column phase b: the dx columns iw = iw0, iw0 + sw, ... with (iw + pad) % sw
+             * == b; pixel q's leftmost dy column is l0 + q (its phase's last tap) */
+            ptrdiff_t up[8];
+            for (int k = 0; k < 8; k++) up[k] = k * p->yv.sw;
+            a.soff = up;
+            for (int64_t b = 0; b < sw; b++) {
+                const int64_t iw0 = ((b - d->pad_left) % sw + sw) % sw;
+                if (iw0 >= d->w) continue;
+                const int64_t l0 = (iw0 + d->pad_left - p->stap[p->sph[b + 1] - 1]) / sw;
+                a.S = p->sph[b + 1] - p->sph[b];
+                a.s0 = 0, a.s1 = a.S;
+                a.w = f->pack + p->wph[ph * sw + b] * (size_t)cp;
+                a.iw = p->ow, a.padl = -l0;
+                a.xo = n * p->yv.sn + oh0 * p->yv.sh + l0 * p->yv.sw;
+                a.yo = n * p->xv.sn + ih * p->xv.sh + iw0 * p->xv.sw;
+                a.npix = (d->w - iw0 + sw - 1) / sw;
+                p->k->dw_row(&a);
+            }
+            continue;
+        }
         for (int64_t b = 0; b < sw; b++) {
             a.S = p->sph[b + 1] - p->sph[b];
             a.soff = p->soff + p->sph[b];
@@ -864,8 +903,9 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
                 for (int kr = 0; kr < na; kr++)
                     for (int ks = 0; ks < nb; ks++) {
                         int64_t r = p->rtap[p->rph[a] + kr], s = p->stap[p->sph[b] + ks];
+                        const int at = p->dx_dw_rows ? nb - 1 - ks : ks; /* last to first */
                         for (int64_t c = 0; c < d->c_out; c++)
-                            ph[(kr * nb + ks) * cp + c] = w[(c * d->r + r) * d->s + s];
+                            ph[(kr * nb + at) * cp + c] = w[(c * d->r + r) * d->s + s];
                     }
             }
         ridge_parallel_for(ctx, (size_t)(d->n * d->h), 1, dx_depthwise_range, &f);

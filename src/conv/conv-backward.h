@@ -49,6 +49,7 @@ struct ridge_conv2d_bwd_plan {
     ridge_conv2d_plan *dx_fwd;
     int threads;
     int dw_nhwc; /* dw direct on NHWC: the dwt tile over chunks of output rows */
+    int dx_dw_rows; /* depthwise dx by phases: each (row, column phase) one blocked call */
     /* dw direct on a thin layer (dw_taps_applies): the dwtaps tile on a padded copy of each
      * image; tap offsets into that copy, (ci, r, s) order, cig * R * S of them */
     ptrdiff_t *dw_toff;

@@ -1202,7 +1202,8 @@ static void dw_row_generic_edges(const conv_dw_args *a, int64_t c_begin)
 }
 
 /* Windows 4 to 7 columns wide (EfficientNet's 5x5, ConvNeXt's 7x7 depthwise, the 1-D 1x4 of
- * Mamba's blocks), stride 1 or 2, no dilation, the whole row in one call (a->iw): dw_block's
+ * Mamba's blocks), stride 1 or 2, no dilation, and depthwise dx's column phases of 1 to 7
+ * taps (dx_depthwise_rows in conv-backward.c), the whole row in one call (a->iw): dw_block's
  * blocks of DW_P pixels, the last one overlapping the one before (as dw_row_3x3_mid's); the
  * blocks at the row's ends skip the columns outside the input, so the border pixels run in
  * them too (dw_row_generic had taken them one at a time, one chain of up to 49 FMAs per
@@ -1270,6 +1271,9 @@ CONV_DW_INLINE void dw_row_wide_s(const conv_dw_args *a, int64_t cfull, const in
 static void dw_row_wide(const conv_dw_args *a, int64_t cfull, int st)
 {
     switch (a->S) {
+        DW_WIDE_CASE(1)
+        DW_WIDE_CASE(2)
+        DW_WIDE_CASE(3)
         DW_WIDE_CASE(4)
         DW_WIDE_CASE(5)
         DW_WIDE_CASE(6)
@@ -1281,7 +1285,7 @@ static void dw_row_wide(const conv_dw_args *a, int64_t cfull, int st)
 /* Whether the call is one for dw_row_wide, and its stride (*st) */
 static int dw_wide(const conv_dw_args *a, int *st)
 {
-    if (a->iw <= 0 || a->S < 4 || a->S > DW_S_MAX || a->s0 != 0 || a->s1 != a->S) return 0;
+    if (a->iw <= 0 || a->S < 1 || a->S > DW_S_MAX || a->s0 != 0 || a->s1 != a->S) return 0;
     const ptrdiff_t ds = a->soff[1] - a->soff[0];
     for (int s = 2; s < a->S; s++)
         if (a->soff[s] - a->soff[s - 1] != ds) return 0;
