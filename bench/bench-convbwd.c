@@ -9,6 +9,9 @@
  *   dx  also SGEMM (dcol = dy W) + a col2im gather, and (3x3 stride 1) Winograd F(4x4, 3x3).
  *   dw  direct (per output-channel block x tap: the in-place input x output channel tile on
  *       NHWC) against im2col + SGEMM, and (3x3 stride 1) Winograd F(4x4, 3x3).
+ *   Depthwise shapes (groups = channels) have no padded-copy row (its weight rotation is for
+ *   groups 1) and run the depthwise algorithm in Winograd's place; their dx ratio is to
+ *   direct's time instead.
  *   The Winograd rows include their per-call weight transform (dx) and all transforms (dw);
  *   their plans, like every ridge plan here, are made once before timing.
  * With peers (a RIDGE_BENCH_PEERS build with oneDNN): oneDNN's backward-data and
@@ -82,16 +85,21 @@ static int dnnl_bwd_setup(dnnl_bwd *b, const ridge_conv2d_desc *d, int64_t oh, i
         return -1;
     omp_set_num_threads(threads);
     dnnl_dims_t sd = {d->n, d->c_in, d->h, d->w}, dd = {d->n, d->c_out, oh, ow};
+    const int64_t g = d->groups;
     dnnl_dims_t wd = {d->c_out, d->c_in, d->r, d->s}, bd = {d->c_out};
+    dnnl_dims_t gwd = {g, d->c_out / g, d->c_in / g, d->r, d->s};
     dnnl_dims_t st = {d->stride_h, d->stride_w}, dl = {d->dil_h - 1, d->dil_w - 1};
     dnnl_dims_t pl = {d->pad_top, d->pad_left}, pr = {d->pad_bottom, d->pad_right};
     dnnl_memory_desc_t su, du, wu, sa, da, wa, bm;
     dnnl_memory_desc_init_by_tag(&su, 4, sd, dnnl_f32, dnnl_nhwc);
     dnnl_memory_desc_init_by_tag(&du, 4, dd, dnnl_f32, dnnl_nhwc);
-    dnnl_memory_desc_init_by_tag(&wu, 4, wd, dnnl_f32, dnnl_oihw);
+    /* groups: [g][oc/g][ic/g][r][s], the same memory as OIHW with ic/g inputs */
+    if (g > 1) dnnl_memory_desc_init_by_tag(&wu, 5, gwd, dnnl_f32, dnnl_goihw);
+    else dnnl_memory_desc_init_by_tag(&wu, 4, wd, dnnl_f32, dnnl_oihw);
     dnnl_memory_desc_init_by_tag(&sa, 4, sd, dnnl_f32, dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&da, 4, dd, dnnl_f32, dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&wa, 4, wd, dnnl_f32, dnnl_format_tag_any);
+    if (g > 1) dnnl_memory_desc_init_by_tag(&wa, 5, gwd, dnnl_f32, dnnl_format_tag_any);
+    else dnnl_memory_desc_init_by_tag(&wa, 4, wd, dnnl_f32, dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&bm, 1, bd, dnnl_f32, dnnl_x);
     dnnl_convolution_desc_t fd, cd;
     if (dnnl_dilated_convolution_forward_desc_init(&fd, dnnl_forward_training,
@@ -163,10 +171,13 @@ static void dnnl_bwd_run(dnnl_bwd *b)
 /* The output (dx NHWC or dw OIHW) in the plain format. */
 static int dnnl_bwd_result(dnnl_bwd *b, const ridge_conv2d_desc *d, int weights, float *out)
 {
+    const int64_t g = d->groups;
     dnnl_dims_t sd = {d->n, d->c_in, d->h, d->w}, wd = {d->c_out, d->c_in, d->r, d->s};
+    dnnl_dims_t gwd = {g, d->c_out / g, d->c_in / g, d->r, d->s};
     dnnl_memory_desc_t u;
     const dnnl_memory_desc_t *q;
-    if (weights) dnnl_memory_desc_init_by_tag(&u, 4, wd, dnnl_f32, dnnl_oihw);
+    if (weights && g > 1) dnnl_memory_desc_init_by_tag(&u, 5, gwd, dnnl_f32, dnnl_goihw);
+    else if (weights) dnnl_memory_desc_init_by_tag(&u, 4, wd, dnnl_f32, dnnl_oihw);
     else dnnl_memory_desc_init_by_tag(&u, 4, sd, dnnl_f32, dnnl_nhwc);
     dnnl_memory_get_memory_desc(b->mem[2], &q);
     return bwd_reorder(q, b->buf[2], &u, out);
@@ -179,20 +190,24 @@ const char ridge_bench_convbwd_summary[] =
 
 typedef struct bwd_case {
     const char *name;
-    int64_t n, ci, h, w, co, r, stride, pad;
+    int64_t n, ci, h, w, co, r, stride, pad, groups;
 } bwd_case;
 
 static const bwd_case cases[] = {
-    /* name                n   ci   h    w    co   r  st pad */
-    {"resnet-3x3-64",      1,  64,  56,  56,  64,  3, 1, 1},
-    {"resnet-3x3-128",     1,  128, 28,  28,  128, 3, 1, 1},
-    {"resnet-3x3-256",     1,  256, 14,  14,  256, 3, 1, 1},
-    {"resnet-3x3-s2-128",  1,  64,  56,  56,  128, 3, 2, 1},
-    {"resnet-first-7x7",   1,  3,   224, 224, 64,  7, 2, 3},
-    {"resnet-1x1-64",      1,  64,  56,  56,  64,  1, 1, 0},
-    {"fmnist-conv1-b64",   64, 1,   28,  28,  32,  3, 1, 1},
-    {"fmnist-conv2-b64",   64, 32,  14,  14,  64,  3, 1, 1},
-    {"large-9x9",          1,  16,  64,  64,  16,  9, 1, 4},
+    /* name                n   ci   h    w    co   r  st pad g */
+    {"resnet-3x3-64",      1,  64,  56,  56,  64,  3, 1, 1, 1},
+    {"resnet-3x3-128",     1,  128, 28,  28,  128, 3, 1, 1, 1},
+    {"resnet-3x3-256",     1,  256, 14,  14,  256, 3, 1, 1, 1},
+    {"resnet-3x3-s2-128",  1,  64,  56,  56,  128, 3, 2, 1, 1},
+    {"resnet-first-7x7",   1,  3,   224, 224, 64,  7, 2, 3, 1},
+    {"resnet-1x1-64",      1,  64,  56,  56,  64,  1, 1, 0, 1},
+    {"fmnist-conv1-b64",   64, 1,   28,  28,  32,  3, 1, 1, 1},
+    {"fmnist-conv2-b64",   64, 32,  14,  14,  64,  3, 1, 1, 1},
+    {"large-9x9",          1,  16,  64,  64,  16,  9, 1, 4, 1},
+    /* depthwise: MobileNet's 3x3 at stride 1 and 2, EfficientNet's 5x5 at stride 2 */
+    {"mobilenet-dw-32",    1,  32,  112, 112, 32,  3, 1, 1, 32},
+    {"mobilenet-dw-s2-64", 1,  64,  112, 112, 64,  3, 2, 1, 64},
+    {"effnet-dw5-s2-144",  1,  144, 56,  56,  144, 5, 2, 2, 144},
 };
 
 static float frand(unsigned *s)
@@ -279,6 +294,7 @@ static const char *const names[NM] = {"dx direct (padding-free)", "dx padded cop
                                       "dx sgemm+col2im", "dx winograd-4x3", "dw direct",
                                       "dw im2col+sgemm", "dw winograd-4x3", "onednn dx",
                                       "onednn dw"};
+static const char *const dw_names[2] = {"dx depthwise", "dw depthwise"};
 #define IS_DX(m) ((m) < 4 || (m) == 7)
 
 static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case *c, ridge_ctx *ctx,
@@ -290,7 +306,9 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     d->n = c->n, d->c_in = c->ci, d->h = c->h, d->w = c->w, d->c_out = c->co, d->r = d->s = c->r;
     d->stride_h = d->stride_w = c->stride;
     d->pad_top = d->pad_bottom = d->pad_left = d->pad_right = c->pad;
+    d->groups = c->groups;
     d->layout = RIDGE_NHWC;
+    const int dwise = d->groups > 1 && d->groups == d->c_in && d->groups == d->c_out;
     if (ridge_conv2d_desc_check(d, &k.oh, &k.ow)) {
         fprintf(stderr, "bench convbwd: %s: %s\n", c->name, ridge_last_error());
         return 1;
@@ -304,7 +322,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     k.pd.pad_top = k.pd.pad_bottom = k.pd.pad_left = k.pd.pad_right = 0;
     const size_t xn = (size_t)(d->n * d->h * d->w * d->c_in),
                  yn = (size_t)(d->n * k.oh * k.ow * d->c_out);
-    const size_t wn = (size_t)(d->c_out * d->c_in * d->r * d->s),
+    const size_t wn = (size_t)(d->c_out * (d->c_in / d->groups) * d->r * d->s),
                  padn = (size_t)(d->n * k.hp * k.wp * d->c_out);
     float *x = malloc(xn * 4), *w = malloc(wn * 4), *dy = malloc(yn * 4), *rx = malloc(xn * 4);
     float *rw = malloc((wn + (size_t)d->c_out) * 4);
@@ -315,11 +333,13 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     for (size_t i = 0; i < wn; i++) w[i] = frand(&s);
     for (size_t i = 0; i < yn; i++) dy[i] = frand(&s);
     k.x = x, k.w = w, k.dy = dy;
+    const ridge_conv_algo third = dwise ? RIDGE_CONV_DEPTHWISE : RIDGE_CONV_WINOGRAD_4X3;
     ridge_conv2d_bwd_options bo[3] = {{RIDGE_CONV_DIRECT, RIDGE_CONV_DIRECT},
                                       {RIDGE_CONV_IM2COL, RIDGE_CONV_IM2COL},
-                                      {RIDGE_CONV_WINOGRAD_4X3, RIDGE_CONV_WINOGRAD_4X3}};
+                                      {third, third}};
     int fail = 0, avail[NM];
     for (int m = 0; m < NM; m++) avail[m] = 1;
+    avail[1] = d->groups == 1; /* the padded copy's weight rotation is for groups 1 */
     avail[3] = avail[6] = ridge_conv2d_bwd_plan_create(ctx, d, &bo[2], &k.bp[2]) == RIDGE_OK;
     for (int i = 0; i < 2; i++)
         if (ridge_conv2d_bwd_plan_create(ctx, d, &bo[i], &k.bp[i])) {
@@ -390,19 +410,19 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
     for (int m = 0; m < nm; m++) {
         if (!avail[m]) continue;
         const int dxm = IS_DX(m);
+        const char *label = dwise && (m == 3 || m == 6) ? dw_names[m == 6] : names[m];
+#ifdef RIDGE_HAVE_DNNL
+        if (m >= 7) label = k.dn[m - 7].impl;
+#endif
         bench_val v[] = {
             {c->name, 0},
             {NULL, threads},
-#ifdef RIDGE_HAVE_DNNL
-            {m >= 7 ? k.dn[m - 7].impl : names[m], 0},
-#else
-            {names[m], 0},
-#endif
+            {label, 0},
             {NULL, st[m].median * 1e3},
             {NULL, st[m].best * 1e3},
             {NULL, gf / st[m].median},
             {NULL, m == 1 ? (double)padn * 4 / 1024 : 0},
-            {NULL, dxm ? st[1].median / st[m].median : st[5].median / st[m].median},
+            {NULL, st[dxm ? (avail[1] ? 1 : 0) : 5].median / st[m].median},
             {NULL, nm > 7 ? st[dxm ? 7 : 8].median / st[m].median : NAN},
             {NULL, err[m]},
         };
@@ -423,11 +443,16 @@ int ridge_bench_convbwd(const ridge_bench_opts *o, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf(
-                "usage: ridge bench convbwd [--quick] [--filter NAME] [--threads N] [--json]\n\n"
+                "usage: ridge bench convbwd [--quick] [--peers] [--filter NAME] [--threads N]\n"
+                "                          [--json]\n\n"
                 "Convolution backward, NHWC: padding-free dx against the padded-copy method\n"
                 "(ratio x_ref = padded time / this time; buffer_kib: the padded copy's size, what\n"
                 "the padding-free path saves), dw direct against im2col + SGEMM (x_ref = im2col\n"
-                "time / this time). GFLOP/s on the direct count 2 n oh ow co ci r s.\n");
+                "time / this time), Winograd F(4x4, 3x3) where it applies. Depthwise shapes run\n"
+                "the depthwise algorithm instead of Winograd and have no padded copy: their dx\n"
+                "x_ref is direct's time / this time. --peers adds oneDNN's backward primitives\n"
+                "(x_onednn = oneDNN's time / this time). GFLOP/s on the direct count\n"
+                "2 n oh ow co (ci / groups) r s.\n");
             return 0;
         }
         fprintf(stderr, "ridge bench convbwd: unknown option '%s' (see --help)\n", argv[i]);
