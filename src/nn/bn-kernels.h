@@ -132,3 +132,82 @@ void BN_CAT(ridge_f32_bn_dx, BN_ISA)(const float *dy, const float *restrict x, f
         for (size_t c = 0; c < C; c++) o[c] = k[c] * g[c] + u[c] * xr[c] + v[c];
     }
 }
+
+/* g at row r (pixel n, ih, iw), channels [c0, c0 + cn), where dy comes through 2 x 2 max
+ * pooling at stride 2: the pooled dy where this cell won its window (relu: times the mask of
+ * the pooled output, which is the winner's y), else 0; 0 outside every window. The same bits
+ * as ridge_pool2d_backward's dx and then bn_block_grad's mask. */
+BN_INLINE void bn_pool_g(const bn_pool *q, size_t C, size_t c0, const size_t cn, size_t r,
+                         float *restrict g)
+{
+    const size_t hw = q->h * q->w, n = r / hw, ih = r % hw / q->w, iw = r % q->w;
+    if (ih / 2 >= q->ph || iw / 2 >= q->pw) {
+        for (size_t j = 0; j < cn; j++) g[j] = 0.0f;
+        return;
+    }
+    const size_t po = ((n * q->ph + ih / 2) * q->pw + iw / 2) * C + c0;
+    const int32_t base = (int32_t)((ih * q->w + iw) * C + c0);
+    const float *restrict dy = q->dy + po, *restrict y = q->y + po;
+    const int32_t *restrict am = q->am + po;
+    for (size_t j = 0; j < cn; j++) {
+        const float d = q->relu ? dy[j] * (y[j] > 0.0f ? 1.0f : 0.0f) : dy[j];
+        g[j] = am[j] == base + (int32_t)j ? d : 0.0f;
+    }
+}
+
+/* bn_block_grad with g from the pooled dy (bn_pool_g): the same sums in the same order */
+BN_INLINE void bn_block_pool_grad(const bn_pool *q, const float *restrict x, size_t C,
+                                  size_t c0, const size_t cn, size_t rb, size_t re,
+                                  const float *restrict m, const float *restrict rs, float *f0,
+                                  float *f1)
+{
+    for (size_t j = 0; j < cn; j++) f0[j] = 0.0f, f1[j] = 0.0f;
+    for (size_t r = rb; r < re; r++) {
+        float g[BN_G];
+        bn_pool_g(q, C, c0, cn, r, g);
+        for (size_t j = 0; j < cn; j++) {
+            f0[j] += g[j];
+            f1[j] += g[j] * ((x[r * C + c0 + j] - m[j]) * rs[j]);
+        }
+    }
+}
+
+void BN_CAT(ridge_f32_bn_pool_grad_sums, BN_ISA)(const bn_pool *q, const float *restrict x,
+                                                 size_t C, size_t r0, size_t r1,
+                                                 const float *restrict mean,
+                                                 const float *restrict rstd,
+                                                 double *restrict s0, double *restrict s1)
+{
+    for (size_t c = 0; c < C; c++) s0[c] = 0.0, s1[c] = 0.0;
+    for (size_t rb = r0; rb < r1; rb += BN_BLOCK) {
+        const size_t re = rb + BN_BLOCK < r1 ? rb + BN_BLOCK : r1;
+        for (size_t c0 = 0; c0 < C; c0 += BN_G) {
+            float f0[BN_G], f1[BN_G];
+            const size_t cn = C - c0 < BN_G ? C - c0 : BN_G;
+            if (cn == BN_G)
+                bn_block_pool_grad(q, x, C, c0, BN_G, rb, re, mean + c0, rstd + c0, f0, f1);
+            else bn_block_pool_grad(q, x, C, c0, cn, rb, re, mean + c0, rstd + c0, f0, f1);
+            for (size_t j = 0; j < cn; j++) s0[c0 + j] += f0[j], s1[c0 + j] += f1[j];
+        }
+    }
+}
+
+/* dx = k g + u x + v per channel with g from the pooled dy, rows [r0, r1) */
+void BN_CAT(ridge_f32_bn_pool_dx, BN_ISA)(const bn_pool *q, const float *restrict x,
+                                          float *restrict dx, size_t C, size_t r0, size_t r1,
+                                          const float *restrict k, const float *restrict u,
+                                          const float *restrict v)
+{
+    for (size_t r = r0; r < r1; r++) {
+        const float *xr = x + r * C;
+        float *o = dx + r * C;
+        for (size_t c0 = 0; c0 < C; c0 += BN_G) {
+            float g[BN_G];
+            const size_t cn = C - c0 < BN_G ? C - c0 : BN_G;
+            if (cn == BN_G) bn_pool_g(q, C, c0, BN_G, r, g);
+            else bn_pool_g(q, C, c0, cn, r, g);
+            for (size_t j = 0; j < cn; j++)
+                o[c0 + j] = k[c0 + j] * g[j] + u[c0 + j] * xr[c0 + j] + v[c0 + j];
+        }
+    }
+}
