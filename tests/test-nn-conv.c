@@ -400,66 +400,6 @@ static void test_batchnorm_shapes(void)
     }
 }
 
-/* ridge_batchnorm_maxpool_backward_sync against ridge_pool2d_backward then
- * ridge_batchnorm_backward_sync: the same dx, dgamma and dbeta to the bit, with and without
- * the relu, per ISA, on images with odd sizes (a row and a column outside every window), a
- * channel tail, and x with ties and negative values (so that argmax and the mask matter). */
-static void test_batchnorm_maxpool(void)
-{
-    const struct {
-        size_t n, h, w, C;
-    } sh[] = {{2, 6, 8, 16}, {3, 7, 9, 20}, {1, 28, 28, 32}, {4, 14, 14, 64}, {1, 2, 2, 1},
-              {2, 5, 4, 37}};
-    const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
-    for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++)
-        for (int relu = 0; relu < 2; relu++)
-            for (int k = 0; k < 3; k++) {
-                ridge_ctx *ctx = test_ctx(k == 1 ? 1 : 2, isas[k]);
-                if (!ctx) continue;
-                const size_t n = sh[t].n, h = sh[t].h, w = sh[t].w, C = sh[t].C;
-                const size_t rows = n * h * w, nx = rows * C, np = n * (h / 2) * (w / 2) * C;
-                const ridge_epi_act act = relu ? RIDGE_EPI_RELU : RIDGE_EPI_NONE;
-                float *x = malloc(nx * 4), *y = malloc(nx * 4), *yp = malloc(np * 4);
-                float *gp = malloc(np * 4), *g = malloc(nx * 4), *dx1 = malloc(nx * 4);
-                float *dx2 = malloc(nx * 4), *st = malloc(2 * C * 4), *gb = malloc(C * 4);
-                float *d1 = malloc(2 * C * 4), *d2 = malloc(2 * C * 4);
-                int32_t *am = malloc(np * sizeof(int32_t));
-                fill(x, nx, 50), fill(gp, np, 51), fill(gb, C, 52);
-                for (size_t i = 0; i < nx; i += 7) x[i] = x[i + 1 < nx ? i + 1 : i]; /* ties */
-                ridge_pool2d_desc pd = {.n = (int64_t)n, .c = (int64_t)C, .h = (int64_t)h,
-                                        .w = (int64_t)w, .r = 2, .s = 2, .stride_h = 2,
-                                        .stride_w = 2, .kind = RIDGE_POOL_MAX,
-                                        .layout = RIDGE_NHWC};
-                CHECK_OK(ridge_batchnorm_forward_train(ctx, y, st, st + C, NULL, NULL, x, gb, gb,
-                                                       rows, C, 1e-5f, 0.1f, act));
-                CHECK_OK(ridge_pool2d_forward_argmax(ctx, &pd, y, yp, am));
-                CHECK_OK(ridge_pool2d_backward(ctx, &pd, g, gp, am));
-                CHECK_OK(ridge_batchnorm_backward_sync(ctx, dx1, d1, d1 + C, g, x, y, st, st + C,
-                                                       gb, rows, C, act, NULL));
-                CHECK_OK(ridge_batchnorm_maxpool_backward_sync(ctx, dx2, d2, d2 + C, gp, yp, am, x,
-                                                               st, st + C, gb, n, h, w, C, act,
-                                                               NULL));
-                CHECKF(!memcmp(dx1, dx2, nx * 4) && !memcmp(d1, d2, 2 * C * 4),
-                       "batchnorm+maxpool %zux%zux%zux%zu relu %d %s: differs from pooling "
-                       "then batch norm", n, h, w, C, relu, ridge_isa_name(isas[k]));
-                free(x), free(y), free(yp), free(gp), free(g), free(dx1), free(dx2), free(st);
-                free(gb), free(d1), free(d2), free(am);
-                ridge_ctx_destroy(ctx);
-            }
-    ridge_ctx *ctx = test_ctx(1, RIDGE_ISA_AUTO);
-    float v[64] = {0};
-    int32_t a[4] = {0};
-    /* bad input: a 1-row image, dx over x, NULL winners */
-    CHECK(ridge_batchnorm_maxpool_backward_sync(ctx, v, v, v, v, v, a, v + 32, v, v, v, 1, 1,
-                                                4, 1, RIDGE_EPI_NONE, NULL) == RIDGE_EINVAL);
-    CHECK(ridge_batchnorm_maxpool_backward_sync(ctx, v, v, v, v + 8, v + 8, a, v, v, v, v, 1, 2,
-                                                2, 1, RIDGE_EPI_NONE, NULL) == RIDGE_EINVAL);
-    CHECK(ridge_batchnorm_maxpool_backward_sync(ctx, v, v, v, v + 8, v + 8, NULL, v + 16, v, v,
-                                                v, 1, 2, 2, 1, RIDGE_EPI_NONE, NULL) ==
-          RIDGE_EINVAL);
-    ridge_ctx_destroy(ctx);
-}
-
 int main(void)
 {
     ridge_ctx *c1 = test_ctx(1, RIDGE_ISA_AUTO), *c2 = test_ctx(2, RIDGE_ISA_AUTO);
@@ -481,7 +421,6 @@ int main(void)
     test_pool_isas();
     test_batchnorm(c1, c2);
     test_batchnorm_shapes();
-    test_batchnorm_maxpool();
     ridge_ctx_destroy(c1);
     ridge_ctx_destroy(c2);
     return test_finish("test-nn-conv");

@@ -97,20 +97,6 @@ ridge_status ridge_batchnorm_backward_sync(ridge_ctx *ctx, float *dx, float *dga
                                            const float *gamma, size_t rows, size_t C,
                                            ridge_epi_act act, ridge_sum_f64_fn sum);
 
-/* The backward of a batch norm (act: none or relu) whose output y (n, h, w, C) went through
- * 2 x 2 max pooling at stride 2 without padding (ridge_pool2d_forward_argmax: pooled output
- * yp and winners argmax, (n, h / 2, w / 2, C)), from the pooling's dyp: what
- * ridge_pool2d_backward and then ridge_batchnorm_backward_sync give, to the bit, without
- * writing the pooling's dx (which is 3/4 zeros) and reading it back. dx must not overlap x or
- * dyp. */
-ridge_status ridge_batchnorm_maxpool_backward_sync(ridge_ctx *ctx, float *dx, float *dgamma,
-                                                   float *dbeta, const float *dyp,
-                                                   const float *yp, const int32_t *argmax,
-                                                   const float *x, const float *mean,
-                                                   const float *rstd, const float *gamma,
-                                                   size_t n, size_t h, size_t w, size_t C,
-                                                   ridge_epi_act act, ridge_sum_f64_fn sum);
-
 #ifdef __cplusplus
 }
 #endif

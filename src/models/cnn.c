@@ -496,19 +496,6 @@ ridge_status ridge_cnn_gradients(ridge_ctx *ctx, ridge_cnn *m, const float *x,
             break;
         case RIDGE_CNN_MAXPOOL:
         case RIDGE_CNN_AVGPOOL: {
-            /* 2 x 2 max pooling after a batch norm: both backwards in one, without the
-             * pooling's dx (3/4 zeros) written and read back; dx is then where the two
-             * steps would leave it after one step, so the loop skips the batch norm */
-            if (l >= 1 && ly->kind == RIDGE_CNN_MAXPOOL && ly->k == 2 && ly->stride == 2 &&
-                c->layers[l - 1].kind == RIDGE_CNN_BN) {
-                const int b = l - 1;
-                st = ridge_batchnorm_maxpool_backward_sync(
-                    ctx, dx, m->dw[b], m->db[b], dy, m->act[l + 1], m->argmax[l], m->act[b],
-                    m->bn_mean[b], m->bn_rstd[b], m->w[b], B, (size_t)m->h[b],
-                    (size_t)m->wd[b], (size_t)m->c[b], c->layers[b].act, bn_sum(m));
-                l--;
-                break;
-            }
             ridge_pool2d_desc d = pool_desc(m, l, B);
             if (!first) st = ridge_pool2d_backward(ctx, &d, dx, dy, m->argmax[l]);
             break;

@@ -30,12 +30,6 @@ typedef struct bn_kernels {
                   const float *restrict, const float *restrict, int);
     void (*dx)(const float *, const float *restrict, float *, size_t, size_t, size_t,
                const float *restrict, const float *restrict, const float *restrict);
-    void (*pool_grad_sums)(const bn_pool *, const float *restrict, size_t, size_t, size_t,
-                           const float *restrict, const float *restrict, double *restrict,
-                           double *restrict);
-    void (*pool_dx)(const bn_pool *, const float *restrict, float *restrict, size_t, size_t,
-                    size_t, const float *restrict, const float *restrict,
-                    const float *restrict);
 } bn_kernels;
 
 static bn_kernels bn_pick(const ridge_ctx *ctx)
@@ -43,16 +37,13 @@ static bn_kernels bn_pick(const ridge_ctx *ctx)
     switch (ridge_ctx_isa(ctx)) {
     case RIDGE_ISA_AVX512:
         return (bn_kernels){ridge_f32_bn_stats__avx512, ridge_f32_bn_grad_sums__avx512,
-                            ridge_f32_bn_apply__avx512, ridge_f32_bn_dx__avx512,
-                            ridge_f32_bn_pool_grad_sums__avx512, ridge_f32_bn_pool_dx__avx512};
+                            ridge_f32_bn_apply__avx512, ridge_f32_bn_dx__avx512};
     case RIDGE_ISA_AVX2:
         return (bn_kernels){ridge_f32_bn_stats__avx2, ridge_f32_bn_grad_sums__avx2,
-                            ridge_f32_bn_apply__avx2, ridge_f32_bn_dx__avx2,
-                            ridge_f32_bn_pool_grad_sums__avx2, ridge_f32_bn_pool_dx__avx2};
+                            ridge_f32_bn_apply__avx2, ridge_f32_bn_dx__avx2};
     default:
         return (bn_kernels){ridge_f32_bn_stats__ref, ridge_f32_bn_grad_sums__ref,
-                            ridge_f32_bn_apply__ref, ridge_f32_bn_dx__ref,
-                            ridge_f32_bn_pool_grad_sums__ref, ridge_f32_bn_pool_dx__ref};
+                            ridge_f32_bn_apply__ref, ridge_f32_bn_dx__ref};
     }
 }
 
@@ -65,7 +56,6 @@ typedef struct bn_args {
     float *out;
     double *part; /* [nchunk][2][C]: a chunk's mean and M2, or its sums of dy and dy xhat */
     int relu;
-    const bn_pool *pool; /* backward: dy through 2 x 2 max pooling (dy NULL) */
 } bn_args;
 
 /* The fixed chunk ch of rows (the same for any thread count). */
@@ -84,9 +74,7 @@ static void chunk_range(void *arg, size_t b, size_t e, int ith)
         size_t r0, r1;
         chunk_rows(a, ch, &r0, &r1);
         double *p = a->part + ch * 2 * a->C;
-        if (a->pool)
-            a->k.pool_grad_sums(a->pool, a->x, a->C, r0, r1, a->mean, a->rstd, p, p + a->C);
-        else if (a->dy)
+        if (a->dy)
             a->k.grad_sums(a->dy, a->y_act, a->x, a->C, r0, r1, a->mean, a->rstd, p, p + a->C);
         else a->k.stats(a->x, a->C, r0, r1, p, p + a->C);
     }
@@ -103,8 +91,7 @@ static void dx_range(void *arg, size_t b, size_t e, int ith)
 {
     const bn_args *a = arg;
     (void)ith;
-    if (a->pool) a->k.pool_dx(a->pool, a->x, a->out, a->C, b, e, a->sc, a->sh, a->sh + a->C);
-    else a->k.dx(a->dy, a->x, a->out, a->C, b, e, a->sc, a->sh, a->sh + a->C);
+    a->k.dx(a->dy, a->x, a->out, a->C, b, e, a->sc, a->sh, a->sh + a->C);
 }
 
 static ridge_status check(const char *fn, const void *p1, const void *p2, const void *p3,
@@ -233,20 +220,18 @@ ridge_status ridge_batchnorm_forward_infer(ridge_ctx *ctx, float *y, const float
     return RIDGE_OK;
 }
 
-/* pool: dy comes through 2 x 2 max pooling (dy and y unused), checked by the caller */
 static ridge_status backward(ridge_ctx *ctx, float *dx, float *dgamma, float *dbeta, float *dy,
                              const float *x, const float *y, const float *mean,
                              const float *rstd, const float *gamma, size_t rows, size_t C,
-                             ridge_epi_act act, ridge_sum_f64_fn sum, const bn_pool *pool)
+                             ridge_epi_act act, ridge_sum_f64_fn sum)
 {
-    ridge_status st = check("batchnorm_backward", dx, pool ? (const void *)pool : dy, x, rows, C,
-                            act);
+    ridge_status st = check("batchnorm_backward", dx, dy, x, rows, C, act);
     if (st) return st;
-    if (!ctx || !dgamma || !dbeta || !mean || !rstd || !gamma || (act && !y && !pool))
+    if (!ctx || !dgamma || !dbeta || !mean || !rstd || !gamma || (act && !y))
         return ridge_error(RIDGE_EINVAL, "batchnorm_backward: NULL argument");
     bn_args a = {.k = bn_pick(ctx), .rows = rows, .C = C, .nchunk = RIDGE_MIN(BN_CHUNKS, rows),
                  .dy = dy, .x = x, .y_act = act == RIDGE_EPI_RELU ? y : NULL, .mean = mean,
-                 .rstd = rstd, .out = dx, .pool = pool};
+                 .rstd = rstd, .out = dx};
     /* the chunks' partial sums, then s0 (C), s1 (C) and the row count */
     a.part = ridge_malloc((a.nchunk * 2 * C + 2 * C + 1) * sizeof(double));
     float *coef = ridge_malloc(3 * C * sizeof(float));
@@ -296,8 +281,7 @@ ridge_status ridge_batchnorm_backward_sync(ridge_ctx *ctx, float *dx, float *dga
                                            ridge_epi_act act, ridge_sum_f64_fn sum)
 {
     uint64_t t0 = RIDGE_PROF_START(ctx);
-    ridge_status st =
-        backward(ctx, dx, dgamma, dbeta, dy, x, y, mean, rstd, gamma, rows, C, act, sum, NULL);
+    ridge_status st = backward(ctx, dx, dgamma, dbeta, dy, x, y, mean, rstd, gamma, rows, C, act, sum);
     RIDGE_PROF_END(ctx, t0, "batchnorm.bwd", "", 12.0 * rows * C, 4.0 * 4.0 * rows * C, 4.0 * 4.0 * rows * C, "%zux%zu", rows, C);
     return st;
 }
@@ -309,33 +293,4 @@ ridge_status ridge_batchnorm_backward(ridge_ctx *ctx, float *dx, float *dgamma, 
 {
     return ridge_batchnorm_backward_sync(ctx, dx, dgamma, dbeta, dy, x, y, mean, rstd, gamma,
                                          rows, C, act, NULL);
-}
-
-ridge_status ridge_batchnorm_maxpool_backward_sync(ridge_ctx *ctx, float *dx, float *dgamma,
-                                                   float *dbeta, const float *dyp,
-                                                   const float *yp, const int32_t *argmax,
-                                                   const float *x, const float *mean,
-                                                   const float *rstd, const float *gamma,
-                                                   size_t n, size_t h, size_t w, size_t C,
-                                                   ridge_epi_act act, ridge_sum_f64_fn sum)
-{
-    if (!dyp || !yp || !argmax)
-        return ridge_error(RIDGE_EINVAL, "batchnorm_maxpool_backward: NULL argument");
-    if (n < 1 || h < 2 || w < 2 || C < 1 || h > SIZE_MAX / w || n > SIZE_MAX / (h * w) ||
-        h * w * C > INT32_MAX)
-        return ridge_error(RIDGE_EINVAL,
-                           "batchnorm_maxpool_backward: n %zu, h %zu, w %zu, channels %zu (an "
-                           "image of at least 2 x 2 and at most 2^31 values)", n, h, w, C);
-    if (dx == x || (const float *)dx == dyp)
-        return ridge_error(RIDGE_EINVAL, "batchnorm_maxpool_backward: dx must not overlap x "
-                                         "or the pooled dy");
-    const bn_pool q = {dyp, yp, argmax, h, w, h / 2, w / 2, act == RIDGE_EPI_RELU};
-    uint64_t t0 = RIDGE_PROF_START(ctx);
-    ridge_status st = backward(ctx, dx, dgamma, dbeta, NULL, x, NULL, mean, rstd, gamma, n * h * w,
-                               C, act, sum, &q);
-    /* bytes: x twice, dx once, the pooled dy, output and winners twice */
-    RIDGE_PROF_END(ctx, t0, "batchnorm+maxpool.bwd", "", 12.0 * n * h * w * C,
-                   4.0 * (3.0 + 1.5) * n * h * w * C, 4.0 * (3.0 + 1.5) * n * h * w * C,
-                   "%zux%zux%zux%zu", n, h, w, C);
-    return st;
 }

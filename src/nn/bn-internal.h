@@ -8,18 +8,6 @@
  * and stays in L1 for the block's second look */
 #define BN_BLOCK 64
 
-#include <stdint.h>
-
-/* dy seen through 2 x 2 max pooling at stride 2 without padding that followed the batch norm
- * (ridge_batchnorm_maxpool_backward_sync): the pooling's dy, output and winners (n, ph, pw, C)
- * over the batch norm's rows (n, h, w); relu: its mask on the pooled output */
-typedef struct bn_pool {
-    const float *dy, *y;
-    const int32_t *am;
-    size_t h, w, ph, pw;
-    int relu;
-} bn_pool;
-
 #define BN_DECLARE(isa)                                                                       \
     void ridge_f32_bn_stats__##isa(const float *restrict x, size_t C, size_t r0, size_t r1,    \
                                    double *restrict mean, double *restrict m2);               \
@@ -33,16 +21,7 @@ typedef struct bn_pool {
                                    const float *restrict sh, int relu);                        \
     void ridge_f32_bn_dx__##isa(const float *dy, const float *restrict x, float *dx, size_t C,  \
                                 size_t r0, size_t r1, const float *restrict k,                 \
-                                const float *restrict u, const float *restrict v);            \
-    void ridge_f32_bn_pool_grad_sums__##isa(const bn_pool *q, const float *restrict x,         \
-                                            size_t C, size_t r0, size_t r1,                    \
-                                            const float *restrict mean,                        \
-                                            const float *restrict rstd, double *restrict s0,   \
-                                            double *restrict s1);                              \
-    void ridge_f32_bn_pool_dx__##isa(const bn_pool *q, const float *restrict x,                \
-                                     float *restrict dx, size_t C, size_t r0, size_t r1,       \
-                                     const float *restrict k, const float *restrict u,         \
-                                     const float *restrict v);
+                                const float *restrict u, const float *restrict v);
 BN_DECLARE(ref)
 BN_DECLARE(avx2)
 BN_DECLARE(avx512)
