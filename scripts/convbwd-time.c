@@ -1,13 +1,14 @@
 /* Times one convolution backward pass (dw or dx) alone through the public API, median of
  * ROUNDS calls after 5 untimed ones, for checking how a change scales with threads: run it
  * against two builds' libridge.so (LD_LIBRARY_PATH) at 1 and 2 threads, alternating. A K x K
- * window (default 3) with padding K / 2, stride STRIDE (default 1), NHWC, G groups (default 1). ALGO is a
- * ridge_conv_algo number (1 direct, 2 im2col, 4 depthwise, 6 winograd-4x3); the checksum of
- * the result tells two builds' bits apart.
+ * window (default 3) with padding K / 2, stride STRIDE (default 1), NHWC, G groups (default
+ * 1). ALGO is a ridge_conv_algo number (1 direct, 2 im2col, 4 depthwise, 6 winograd-4x3); the
+ * checksum of the result tells two builds' bits apart.
  *
  *   cc -O2 -Iinclude -Iscripts scripts/convbwd-time.c -Lbuild -lridge -lm -o /tmp/convbwd-time
  *   LD_LIBRARY_PATH=build /tmp/convbwd-time dw 64 32 14 64 2 6 21
  *   LD_LIBRARY_PATH=build /tmp/convbwd-time dx 1 240 28 240 1 4 41 5 240   (depthwise 5x5)
+ *   LD_LIBRARY_PATH=build /tmp/convbwd-time dx 1 32 112 32 1 4 41 3 32 2  (depthwise stride 2)
  *
  * usage: convbwd-time dw|dx N C_IN HW C_OUT THREADS ALGO ROUNDS [K G [STRIDE]] */
 #include <stdio.h>

@@ -1058,13 +1058,13 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
     /* every 16-channel block a whole, aligned line: per group for direct and pointwise (the
      * AVX-512 stream instruction faults on a misaligned address), over all channels for the
      * depthwise 3x3 kernel */
-    const int wide = dw && (d->r != 3 || d->s != 3) && dw_wide_window(d);
-    const char *no = p->stream < 0                             ? "opts.stream = -1"
-                     : d->layout == RIDGE_NCHW                 ? "NCHW"
-                     : dw && (d->r != 3 || d->s != 3) && !wide ? "not a depthwise 3x3 or wide window"
+    const int not3x3 = dw && (d->r != 3 || d->s != 3), wide = not3x3 && dw_wide_window(d);
+    const char *no = p->stream < 0                 ? "opts.stream = -1"
+                     : d->layout == RIDGE_NCHW     ? "NCHW"
+                     : not3x3 && !wide             ? "not a depthwise 3x3 or wide window"
                      : dw ? (d->c_out % 16 ? "c_out not a multiple of 16" : NULL)
-                     : p->cog % 16                             ? "c_out / groups not a multiple of 16"
-                                                               : NULL;
+                     : p->cog % 16                 ? "c_out / groups not a multiple of 16"
+                                                   : NULL;
     if (no) return snprintf(why, why_len, "%s", no), CONV_STORES_CACHED;
     /* the wide window's kernel (dw_row_wide) has no streamed stores: it prefetches instead */
     const int streamed = wide ? CONV_STORES_PREFETCHED : CONV_STORES_STREAMED;
