@@ -459,15 +459,16 @@ static int direct_row_edges(const ridge_conv2d_plan *p)
 }
 
 /* The direct algorithm's columns: [*lo, *hin) run along rows as the interior (the whole row
- * with row_edges: *edges), the rest as border columns. */
+ * with row_edges: *edges, where edges is not NULL), the rest as border columns. */
 static int direct_columns(const ridge_conv2d_plan *p, int64_t *lo, int64_t *hin, int *edges)
 {
     const ridge_conv2d_desc *d = &p->d;
     int64_t hi;
     whole_windows(d->pad_left, d->w, d->s, d->dil_w, d->stride_w, p->ow, lo, &hi);
     const int masked = direct_interior(p, *lo, hi, hin);
-    *edges = direct_row_edges(p);
-    if (*edges) *lo = 0, *hin = p->ow;
+    const int whole = direct_row_edges(p);
+    if (whole) *lo = 0, *hin = p->ow;
+    if (edges) *edges = whole;
     return masked;
 }
 
@@ -1506,8 +1507,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
          * layers, whose short chunks cut their border columns' vertical runs (fmnist-conv2,
          * 7 MFLOP: best 0.032-0.034 ms guided, 0.029-0.031 static) */
         int64_t lo, hin;
-        int edges;
-        direct_columns(p, &lo, &hin, &edges);
+        direct_columns(p, &lo, &hin, NULL);
         const int alone = flop < 2 * DIRECT_MIN_FLOP_PER_THREAD;
         f.cseg = alone ? 1
                        : column_segments(rows * ncb, hin - lo, DIRECT_SEG_UNIT,

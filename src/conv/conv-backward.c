@@ -204,6 +204,13 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
                          d->dil_h == 1 && d->dil_w == 1 && d->pad_top <= 2 &&
                          d->pad_bottom <= 2 && d->pad_left <= 2 && d->pad_right <= 2 &&
                          d->c_in / d->groups >= 8 && d->c_out / d->groups >= 8 && tiles >= 32;
+        /* dx with fewer than 16 input channels per group on NHWC: im2col's GEMM then col2im.
+         * The direct and Winograd dx tiles vectorize over dx's channels, c_in, so they fill
+         * 1-12 of 16 lanes (3x3 c_in -> 64 at 56 x 56, batch 16, 1 thread: c_in 1-12 ran
+         * 1.7-3.5x faster on im2col than direct, 8-12 2.2-2.5x than Winograd; c_in 16
+         * direct 1.4x slower but Winograd 1.5x faster, c_in 24 even, 32 direct 1.08x faster;
+         * the 7x7 first layer 2.3-3.0x; docs/PERFORMANCE.md, session 38) */
+        const int thin_dx = !weights && d->layout == RIDGE_NHWC && d->c_in / d->groups < 16;
         /* dw on NHWC with 1 or 2 input channels per group (the dwt tile would fill 1-2 of its
          * 6 rows; the CNN's first layer, 1 -> 32 channels 28x28 batch 64: im2col 2.4 against
          * direct 2.9 ms) or a 1x1 kernel (9x fewer FLOPs per dy byte, so packing dy shows:
@@ -213,13 +220,6 @@ static ridge_status bwd_algo_check(const ridge_conv2d_desc *d, ridge_conv_algo a
         /* ... unless the dwtaps tile takes it (1-2 input channels, output channels in
          * blocks of 32, the widest NR): on the CNN's first layer it ran 4-5x im2col's speed
          * (docs/PERFORMANCE.md, session 15) */
-        /* dx with fewer than 16 input channels per group on NHWC: im2col's GEMM then col2im.
-         * The direct and Winograd dx tiles vectorize over dx's channels, c_in, so they fill
-         * 1-12 of 16 lanes (3x3 c_in -> 64 at 56 x 56, batch 16, 1 thread: c_in 1-12 ran
-         * 1.7-3.5x faster on im2col than direct, 8-12 2.2-2.5x than Winograd; c_in 16
-         * direct 1.4x slower but Winograd 1.5x faster, c_in 24 even, 32 direct 1.08x faster;
-         * the 7x7 first layer 2.3-3.0x; docs/PERFORMANCE.md, session 38) */
-        const int thin_dx = !weights && d->layout == RIDGE_NHWC && d->c_in / d->groups < 16;
         *out = dw && dw_layout                       ? RIDGE_CONV_DEPTHWISE
                : thin_dx                              ? RIDGE_CONV_IM2COL
                : wino && (!weights || wdw_applies(d)) ? RIDGE_CONV_WINOGRAD_4X3
@@ -707,6 +707,10 @@ static void dx_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.act = 0;
     a.edge_l = a.edge_r = 0, a.nt = 0, a.pf = 0, a.iw = a.padl = 0;
     a.nrows = 1, a.xrs = a.yrs = 0;
+    /* dx_dw_rows: a phase's column taps, one dy column apart left to right (soff[1] too for
+     * a single tap: the blocks step by it) */
+    ptrdiff_t up[8];
+    for (int k = 0; k < 8; k++) up[k] = k * p->yv.sw;
     for (size_t row = b0; row < e0; row++) {
         int64_t n = (int64_t)row / d->h, ih = (int64_t)row % d->h;
         int64_t ph = (ih + d->pad_top) % sh;
@@ -718,8 +722,6 @@ static void dx_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         if (p->dx_dw_rows) {
             /* column phase b: the dx columns iw = iw0, iw0 + sw, ... with (iw + pad) % sw
              * == b; pixel q's leftmost dy column is l0 + q (its phase's last tap) */
-            ptrdiff_t up[8];
-            for (int k = 0; k < 8; k++) up[k] = k * p->yv.sw;
             a.soff = up;
             for (int64_t b = 0; b < sw; b++) {
                 const int64_t iw0 = ((b - d->pad_left) % sw + sw) % sw;
@@ -1056,8 +1058,6 @@ static void dw_nhwc_range(void *arg, size_t b0, size_t e0, int ith)
             }
 }
 
-/* Depthwise dw (NHWC, NCHW16c): items of (tap, 16-channel block), channels contiguous in a
- * block, the sum over images and the tap's valid output pixels. */
 /* db[c0, c1) for the depthwise blocks the dwgrad kernel does not take: fp64 sums */
 static void db_depthwise(const bwd *f, int64_t c0, int64_t c1)
 {
@@ -1130,7 +1130,6 @@ static void dw_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         if (f->db) db_depthwise(f, c0, c0 + cl);
     }
 }
-
 
 /* db on NHWC: float sums over 64 pixels, added in double. */
 static void db_nhwc(const ridge_conv2d_bwd_plan *p, const float *dy, float *db)

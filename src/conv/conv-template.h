@@ -920,15 +920,19 @@ CONV_DW_INLINE void dw_3x3_block(const conv_dw_args *a,
     dw_3x3_block_e(a, 0, p, c, P, st, act, has_res, 0, 0, NULL, 0);
 }
 
-/* The streamed path's input prefetch: the lines the output pixels [p, p + P) (stride st) will
- * need pf_rows rows further down (the next output row's new window rows). */
-static inline void dw_prefetch(const conv_dw_args *a, int64_t p, int P, int st, int64_t cfull)
+/* The streamed and prefetched paths' input prefetch: the lines of the input columns [j0, j1),
+ * counted from pixel p's first window column, in the pf_rows rows per output row that the
+ * next call's windows add below this call's last row (3x3: one row a call, and the P st
+ * columns of the block's pixels). */
+CONV_DW_INLINE void dw_prefetch(const conv_dw_args *a, int64_t p, int64_t j0, int64_t j1,
+                                int64_t cfull)
 {
     const ptrdiff_t ds = a->soff[1] - a->soff[0];
-    for (int t = 0; t < a->pf_rows; t++) {
-        const float *x = a->xb + (a->xo + a->pf_off + t * a->pf_rs + p * a->xps);
-        for (int i = 0; i < P * st; i++)
-            for (int64_t c = 0; c < cfull; c += 16) __builtin_prefetch(x + i * ds + a->xco[c]);
+    const ptrdiff_t x0 = a->xo + a->pf_off + (a->nrows - 1) * a->xrs + p * a->xps;
+    for (int t = 0; t < a->pf_rows * a->nrows; t++) {
+        const float *x = a->xb + (x0 + t * a->pf_rs);
+        for (int64_t j = j0; j < j1; j++)
+            for (int64_t c = 0; c < cfull; c += 16) __builtin_prefetch(x + j * ds + a->xco[c]);
     }
 }
 
@@ -957,12 +961,12 @@ CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cful
     }
     if (nt != 1) { /* one row (the loop above cost the single row 8-11%); 2: cached, the
                     * input prefetched as the streamed path does */
-        if (nt == 2) dw_prefetch(a, p, DW_P, st, cfull);
+        if (nt == 2) dw_prefetch(a, p, 0, DW_P * st, cfull);
         for (int64_t c = 0; c < cfull; c += VL)
             dw_3x3_block_e(a, 0, p, c, DW_P, st, act, has_res, skip_l, skip_r, NULL, 0);
         return;
     }
-    dw_prefetch(a, p, DW_P, st, cfull);
+    dw_prefetch(a, p, 0, DW_P * st, cfull);
     float tile[DW_P * DW_CT];
     for (int64_t c0 = 0; c0 < cfull; c0 += DW_CT) {
         const int64_t ct = cfull - c0 < DW_CT ? cfull - c0 : DW_CT;
@@ -1218,18 +1222,10 @@ CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfu
     const int skl = (int)RIDGE_MAX(-left, 0);
     const int skr = (int)RIDGE_MAX(left + (P - 1) * st + S - a->iw, 0);
     const int res = a->res != NULL;
-    if (a->pf) { /* the input lines of the next call's new window rows (below the last of
-                  * the nrows): the block's P pixel steps of columns, the row's last block to
-                  * the end of its window */
+    if (a->pf) { /* the block's P pixel steps of columns inside the input, the row's last
+                  * block to the end of its window */
         const int64_t j1 = p + P < a->npix ? P * st : (P - 1) * st + S;
-        const int64_t e = RIDGE_MIN(j1, a->iw - left);
-        const ptrdiff_t ds = a->soff[1] - a->soff[0];
-        const ptrdiff_t x0 = a->xo + a->pf_off + (a->nrows - 1) * a->xrs + p * a->xps;
-        for (int t = 0; t < a->pf_rows * a->nrows; t++) {
-            const float *x = a->xb + (x0 + t * a->pf_rs);
-            for (int64_t j = skl; j < e; j++)
-                for (int64_t c = 0; c < cfull; c += 16) __builtin_prefetch(x + j * ds + a->xco[c]);
-        }
+        dw_prefetch(a, p, skl, RIDGE_MIN(j1, a->iw - left), cfull);
     }
     for (int64_t c = 0; c < cfull; c += VL)
         for (int row = 0; row < a->nrows; row++) {
