@@ -26,7 +26,9 @@
  *
  * usage: conv-ab LIB_A LIB_B C HW STRIDE THREADS [nhwc|nchw16c] [ROUNDS]
  *                [--pointwise | --direct CIN,R,PAD] [--batch N] [--stream SA,SB] [--window K]
- * --stream: the plan option `stream` for A and B (-1 never, 0 by size, 1 always; default 0). */
+ *                [--algo NAME]
+ * --stream: the plan option `stream` for A and B (-1 never, 0 by size, 1 always; default 0).
+ * --algo: another algorithm for the same shape (auto, direct, im2col, winograd-4x3, ...). */
 #include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
@@ -41,6 +43,18 @@
 
 typedef ridge_status (*fwd_fn)(ridge_ctx *, const ridge_conv2d_plan *, const float *, float *,
                                const float *, const ridge_conv2d_epilogue *, void *);
+
+/* --algo NAME: ridge_conv_algo_name's names (the builds are dlopen'ed, so no parse call here);
+ * -3 if unknown */
+static int algo_named(const char *s)
+{
+    static const char *const names[] = {"ref", "direct", "im2col", "pointwise", "depthwise",
+                                        "winograd-2x3", "winograd-4x3", "fft"};
+    if (!strcmp(s, "auto")) return RIDGE_CONV_AUTO;
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+        if (!strcmp(s, names[i])) return i;
+    return -3;
+}
 
 typedef struct build {
     ridge_ctx *ctx;
@@ -91,7 +105,7 @@ int main(int argc, char **argv)
     const int C = atoi(argv[3]), H = atoi(argv[4]), S = atoi(argv[5]), T = atoi(argv[6]);
     const int blocked = argc > 7 && !strcmp(argv[7], "nchw16c");
     const int rounds = argc > 8 ? atoi(argv[8]) : 31;
-    int pw = 0, N = 1, sa = 0, sb = 0, dcin = 0, dr = 0, dpad = 0, dwk = 3;
+    int pw = 0, N = 1, sa = 0, sb = 0, dcin = 0, dr = 0, dpad = 0, dwk = 3, force = -2;
     for (int i = 9; i < argc; i++) {
         if (!strcmp(argv[i], "--pointwise")) pw = 1;
         else if (!strcmp(argv[i], "--direct") && i + 1 < argc &&
@@ -99,12 +113,13 @@ int main(int argc, char **argv)
             continue;
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) N = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--window") && i + 1 < argc) dwk = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--algo") && i + 1 < argc) force = algo_named(argv[++i]);
         else if (!strcmp(argv[i], "--stream") && i + 1 < argc &&
                  sscanf(argv[++i], "%d,%d", &sa, &sb) == 2)
             continue;
         else return 2;
     }
-    if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1 || N < 1) return 2;
+    if (C < 1 || H < 3 || S < 1 || T < 1 || rounds < 1 || N < 1 || force == -3) return 2;
     const int dir = dcin > 0; /* --direct: c_in, kernel, padding; groups 1 */
     const int cin = dir ? dcin : C, R = dir ? dr : pw ? 1 : dwk;
     const int PAD = dir ? dpad : pw ? 0 : dwk / 2;
@@ -134,6 +149,7 @@ int main(int argc, char **argv)
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = PAD;
     build A, B;
     ridge_conv_algo algo = dir ? RIDGE_CONV_DIRECT : pw ? RIDGE_CONV_POINTWISE : RIDGE_CONV_DEPTHWISE;
+    if (force != -2) algo = (ridge_conv_algo)force;
     if (load(&A, argv[1], &d, w, algo, T, sa) || load(&B, argv[2], &d, w, algo, T, sb)) {
         fprintf(stderr, "conv-ab: could not load or plan with %s / %s\n", argv[1], argv[2]);
         return 1;

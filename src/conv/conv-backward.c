@@ -146,15 +146,13 @@ static int wdw_parts(const ridge_conv2d_bwd_plan *p)
     return T > wdw_tiles_per_chunk(p) && m_bytes <= WDW_PARTS_MAX_M_BYTES ? 2 : 1;
 }
 
-/* dw Winograd workspace for `threads`: V, Q and M per part, then a 36 x cig gather buffer per
- * thread */
-static size_t wdw_ws(const ridge_conv2d_bwd_plan *p, int threads)
+/* dw Winograd workspace: V, Q and M per part (the input transform reads x in place) */
+static size_t wdw_ws(const ridge_conv2d_bwd_plan *p)
 {
     const int64_t TB = wdw_tiles_per_chunk(p), nr = p->k->nr, cogp = p->ncob * nr;
     return (size_t)wdw_parts(p) * (round_bytes((size_t)(36 * TB * p->cig)) +
                                    round_bytes((size_t)(36 * TB * cogp)) +
-                                   round_bytes((size_t)(36 * p->ncob * p->cig * nr))) +
-           (size_t)threads * round_bytes((size_t)(36 * p->cig));
+                                   round_bytes((size_t)(36 * p->ncob * p->cig * nr)));
 }
 
 /* dw direct by the dwtaps tile: a thin layer (1-2 input channels per group, groups 1) in
@@ -545,7 +543,7 @@ ridge_status ridge_conv2d_bwd_plan_create(ridge_ctx *ctx, const ridge_conv2d_des
         p->ws_weights = dw_taps_ws(p, ridge_ctx_threads(ctx));
     }
     p->threads = ridge_ctx_threads(ctx);
-    if (wa == RIDGE_CONV_WINOGRAD_4X3) p->ws_weights = wdw_ws(p, p->threads);
+    if (wa == RIDGE_CONV_WINOGRAD_4X3) p->ws_weights = wdw_ws(p);
     if (da == RIDGE_CONV_WINOGRAD_2X3 || da == RIDGE_CONV_WINOGRAD_4X3 ||
         dx_depthwise_flipped(p)) {
         if ((st = dx_fwd_plan(ctx, p))) goto err_free_plan;
@@ -1329,35 +1327,27 @@ static ridge_status dw_im2col(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, fl
 typedef struct wdw {
     const ridge_conv2d_bwd_plan *p;
     const float *x, *dy;
-    float *V[2], *Q[2], *M[2], *tbuf, *dw;
+    float *V[2], *Q[2], *M[2], *dw;
     int64_t t0[2], nt[2], TB;
 } wdw;
 
 static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
 {
     const wdw *f = arg;
+    (void)ith;
     const ridge_conv2d_bwd_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
     const int64_t cig = p->cig, cog = p->cog, nr = p->k->nr, cogp = p->ncob * nr;
     const int64_t tw = (p->ow + 3) / 4, tpi = (p->oh + 3) / 4 * tw;
-    float *dbuf = f->tbuf + (size_t)ith * (round_bytes((size_t)(36 * cig)) / sizeof(float));
     for (size_t it = b; it < e; it++) { /* part 0's tiles, then part 1's */
         const int part = (int64_t)it >= f->nt[0];
         const int64_t t = (int64_t)it - (part ? f->nt[0] : 0);
         const int64_t tt = f->t0[part] + t, n = tt / tpi, ty = tt % tpi / tw, tx = tt % tw;
         /* V[xi][t][ci]: the 6x6 patch of x (zeros outside), the forward's input transform */
-        const int64_t ih0 = ty * 4 - d->pad_top, iw0 = tx * 4 - d->pad_left;
-        for (int i = 0; i < 6; i++)
-            for (int j = 0; j < 6; j++) {
-                float *dp = dbuf + (i * 6 + j) * cig;
-                const int64_t ih = ih0 + i, iw = iw0 + j;
-                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w)
-                    memset(dp, 0, (size_t)cig * sizeof(float));
-                else
-                    memcpy(dp, f->x + n * p->xv.sn + ih * p->xv.sh + iw * p->xv.sw,
-                           (size_t)cig * sizeof(float));
-            }
-        p->k->wino_in(4, dbuf, cig, f->V[part] + t * cig, f->TB * cig);
+        conv_patch pt;
+        conv_patch_at(&pt, f->x, n * p->xv.sn, p->xv.sh, p->xv.sw, ty * 4 - d->pad_top,
+                      tx * 4 - d->pad_left, d->h, d->w, 6);
+        p->k->wino_in(4, &pt, cig, f->V[part] + t * cig, f->TB * cig);
         /* Q[xi][t][co] = (A dy A^T)[xi] (zeros past the image and past cog) */
         const int mh = (int)RIDGE_MIN(4, p->oh - ty * 4), mw = (int)RIDGE_MIN(4, p->ow - tx * 4);
         float *q = f->Q[part] + t * cogp;
@@ -1470,7 +1460,6 @@ static void dw_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *d
         w += round_bytes(m_elems);
         memset(f.M[q], 0, m_elems * sizeof(float));
     }
-    f.tbuf = (float *)w;
     for (int64_t t0 = 0; t0 < T; t0 += parts * TB) {
         for (int q = 0; q < parts; q++) {
             f.t0[q] = t0 + q * TB;
@@ -1506,7 +1495,7 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
     }
     if (p->weights_algo == RIDGE_CONV_WINOGRAD_4X3) {
         ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights",
-                                  wdw_ws(p, ridge_ctx_threads(ctx)), &ws);
+                                  wdw_ws(p), &ws);
         if (!st) dw_winograd(ctx, p, dw, db, x, dy, ws);
         return st;
     }

@@ -1379,15 +1379,17 @@ static inline void at4_1d(const VF m[6], VF o[4])
 }
 
 /* The generic path for the channels past the last full vector: the matrices as loops. */
-static void wino_in_scalar(const conv_wino_mats *W, const float *d, int64_t n, int64_t c,
-                           float *v, ptrdiff_t vs)
+static void wino_in_scalar(const conv_wino_mats *W, const conv_patch *d, int64_t c, float *v,
+                           ptrdiff_t vs)
 {
     const int al = W->alpha;
     float t[8][8];
     for (int i = 0; i < al; i++)
         for (int l = 0; l < al; l++) {
             float s = 0;
-            for (int k = 0; k < al; k++) s += W->bt[i * al + k] * d[(k * al + l) * n + c];
+            if (l >= d->l0 && l < d->l1)
+                for (int k = d->k0; k < d->k1; k++)
+                    s += W->bt[i * al + k] * d->x[d->o + k * d->sh + l * d->sw + c];
             t[i][l] = s;
         }
     for (int i = 0; i < al; i++)
@@ -1398,16 +1400,21 @@ static void wino_in_scalar(const conv_wino_mats *W, const float *d, int64_t n, i
         }
 }
 
-/* v[i][j] = (B^T d B)[i][j] per channel: d is [alpha*alpha][n], v is [alpha*alpha] rows vs
- * apart. */
-static void conv_wino_in(int m, const float *d, int64_t n, float *v, ptrdiff_t vs)
+/* The whole channel vectors of conv_wino_in, m and whether the patch lies wholly inside the
+ * image (full: no test per point) fixed at compile time */
+static inline __attribute__((always_inline)) void wino_in_vectors(const int m, const int full,
+                                                                  const conv_patch *d, int64_t n,
+                                                                  float *v, ptrdiff_t vs)
 {
     const int al = m + 2;
-    int64_t c = 0;
-    for (; c + VL <= n; c += VL) {
+    for (int64_t c = 0; c + VL <= n; c += VL) {
         VF t[6][6], col[6], r[6];
         for (int j = 0; j < al; j++) { /* columns: t[.][j] = B^T d[.][j] */
-            for (int k = 0; k < al; k++) col[k] = VLOAD(d + (k * al + j) * n + c);
+            const float *x = d->x + (d->o + j * d->sw + c);
+            for (int k = 0; k < al; k++)
+                col[k] = full || (j >= d->l0 && j < d->l1 && k >= d->k0 && k < d->k1)
+                             ? VLOAD(x + k * d->sh)
+                             : VZERO();
             if (m == 2) bt2_1d(col, r);
             else bt4_1d(col, r);
             for (int i = 0; i < al; i++) t[i][j] = r[i];
@@ -1418,7 +1425,21 @@ static void conv_wino_in(int m, const float *d, int64_t n, float *v, ptrdiff_t v
             for (int j = 0; j < al; j++) VSTORE(v + (i * al + j) * vs + c, r[j]);
         }
     }
-    for (; c < n; c++) wino_in_scalar(conv_wino_mats_get(m), d, n, c, v, vs);
+}
+
+/* v[i][j] = (B^T d B)[i][j] per channel, d the patch (conv_patch), v [alpha*alpha] rows vs
+ * apart. */
+static void conv_wino_in(int m, const conv_patch *d, int64_t n, float *v, ptrdiff_t vs)
+{
+    const int al = m + 2, full = d->k0 == 0 && d->k1 == al && d->l0 == 0 && d->l1 == al;
+    if (m == 2) {
+        if (full) wino_in_vectors(2, 1, d, n, v, vs);
+        else wino_in_vectors(2, 0, d, n, v, vs);
+    } else {
+        if (full) wino_in_vectors(4, 1, d, n, v, vs);
+        else wino_in_vectors(4, 0, d, n, v, vs);
+    }
+    for (int64_t c = n / VL * VL; c < n; c++) wino_in_scalar(conv_wino_mats_get(m), d, c, v, vs);
 }
 
 /* The weight gradient's dy transform of F(4,3): A = at4^T (6 x 4) applied to 4 values. */

@@ -199,12 +199,32 @@ typedef struct conv_dwg_args {
     float *out, *db;
 } conv_dwg_args;
 
+/* An alpha x alpha patch of an input with n channels contiguous: point (k, l), channel c at
+ * x[o + k*sh + l*sw + c]. Points outside rows [k0, k1) or columns [l0, l1) are the padding:
+ * zeros, never read (their offsets may fall outside x). */
+typedef struct conv_patch {
+    const float *x;
+    ptrdiff_t o, sh, sw;
+    int k0, k1, l0, l1;
+} conv_patch;
+
+/* The al x al patch whose point (0, 0) is pixel (ih0, iw0) of an h x w image at x[o] (the
+ * image's first channel), rows sh and pixels sw floats apart. */
+static inline void conv_patch_at(conv_patch *pt, const float *x, ptrdiff_t o, ptrdiff_t sh,
+                                 ptrdiff_t sw, int64_t ih0, int64_t iw0, int64_t h, int64_t w,
+                                 int al)
+{
+    pt->x = x, pt->o = o + ih0 * sh + iw0 * sw, pt->sh = sh, pt->sw = sw;
+    pt->k0 = (int)RIDGE_MIN(RIDGE_MAX(-ih0, 0), al), pt->k1 = (int)RIDGE_MAX(RIDGE_MIN(h - ih0, al), 0);
+    pt->l0 = (int)RIDGE_MIN(RIDGE_MAX(-iw0, 0), al), pt->l1 = (int)RIDGE_MAX(RIDGE_MIN(w - iw0, al), 0);
+}
+
 /* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
- *   in:  d[alpha*alpha][n] -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
+ *   in:  the patch d -> v[alpha*alpha] rows vs apart:  v = B^T d B   (per channel)
  *   out: mm[alpha*alpha] rows ms apart -> the mh x mw (<= m x m) outputs inside the image,
  *        y[yo + i*ysh + j*ysw + c] = act((A^T mm A)[i][j] + bias[c] + res[same]), channels
  *        contiguous in y. */
-typedef void (*conv_wino_in_fn)(int m, const float *d, int64_t n, float *v, ptrdiff_t vs);
+typedef void (*conv_wino_in_fn)(int m, const conv_patch *d, int64_t n, float *v, ptrdiff_t vs);
 /* dy transform of the weight gradient (F(4,3) only): v[xi*vs + c] = (A dy A^T)[xi], A = at4^T,
  * for the mh x mw (<= 4 x 4) tile at y[i*ysh + j*ysw + c], zeros past it, c < n. */
 typedef void (*conv_wino_dy_fn)(const float *y, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
