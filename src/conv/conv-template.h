@@ -1501,14 +1501,16 @@ static float wino_out_scalar(const conv_wino_mats *W, const float *mm, ptrdiff_t
 /* The output transform of one tile, fused with the epilogue: for the m x m outputs inside the
  * image (oi < mh, oj < mw), y[yo + i*ysh + j*ysw + c] = act((A^T M A)[i][j] + bias[c] + res).
  * mm is [alpha*alpha] rows ms apart; channels contiguous in y (the caller checked). */
-static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
-                          ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
-                          const float *bias, const float *res, int act)
+/* The whole channel vectors of conv_wino_out, m and whether the tile lies wholly inside the
+ * image (full: mh = mw = m) fixed at compile time */
+static inline __attribute__((always_inline)) void
+wino_out_vectors(const int m, const int full, const float *mm, ptrdiff_t ms, int64_t n, float *y,
+                 ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw, const float *bias,
+                 const float *res, int act)
 {
-    const int al = m + 2;
-    int64_t c = 0;
-    for (; c + VL <= n; c += VL) {
-        VF t[4][6], col[6], r[4];
+    const int al = m + 2, rows = full ? m : mh, cols = full ? m : mw;
+    for (int64_t c = 0; c + VL <= n; c += VL) {
+        VF t[4][6], col[6], r[4] = {VZERO(), VZERO(), VZERO(), VZERO()}; /* (gcc's warning) */
         for (int j = 0; j < al; j++) { /* columns: t[.][j] = A^T M[.][j] */
             for (int k = 0; k < al; k++) col[k] = VLOAD(mm + (k * al + j) * ms + c);
             if (m == 2) at2_1d(col, r);
@@ -1516,10 +1518,10 @@ static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float
             for (int i = 0; i < m; i++) t[i][j] = r[i];
         }
         VF b = VLOAD(bias + c);
-        for (int i = 0; i < mh; i++) { /* rows: o[i][.] = t[i][.] A */
+        for (int i = 0; i < rows; i++) { /* rows: o[i][.] = t[i][.] A */
             if (m == 2) at2_1d(t[i], r);
             else at4_1d(t[i], r);
-            for (int j = 0; j < mw; j++) {
+            for (int j = 0; j < cols; j++) {
                 ptrdiff_t o = yo + i * ysh + j * ysw + c;
                 VF v = VADD(r[j], b);
                 if (res) v = VADD(v, VLOAD(res + o));
@@ -1527,8 +1529,22 @@ static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float
             }
         }
     }
+}
+
+static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
+                          ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
+                          const float *bias, const float *res, int act)
+{
+    const int full = mh == m && mw == m;
+    if (m == 2) {
+        if (full) wino_out_vectors(2, 1, mm, ms, n, y, yo, ysh, ysw, mh, mw, bias, res, act);
+        else wino_out_vectors(2, 0, mm, ms, n, y, yo, ysh, ysw, mh, mw, bias, res, act);
+    } else {
+        if (full) wino_out_vectors(4, 1, mm, ms, n, y, yo, ysh, ysw, mh, mw, bias, res, act);
+        else wino_out_vectors(4, 0, mm, ms, n, y, yo, ysh, ysw, mh, mw, bias, res, act);
+    }
     const conv_wino_mats *W = conv_wino_mats_get(m);
-    for (; c < n; c++)
+    for (int64_t c = n / VL * VL; c < n; c++)
         for (int i = 0; i < mh; i++)
             for (int j = 0; j < mw; j++) {
                 ptrdiff_t o = yo + i * ysh + j * ysw + c;
