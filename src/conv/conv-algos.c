@@ -1238,7 +1238,7 @@ typedef struct wino_blk {
  * each point against the image only on border tiles; otherwise the patch is gathered into
  * dbuf first. Read in place against gathered with memcpy, same bits (scripts/conv-ab.c and a
  * /tmp A/B of the backward passes, Zen 5, both orders): forward 3x3 64 56 x 56 1.06-1.11x,
- * dx of 64 x 14 x 14 32 -> 64 1.03-1.23x on 1 and 2 threads, its dW 1.04-1.20x; testing every
+ * dx of 64 x 14 x 14 32 -> 64 1.03-1.24x on 1 and 2 threads, its dW 1.04-1.21x; testing every
  * point, also on interior tiles, had lost 4-5% on the forward. */
 static void wino_gather(const wino_blk *b, int64_t t, float *dbuf)
 {
