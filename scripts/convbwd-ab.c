@@ -107,10 +107,10 @@ int main(int argc, char **argv)
     }
     qsort(t[0], (size_t)rounds, sizeof(double), cmpd);
     qsort(t[1], (size_t)rounds, sizeof(double), cmpd);
+    const double ma = t[0][rounds / 2], mb = t[1][rounds / 2];
     printf("%s, batch %d, %d -> %d, %dx%d, %d thread%s: ms median/best A %.3f/%.3f  B %.3f/%.3f  "
            "A/B %.3f  max|A-B| %g\n",
-           argv[3], n, ci, co, hw, hw, threads, threads > 1 ? "s" : "", t[0][rounds / 2] * 1e3,
-           t[0][0] * 1e3, t[1][rounds / 2] * 1e3, t[1][0] * 1e3, t[0][rounds / 2] / t[1][rounds / 2],
-           diff);
+           argv[3], n, ci, co, hw, hw, threads, threads > 1 ? "s" : "", ma * 1e3, t[0][0] * 1e3,
+           mb * 1e3, t[1][0] * 1e3, ma / mb, diff);
     return 0;
 }

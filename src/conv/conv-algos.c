@@ -221,7 +221,8 @@ void conv_wino_transform(const ridge_conv2d_plan *p, const float *w, int rot, in
             for (int i = 0; i < al; i++) {
                 wino_g_cols(m, t[0][i], t[1][i], t[2][i], u, nr);
                 for (int jj = 0; jj < al; jj++) {
-                    float *o = U + ((((int64_t)(i * al + jj) * G + g) * p->ncob + cob) * cig + ci) * nr;
+                    const int64_t xi = i * al + jj;
+                    float *o = U + (((xi * G + g) * p->ncob + cob) * cig + ci) * nr;
                     for (int64_t j = 0; j < nr; j++) o[j] = (float)u[jj][j];
                 }
             }

@@ -1334,11 +1334,11 @@ typedef struct wdw {
 static void wdw_transform_range(void *arg, size_t b, size_t e, int ith)
 {
     const wdw *f = arg;
-    (void)ith;
     const ridge_conv2d_bwd_plan *p = f->p;
     const ridge_conv2d_desc *d = &p->d;
     const int64_t cig = p->cig, cog = p->cog, nr = p->k->nr, cogp = p->ncob * nr;
     const int64_t tw = (p->ow + 3) / 4, tpi = (p->oh + 3) / 4 * tw;
+    (void)ith;
     for (size_t it = b; it < e; it++) { /* part 0's tiles, then part 1's */
         const int part = (int64_t)it >= f->nt[0];
         const int64_t t = (int64_t)it - (part ? f->nt[0] : 0);
@@ -1494,8 +1494,7 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
         return RIDGE_OK;
     }
     if (p->weights_algo == RIDGE_CONV_WINOGRAD_4X3) {
-        ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights",
-                                  wdw_ws(p), &ws);
+        ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights", wdw_ws(p), &ws);
         if (!st) dw_winograd(ctx, p, dw, db, x, dy, ws);
         return st;
     }

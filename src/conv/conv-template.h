@@ -1410,10 +1410,10 @@ static inline __attribute__((always_inline)) void wino_in_vectors(const int m, c
     for (int64_t c = 0; c + VL <= n; c += VL) {
         VF t[6][6], col[6], r[6];
         for (int j = 0; j < al; j++) { /* columns: t[.][j] = B^T d[.][j] */
-            const float *x = d->x + (d->o + j * d->sw + c);
+            const ptrdiff_t o = d->o + j * d->sw + c;
             for (int k = 0; k < al; k++)
                 col[k] = full || (j >= d->l0 && j < d->l1 && k >= d->k0 && k < d->k1)
-                             ? VLOAD(x + k * d->sh)
+                             ? VLOAD(d->x + (o + k * d->sh))
                              : VZERO();
             if (m == 2) bt2_1d(col, r);
             else bt4_1d(col, r);
@@ -1498,9 +1498,6 @@ static float wino_out_scalar(const conv_wino_mats *W, const float *mm, ptrdiff_t
     return s;
 }
 
-/* The output transform of one tile, fused with the epilogue: for the m x m outputs inside the
- * image (oi < mh, oj < mw), y[yo + i*ysh + j*ysw + c] = act((A^T M A)[i][j] + bias[c] + res).
- * mm is [alpha*alpha] rows ms apart; channels contiguous in y (the caller checked). */
 /* The whole channel vectors of conv_wino_out, m and whether the tile lies wholly inside the
  * image (full: mh = mw = m) fixed at compile time */
 static inline __attribute__((always_inline)) void
@@ -1510,7 +1507,8 @@ wino_out_vectors(const int m, const int full, const float *mm, ptrdiff_t ms, int
 {
     const int al = m + 2, rows = full ? m : mh, cols = full ? m : mw;
     for (int64_t c = 0; c + VL <= n; c += VL) {
-        VF t[4][6], col[6], r[4] = {VZERO(), VZERO(), VZERO(), VZERO()}; /* (gcc's warning) */
+        /* r zeroed only to quiet gcc's -Wmaybe-uninitialized (m = 2 fills 2 of 4) */
+        VF t[4][6], col[6], r[4] = {VZERO(), VZERO(), VZERO(), VZERO()};
         for (int j = 0; j < al; j++) { /* columns: t[.][j] = A^T M[.][j] */
             for (int k = 0; k < al; k++) col[k] = VLOAD(mm + (k * al + j) * ms + c);
             if (m == 2) at2_1d(col, r);
@@ -1531,6 +1529,9 @@ wino_out_vectors(const int m, const int full, const float *mm, ptrdiff_t ms, int
     }
 }
 
+/* The output transform of one tile, fused with the epilogue: for the m x m outputs inside the
+ * image (oi < mh, oj < mw), y[yo + i*ysh + j*ysw + c] = act((A^T M A)[i][j] + bias[c] + res).
+ * mm is [alpha*alpha] rows ms apart; channels contiguous in y (the caller checked). */
 static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float *y,
                           ptrdiff_t yo, ptrdiff_t ysh, ptrdiff_t ysw, int mh, int mw,
                           const float *bias, const float *res, int act)

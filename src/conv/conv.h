@@ -215,8 +215,10 @@ static inline void conv_patch_at(conv_patch *pt, const float *x, ptrdiff_t o, pt
                                  int al)
 {
     pt->x = x, pt->o = o + ih0 * sh + iw0 * sw, pt->sh = sh, pt->sw = sw;
-    pt->k0 = (int)RIDGE_MIN(RIDGE_MAX(-ih0, 0), al), pt->k1 = (int)RIDGE_MAX(RIDGE_MIN(h - ih0, al), 0);
-    pt->l0 = (int)RIDGE_MIN(RIDGE_MAX(-iw0, 0), al), pt->l1 = (int)RIDGE_MAX(RIDGE_MIN(w - iw0, al), 0);
+    pt->k0 = (int)RIDGE_MIN(RIDGE_MAX(-ih0, 0), al);
+    pt->k1 = (int)RIDGE_MAX(RIDGE_MIN(h - ih0, al), 0);
+    pt->l0 = (int)RIDGE_MIN(RIDGE_MAX(-iw0, 0), al);
+    pt->l1 = (int)RIDGE_MAX(RIDGE_MIN(w - iw0, al), 0);
 }
 
 /* Winograd transforms on alpha x alpha tiles (alpha = m + 2), n channels innermost:
