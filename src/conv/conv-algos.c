@@ -301,6 +301,7 @@ typedef struct fwd {
     int pf;            /* depthwise, cached: prefetch the input (CONV_STORES_PREFETCHED) */
     size_t seg, cseg;  /* direct, depthwise: column segments per row (column_segments; 0 or 1:
                         * whole rows), and where there are more, this call's (column_segment) */
+    size_t wstride;    /* between the per-thread areas in ws (conv_area_stride) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -720,7 +721,7 @@ static void im2col_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, 
     const ridge_conv2d_desc *d = &p->d;
     const int64_t P = im2col_strip(p), hw = p->oh * p->ow, nstrip = (hw + P - 1) / P;
     const int64_t K = p->cig * d->r * d->s;
-    float *col = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
+    float *col = (float *)(f->ws + (size_t)ith * f->wstride);
     conv_row_args a = {0}, bp;
     a.xb = col;
     a.xps = K;
@@ -1340,7 +1341,7 @@ static void wino_areas(const fwd *f, int ith, float **dbuf, float **V, float **M
     const ridge_conv2d_plan *p = f->p;
     const int m = wino_m(p->algo), A2 = (m + 2) * (m + 2);
     const int64_t TB = wino_tiles(p, m), cogp = p->ncob * p->k->nr;
-    *dbuf = (float *)(f->ws + (size_t)ith * p->ws_per_thread);
+    *dbuf = (float *)(f->ws + (size_t)ith * f->wstride);
     *V = *dbuf + A2 * p->cig;
     *M = *V + A2 * TB * p->cig;
     *O = *M + A2 * TB * cogp;
@@ -1477,11 +1478,11 @@ static void separable_task(void *arg, int ith, int nth)
         int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
         fwd f = {dw, dw->wp, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
                  (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf,
-                 0, 0};
+                 0, 0, 0};
         depthwise_range(&f, 0, (size_t)nr, ith);
         /* the strip is one image of np pixels; y's rows start at (n, oh0) */
         fwd g = {pw, pw->wp, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
-                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0};
+                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0, 0};
         pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0, (size_t)pw->ncob,
                         ith);
     }
@@ -1526,7 +1527,8 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0, 0};
+    f.wstride = conv_area_stride(p->ws_per_thread, ridge_ctx_threads(ctx));
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
     switch (p->algo) {

@@ -146,13 +146,23 @@ static int wdw_parts(const ridge_conv2d_bwd_plan *p)
     return T > wdw_tiles_per_chunk(p) && m_bytes <= WDW_PARTS_MAX_M_BYTES ? 2 : 1;
 }
 
-/* dw Winograd workspace: V, Q and M per part (the input transform reads x in place) */
-static size_t wdw_ws(const ridge_conv2d_bwd_plan *p)
+/* dw Winograd: the bytes of one part's V, Q and M (the input transform reads x in place) */
+static size_t wdw_part_bytes(const ridge_conv2d_bwd_plan *p)
 {
     const int64_t TB = wdw_tiles_per_chunk(p), nr = p->k->nr, cogp = p->ncob * nr;
-    return (size_t)wdw_parts(p) * (round_bytes((size_t)(36 * TB * p->cig)) +
-                                   round_bytes((size_t)(36 * TB * cogp)) +
-                                   round_bytes((size_t)(36 * p->ncob * p->cig * nr)));
+    return round_bytes((size_t)(36 * TB * p->cig)) + round_bytes((size_t)(36 * TB * cogp)) +
+           round_bytes((size_t)(36 * p->ncob * p->cig * nr));
+}
+
+/* the parts conv_area_stride apart where each runs on its own thread */
+static size_t wdw_part_stride(const ridge_conv2d_bwd_plan *p)
+{
+    return conv_area_stride(wdw_part_bytes(p), RIDGE_MIN(wdw_parts(p), p->threads));
+}
+
+static size_t wdw_ws(const ridge_conv2d_bwd_plan *p)
+{
+    return (size_t)(wdw_parts(p) - 1) * wdw_part_stride(p) + wdw_part_bytes(p);
 }
 
 /* dw direct by the dwtaps tile: a thin layer (1-2 input channels per group, groups 1) in
@@ -1452,12 +1462,11 @@ static void dw_winograd(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, float *d
     const size_t m_elems = (size_t)(36 * p->ncob * p->cig * nr);
     const int parts = wdw_parts(p), threads = ridge_ctx_threads(ctx);
     wdw f = {.p = p, .x = x, .dy = dy, .dw = dw, .TB = TB};
-    char *w = ws;
     for (int q = 0; q < parts; q++) {
+        char *w = (char *)ws + (size_t)q * wdw_part_stride(p);
         f.V[q] = (float *)w;
         f.Q[q] = (float *)(w += round_bytes((size_t)(36 * TB * p->cig)));
-        f.M[q] = (float *)(w += round_bytes((size_t)(36 * TB * cogp)));
-        w += round_bytes(m_elems);
+        f.M[q] = (float *)(w + round_bytes((size_t)(36 * TB * cogp)));
         memset(f.M[q], 0, m_elems * sizeof(float));
     }
     for (int64_t t0 = 0; t0 < T; t0 += parts * TB) {

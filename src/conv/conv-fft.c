@@ -219,14 +219,15 @@ typedef struct fft_run {
     const float *bias, *res;
     int act;
     float *X, *Y;  /* the block's spectra: [F][TB][re|im][cp], [F][TB][re|im][cop] */
-    char *tws;     /* the per-thread areas */
+    char *tws;     /* the per-thread areas, wstride bytes apart (conv_area_stride) */
+    size_t wstride;
     int64_t t0, nt; /* the block: tiles [t0, t0 + nt) */
 } fft_run;
 
 static void fft_areas(const fft_run *f, int ith, float **D, float **work, float **O)
 {
     const fft_geo *g = &f->g;
-    char *base = f->tws + (size_t)ith * f->p->ws_per_thread;
+    char *base = f->tws + (size_t)ith * f->wstride;
     size_t dsz = ((size_t)g->th * g->tw * g->cp * sizeof(float) + RIDGE_ALIGN - 1) /
                  RIDGE_ALIGN * RIDGE_ALIGN;
     size_t wsz = ((size_t)(g->F * 2 * f->p->k->vlen) * sizeof(float) + RIDGE_ALIGN - 1) /
@@ -333,11 +334,12 @@ void conv_fft_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *x
                       const float *bias, int act, const float *res, char *ws)
 {
     fft_run f = {p, fft_geometry(p, p->fft_th, p->fft_tw), x, y, bias, res, act, NULL, NULL, NULL,
-                 0, 0};
+                 0, 0, 0};
     const fft_geo *g = &f.g;
     f.X = (float *)ws;
     f.Y = f.X + g->F * g->TB * 2 * g->cp;
     f.tws = ws + p->ws_fixed;
+    f.wstride = conv_area_stride(p->ws_per_thread, ridge_ctx_threads(ctx));
     for (f.t0 = 0; f.t0 < g->tiles; f.t0 += g->TB) {
         f.nt = RIDGE_MIN(g->TB, g->tiles - f.t0);
         ridge_parallel_for(ctx, (size_t)f.nt, 1, fft_in_range, &f);

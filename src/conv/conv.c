@@ -489,7 +489,7 @@ size_t ridge_conv2d_workspace_size(const ridge_conv2d_plan *p, int threads)
 {
     if (!p) return 0;
     if (threads < 1 || p->gemm_route) threads = 1;
-    return ws_shared(p) + p->ws_fixed + (size_t)threads * p->ws_per_thread;
+    return ws_shared(p) + p->ws_fixed + conv_areas_bytes(p->ws_per_thread, threads);
 }
 
 const ridge_conv2d_candidate *ridge_conv2d_plan_candidates(const ridge_conv2d_plan *p)
@@ -711,8 +711,8 @@ ridge_status ridge_conv2d_plan_create(ridge_ctx *ctx, const ridge_conv2d_desc *d
         c->applies = conv_algo_applies(d, c->algo, c->why, sizeof c->why) == RIDGE_OK;
         if (!c->applies) continue;
         c->predicted_s = cost_predict(p, c->algo, &m, p->k, c->why, sizeof c->why);
-        c->workspace = ws_shared(p) + (size_t)(conv_gemm_route(d, c->algo) ? 1 : threads) *
-                                          conv_algo_ws_per_thread(p, c->algo);
+        c->workspace = ws_shared(p) + conv_areas_bytes(conv_algo_ws_per_thread(p, c->algo),
+                                                       conv_gemm_route(d, c->algo) ? 1 : threads);
         if (c->algo == RIDGE_CONV_FFT) c->workspace += conv_fft_ws_fixed(p);
         c->weight_bytes = weight_bytes(p, c->algo);
     }
