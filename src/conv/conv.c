@@ -356,8 +356,8 @@ static size_t weight_bytes(const ridge_conv2d_plan *p, ridge_conv_algo a)
  * FFT's had been 0.52x (fmnist-conv2 at batch 8 and 64), and without the factor it took over
  * from F(4,3) there; the large kernels FFT wins stay 2.0-8.5x ahead of direct. Since the
  * per-thread areas lie 1 MiB apart (conv_area_stride, session 40), F(4,3) on 2 threads runs
- * 1.6-2.0x its 1-thread speed past 100 tiles (3x3 64 56 x 56 at batch 1 and 8, 128 28 x 28,
- * 256 14 x 14, 32 -> 64 14 x 14 at batch 64) and 1.2x on 49 tiles; with 0.7 the model
+ * 1.6-2.0x its 1-thread speed (3x3 64 56 x 56 at batch 1 and 8, 128 28 x 28, 256 14 x 14,
+ * 32 -> 64 14 x 14 at batch 64) and 1.2x on 14 x 14 at batch 1 (49 tiles); with 0.7 the model
  * predicted 1.2-1.6x its measured 2-thread time, with 0.85 1.0-1.3x, as on 1 thread. */
 #define TRANSFORM_THREADS_EFF 0.7
 #define WINOGRAD_THREADS_EFF 0.85
