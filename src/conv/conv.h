@@ -371,9 +371,10 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a);
 /* Per-thread workspace areas lie whole MiBs apart when more than one thread runs. Packed one
  * after another, Winograd's areas (509 KB each for the CNN's dx, F(4,3), 64 -> 32 channels
  * at 14 x 14, batch 64) ran that pass on 2 threads at 1.3x its 1-thread speed; 1 MiB apart,
- * at 1.6x (Zen 5, 2 vCPUs, session 40: `convbwd-time dx 64 32 14 64 2 6 201`, 1.03-1.25 ->
- * 0.78-0.92 ms). Spacing them by 64 KiB gained 5%, by 256 KiB 20%, by whole 4 KiB pages
- * nothing. The last area needs only its own bytes. */
+ * at 1.5-1.6x (Zen 5, 2 vCPUs, session 40: `convbwd-time dx 64 32 14 64 2 6 201`, 1.03-1.25
+ * -> 0.78-0.92 ms; the cause was not found, docs/PERFORMANCE.md). Spacing them by 64 KiB
+ * gained 5%, by 256 KiB 20%, by whole 4 KiB pages nothing. The last area needs only its own
+ * bytes, so the areas take less than threads - 1 MiB more than packed. */
 #define CONV_AREA_SPACING ((size_t)1 << 20)
 static inline size_t conv_area_stride(size_t bytes, int threads)
 {
