@@ -32,13 +32,13 @@ if(RIDGE_BENCH_PEERS)
   target_link_libraries(ridge_bench PUBLIC ${CMAKE_DL_LIBS})
 endif()
 
-# oneDNN as the convolution peer (bench-conv.c): linked, as its primitives are built through
+# oneDNN as the convolution peer (bench-conv.c, bench-convbwd.c, bench-layout.c): linked, as its primitives are built through
 # the C API; OpenMP sets its thread count per primitive.
 if(RIDGE_BENCH_PEERS AND RIDGE_DNNL_LIB AND OpenMP_C_FOUND)
   find_path(RIDGE_DNNL_INCLUDE oneapi/dnnl/dnnl.h)
   if(RIDGE_DNNL_INCLUDE)
-    set_property(SOURCE bench/bench-conv.c bench/bench-convbwd.c APPEND PROPERTY COMPILE_DEFINITIONS RIDGE_HAVE_DNNL=1)
-    set_property(SOURCE bench/bench-conv.c bench/bench-convbwd.c APPEND PROPERTY COMPILE_OPTIONS ${OpenMP_C_FLAGS})
+    set_property(SOURCE bench/bench-conv.c bench/bench-convbwd.c bench/bench-layout.c APPEND PROPERTY COMPILE_DEFINITIONS RIDGE_HAVE_DNNL=1)
+    set_property(SOURCE bench/bench-conv.c bench/bench-convbwd.c bench/bench-layout.c APPEND PROPERTY COMPILE_OPTIONS ${OpenMP_C_FLAGS})
     target_link_libraries(ridge_bench PUBLIC ${RIDGE_DNNL_LIB})
   endif()
 endif()

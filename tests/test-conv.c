@@ -941,6 +941,67 @@ static void test_separable(ridge_ctx *ctx)
     }
 }
 
+/* Index of logical element (n, c, y, x) in layout l, from the layouts' definitions */
+static size_t layout_at(ridge_layout l, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c,
+                        int64_t y, int64_t x)
+{
+    if (l == RIDGE_NHWC) return (size_t)(((n * H + y) * W + x) * C + c);
+    if (l == RIDGE_NCHW16C)
+        return (size_t)((((n * ((C + 15) / 16) + c / 16) * H + y) * W + x) * 16 + c % 16);
+    return (size_t)(((n * C + c) * H + y) * W + x);
+}
+
+/* ridge_layout_reorder between every pair of layouts (the same one too) on shapes with
+ * channels below, at and past a block of 16 and of the 8 x 8 transposes, single pixels and
+ * rows, against the index formulas: every element where it belongs, padded channels of an
+ * NCHW16c destination 0 (the destination starts as NaN), every ISA and thread count. */
+static void test_reorder(ridge_ctx **ctxs, int nctx)
+{
+    const int64_t g[][4] = {{1, 1, 1, 1},  {1, 3, 5, 7},   {2, 8, 8, 8},   {1, 15, 3, 11},
+                            {2, 16, 9, 2}, {1, 17, 13, 1}, {1, 33, 1, 17}, {3, 64, 6, 7},
+                            {1, 5, 40, 41}, {1, 200, 4, 5}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        const int64_t n = g[i][0], C = g[i][1], H = g[i][2], W = g[i][3];
+        const size_t big = ridge_tensor_elems(RIDGE_NCHW16C, n, C, H, W);
+        float *src = malloc(big * 4), *dst = malloc(big * 4);
+        for (int sl = 0; sl < 3; sl++)
+            for (int dl = 0; dl < 3; dl++)
+                for (int k = 0; k < nctx; k++) {
+                    const size_t sn = ridge_tensor_elems((ridge_layout)sl, n, C, H, W);
+                    const size_t dn = ridge_tensor_elems((ridge_layout)dl, n, C, H, W);
+                    for (size_t e = 0; e < sn; e++) src[e] = (float)e + 0.5f;
+                    for (size_t e = 0; e < dn; e++) dst[e] = NAN;
+                    CHECK_OK(ridge_layout_reorder(ctxs[k], dst, (ridge_layout)dl, src,
+                                                  (ridge_layout)sl, n, C, H, W));
+                    size_t bad = 0;
+                    const int64_t cp = dl == RIDGE_NCHW16C ? (C + 15) / 16 * 16 : C;
+                    for (int64_t b = 0; b < n; b++)
+                        for (int64_t c = 0; c < cp; c++)
+                            for (int64_t y = 0; y < H; y++)
+                                for (int64_t x = 0; x < W; x++) {
+                                    float want =
+                                        c < C ? src[layout_at((ridge_layout)sl, C, H, W, b, c, y, x)]
+                                              : 0.0f;
+                                    bad += !(dst[layout_at((ridge_layout)dl, C, H, W, b, c, y, x)] ==
+                                             want);
+                                }
+                    CHECKF(bad == 0, "reorder %s -> %s, %lld x %lld x %lld x %lld, %s, %d threads: "
+                           "%zu elements wrong", ridge_layout_name((ridge_layout)sl),
+                           ridge_layout_name((ridge_layout)dl), (long long)n, (long long)C,
+                           (long long)H, (long long)W, ridge_isa_name(ridge_ctx_isa(ctxs[k])),
+                           ridge_ctx_threads(ctxs[k]), bad);
+                }
+        free(src), free(dst);
+    }
+    float f[4];
+    CHECK(ridge_layout_reorder(ctxs[0], NULL, RIDGE_NHWC, f, RIDGE_NCHW, 1, 1, 1, 1) ==
+          RIDGE_EINVAL);
+    CHECK(ridge_layout_reorder(ctxs[0], f, (ridge_layout)3, f + 2, RIDGE_NCHW, 1, 1, 1, 1) ==
+          RIDGE_EINVAL);
+    CHECK(ridge_layout_reorder(ctxs[0], f, RIDGE_NHWC, f + 2, RIDGE_NCHW, 1, 0, 1, 1) ==
+          RIDGE_EINVAL);
+}
+
 /* Pooling in every layout against plain NCHW loops. */
 static void test_pool(ridge_ctx *ctx)
 {
@@ -1024,6 +1085,7 @@ int main(int argc, char **argv)
     test_depthwise_prefetched(ctxs[nctx - 1]);
     test_tune(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);
+    test_reorder(ctxs, nctx);
     test_pool(ctxs[nctx - 1]);
     for (int i = 0; i < nctx; i++) test_separable(ctxs[i]);
     test_direct_split(ctxs[nctx - 2], ctxs[nctx - 1]); /* the widest ISA, 1 and 2 threads */

@@ -1555,6 +1555,48 @@ static void conv_wino_out(int m, const float *mm, ptrdiff_t ms, int64_t n, float
             }
 }
 
+/* ---- layout reorders ------------------------------------------------------------------------ */
+
+#ifdef __AVX2__
+/* dst[j * ds + i] = src[i * ss + j] for an 8 x 8 block, by 256-bit unpacks and shuffles */
+static inline void conv_tr8x8(const float *src, size_t ss, float *dst, size_t ds)
+{
+    __m256 r[8], t[8], u[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + i * ss);
+    for (int i = 0; i < 8; i += 2)
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(dst + i * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (i + 4) * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+    }
+}
+#endif
+
+/* dst[j * ds + i] = src[i * ss + j], i < rows, j < cols (conv_kernels.transpose). Columns outer
+ * in steps of 8, rows inner: each group of 8 destination rows is written whole before the
+ * next, while the source lines they read stay in L1 for the next 8 columns. */
+static void conv_transpose(const float *src, size_t ss, float *dst, size_t ds, size_t rows,
+                           size_t cols)
+{
+    size_t j = 0;
+#ifdef __AVX2__
+    for (; j + 8 <= cols; j += 8) {
+        size_t i = 0;
+        for (; i + 8 <= rows; i += 8) conv_tr8x8(src + i * ss + j, ss, dst + j * ds + i, ds);
+        for (; i < rows; i++)
+            for (int k = 0; k < 8; k++) dst[(j + k) * ds + i] = src[i * ss + j + k];
+    }
+#endif
+    for (; j < cols; j++)
+        for (size_t i = 0; i < rows; i++) dst[j * ds + i] = src[i * ss + j];
+}
+
 #include "conv/conv-fft-template.h"
 
 const conv_kernels KNAME = {
@@ -1584,4 +1626,5 @@ const conv_kernels KNAME = {
     .fft_fwd = conv_fft_fwd,
     .fft_inv = conv_fft_inv,
     .fft_cgemm = conv_fft_cgemm,
+    .transpose = conv_transpose,
 };

@@ -281,6 +281,9 @@ typedef struct conv_kernels {
     conv_fft_fwd_fn fft_fwd;
     conv_fft_inv_fn fft_inv;
     conv_fft_cgemm_fn fft_cgemm;
+    /* dst[j * ds + i] = src[i * ss + j] for i < rows, j < cols (ridge_layout_reorder) */
+    void (*transpose)(const float *src, size_t ss, float *dst, size_t ds, size_t rows,
+                      size_t cols);
 } conv_kernels;
 
 extern const conv_kernels ridge_f32_conv_kernels__scalar;
