@@ -1002,13 +1002,15 @@ static void test_reorder(ridge_ctx **ctxs, int nctx)
           RIDGE_EINVAL);
 }
 
-/* Pooling in every layout against plain NCHW loops. */
-static void test_pool(ridge_ctx *ctx)
+/* Pooling in every layout against plain NCHW loops, every ISA and thread count. */
+static void test_pool(ridge_ctx **ctxs, int nctx)
 {
     const struct {
         int64_t n, c, h, w, r, s, st, pt, pb, pl, pr;
     } g[] = {{1, 3, 7, 9, 2, 2, 2, 0, 1, 0, 1}, {2, 19, 6, 5, 3, 3, 1, 1, 1, 1, 1},
-             {1, 70, 5, 5, 3, 2, 2, 1, 2, 0, 1}, {1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0}};
+             {1, 70, 5, 5, 3, 2, 2, 1, 2, 0, 1}, {1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+             /* rows of 17 and 36 output pixels: NCHW's blocks of 8 inside, borders apart */
+             {1, 5, 9, 33, 3, 3, 2, 1, 1, 1, 1}, {2, 33, 4, 37, 2, 2, 1, 0, 0, 0, 0}};
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
         for (int kind = 0; kind < 2; kind++)
             for (int cp = 0; cp < 2; cp++) {
@@ -1037,8 +1039,9 @@ static void test_pool(ridge_ctx *ctx)
                             want[(nc * oh + a) * ow + b] =
                                 (float)(kind ? acc / (cp ? d.r * d.s : cnt) : acc);
                         }
-                for (int l = 0; l < 3; l++) {
-                    d.layout = (ridge_layout)l;
+                for (int q = 0; q < 3 * nctx; q++) {
+                    ridge_ctx *ctx = ctxs[q / 3];
+                    d.layout = (ridge_layout)(q % 3);
                     size_t xl = ridge_tensor_elems(d.layout, d.n, d.c, d.h, d.w);
                     size_t yl = ridge_tensor_elems(d.layout, d.n, d.c, oh, ow);
                     float *xt = malloc(xl * 4), *yt = malloc(yl * 4);
@@ -1049,8 +1052,9 @@ static void test_pool(ridge_ctx *ctx)
                         ridge_layout_reorder(ctx, y0, RIDGE_NCHW, yt, d.layout, d.n, d.c, oh, ow));
                     double e = 0;
                     for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y0[k] - want[k]));
-                    CHECKF(e <= 1e-6, "pool %zu kind %d count_pad %d %s: max error %g", i, kind,
-                           cp, ridge_layout_name(d.layout), e);
+                    CHECKF(e <= 1e-6, "pool %zu kind %d count_pad %d %s, %s, %d threads: max error %g",
+                           i, kind, cp, ridge_layout_name(d.layout),
+                           ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e);
                     free(xt), free(yt);
                 }
                 free(x), free(want), free(y0);
@@ -1086,7 +1090,7 @@ int main(int argc, char **argv)
     test_tune(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);
     test_reorder(ctxs, nctx);
-    test_pool(ctxs[nctx - 1]);
+    test_pool(ctxs, nctx);
     for (int i = 0; i < nctx; i++) test_separable(ctxs[i]);
     test_direct_split(ctxs[nctx - 2], ctxs[nctx - 1]); /* the widest ISA, 1 and 2 threads */
     printf("max error vs the fp64 reference, units of eps x sum of magnitudes:\n");

@@ -1,0 +1,161 @@
+/* The pooling loops of ridge_pool2d_forward, one template for every ISA: pool-ref.c,
+ * pool-avx2.c and pool-avx512.c each define POOL_ISA and POOL_VBYTES (the vector width gcc
+ * gets in GCC's vector types: 16, 32, 64 bytes) and include this file, compiled with their ISA's
+ * flags (src/conv/sources.cmake). Every build takes the window's taps in the same order, so
+ * they give the same bits. */
+#include <float.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "conv/pool-internal.h"
+
+#define POOL_CAT2(a, b) a##__##b
+#define POOL_CAT(a, b) POOL_CAT2(a, b)
+
+/* Valid taps [*k0, *k1) of a window starting at `start` over an input of n. */
+static inline void valid(int64_t start, int64_t n, int64_t K, int64_t *k0, int64_t *k1)
+{
+    *k0 = start >= 0 ? 0 : -start;
+    *k1 = n - start < K ? n - start : K;
+}
+
+/* m <= POOL_C contiguous channels of one output pixel over the window's valid taps [r0, r1) x
+ * [s0, s1) from t (the window's origin), to y. Inlined with m = POOL_C, the accumulators
+ * stay in registers across the taps. */
+#define POOL_C 16
+typedef float pool_vf __attribute__((vector_size(POOL_VBYTES)));
+typedef int32_t pool_vi __attribute__((vector_size(POOL_VBYTES)));
+#define POOL_VL (POOL_VBYTES / 4)
+static inline __attribute__((always_inline)) void
+pool_channels(const pool_args *a, const float *t, int64_t r0, int64_t r1, int64_t s0, int64_t s1,
+              const int64_t m, float scale, float *y)
+{
+    const int is_max = a->d->kind == RIDGE_POOL_MAX;
+    if (m == POOL_C) { /* the ISA's vectors (GCC's types): gcc's vectorizer left the max's
+                        * select scalar */
+        pool_vf acc[POOL_C / POOL_VL], v;
+        for (int k = 0; k < POOL_C / POOL_VL; k++)
+            acc[k] = is_max ? (pool_vf){0} - FLT_MAX : (pool_vf){0};
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t s = s0; s < s1; s++) {
+                const float *p = t + r * a->xv.sh + s * a->xv.sw;
+                for (int k = 0; k < POOL_C / POOL_VL; k++) {
+                    memcpy(&v, p + POOL_VL * k, sizeof v);
+                    if (is_max) {
+                        const pool_vi take = v > acc[k]; /* v > acc ? v : acc */
+                        acc[k] = (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc[k] & ~take));
+                    } else {
+                        acc[k] += v;
+                    }
+                }
+            }
+        for (int k = 0; k < POOL_C / POOL_VL; k++) {
+            if (!is_max) acc[k] *= scale;
+            memcpy(y + POOL_VL * k, &acc[k], sizeof v);
+        }
+        return;
+    }
+    float acc[POOL_C];
+    for (int64_t c = 0; c < m; c++) acc[c] = is_max ? -FLT_MAX : 0.0f;
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t s = s0; s < s1; s++) {
+            const float *v = t + r * a->xv.sh + s * a->xv.sw;
+            if (is_max)
+                for (int64_t c = 0; c < m; c++) acc[c] = v[c] > acc[c] ? v[c] : acc[c];
+            else
+                for (int64_t c = 0; c < m; c++) acc[c] += v[c];
+        }
+    for (int64_t c = 0; c < m; c++) y[c] = is_max ? acc[c] : acc[c] * scale;
+}
+
+/* NHWC and NCHW16c: channels contiguous in runs (the whole pixel, or blocks of 16), so each
+ * window tap is a vector operation over POOL_C channels. Parallel over (image, output row). */
+void POOL_CAT(ridge_conv_pool_rows, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
+{
+    const pool_args *a = arg;
+    const ridge_pool2d_desc *d = a->d;
+    const int64_t cblk = a->xv.cblk, nblk = (d->c + cblk - 1) / cblk;
+    (void)ith;
+    for (size_t row = b; row < e; row++) {
+        int64_t n = (int64_t)row / a->oh, oh = (int64_t)row % a->oh;
+        int64_t ih0 = oh * d->stride_h - d->pad_top, r0, r1;
+        valid(ih0, d->h, d->r, &r0, &r1);
+        for (int64_t ow = 0; ow < a->ow; ow++) {
+            int64_t iw0 = ow * d->stride_w - d->pad_left, s0, s1;
+            valid(iw0, d->w, d->s, &s0, &s1);
+            float scale = 1.0f / (float)(d->count_pad ? d->r * d->s : (r1 - r0) * (s1 - s0));
+            for (int64_t cb = 0; cb < nblk; cb++) {
+                int64_t nc = d->c - cb * cblk < cblk ? d->c - cb * cblk : cblk;
+                /* the window origin may lie in the padding: only valid taps are addressed */
+                const ptrdiff_t xo =
+                    n * a->xv.sn + cb * a->xv.scb + ih0 * a->xv.sh + iw0 * a->xv.sw;
+                float *yp = a->y + n * a->yv.sn + cb * a->yv.scb + oh * a->yv.sh + ow * a->yv.sw;
+                for (int64_t c0 = 0; c0 < nc; c0 += POOL_C) {
+                    const float *t = a->x + xo + c0;
+                    if (nc - c0 >= POOL_C)
+                        pool_channels(a, t, r0, r1, s0, s1, POOL_C, scale, yp + c0);
+                    else pool_channels(a, t, r0, r1, s0, s1, nc - c0, scale, yp + c0);
+                }
+            }
+        }
+    }
+}
+
+/* NCHW: one output row of one channel's plane per item. The pixels whose window lies inside
+ * the row go POOL_P at a time, one accumulator each (independent chains, where one pixel's
+ * taps are one dependent chain), each tap the same in every pixel; the border pixels one by
+ * one over their valid taps. Taps in the same order (rows, then columns) either way. */
+#define POOL_P 8
+static inline float pool_pixel(const pool_args *a, const float *x, int64_t ih0, int64_t r0,
+                               int64_t r1, int64_t ow)
+{
+    const ridge_pool2d_desc *d = a->d;
+    const int is_max = d->kind == RIDGE_POOL_MAX;
+    int64_t iw0 = ow * d->stride_w - d->pad_left, s0, s1;
+    valid(iw0, d->w, d->s, &s0, &s1);
+    float acc = is_max ? -FLT_MAX : 0.0f;
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t s = s0; s < s1; s++) {
+            const float v = x[(ih0 + r) * d->w + iw0 + s];
+            acc = is_max ? (v > acc ? v : acc) : acc + v;
+        }
+    if (is_max) return acc;
+    return acc * (1.0f / (float)(d->count_pad ? d->r * d->s : (r1 - r0) * (s1 - s0)));
+}
+
+void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
+{
+    const pool_args *a = arg;
+    const ridge_pool2d_desc *d = a->d;
+    const int is_max = d->kind == RIDGE_POOL_MAX;
+    const int64_t H = d->h, W = d->w, S = d->s, sw = d->stride_w, pl = d->pad_left, OW = a->ow;
+    /* the interior pixels [ilo, ihi): iw0 >= 0 and iw0 + S <= W */
+    const int64_t ilo = RIDGE_MIN((pl + sw - 1) / sw, OW);
+    const int64_t ihi = RIDGE_MAX(ilo, RIDGE_MIN(W - S + pl >= 0 ? (W - S + pl) / sw + 1 : 0, OW));
+    (void)ith;
+    for (size_t item = b; item < e; item++) {
+        const int64_t plane = (int64_t)item / a->oh, oh = (int64_t)item % a->oh;
+        const float *x = a->x + plane * H * W;
+        float *y = a->y + (plane * a->oh + oh) * OW;
+        int64_t ih0 = oh * d->stride_h - d->pad_top, r0, r1;
+        valid(ih0, H, d->r, &r0, &r1);
+        const float scale = 1.0f / (float)(d->count_pad ? d->r * S : (r1 - r0) * S);
+        int64_t ow = 0;
+        for (; ow < ilo; ow++) y[ow] = pool_pixel(a, x, ih0, r0, r1, ow);
+        for (; ow + POOL_P <= ihi; ow += POOL_P) {
+            float acc[POOL_P];
+            for (int k = 0; k < POOL_P; k++) acc[k] = is_max ? -FLT_MAX : 0.0f;
+            for (int64_t r = r0; r < r1; r++) {
+                const float *xr = x + (ih0 + r) * W + ow * sw - pl;
+                for (int64_t s = 0; s < S; s++)
+                    for (int k = 0; k < POOL_P; k++) {
+                        const float v = xr[k * sw + s];
+                        acc[k] = is_max ? (v > acc[k] ? v : acc[k]) : acc[k] + v;
+                    }
+            }
+            for (int k = 0; k < POOL_P; k++) y[ow + k] = is_max ? acc[k] : acc[k] * scale;
+        }
+        for (; ow < OW; ow++) y[ow] = pool_pixel(a, x, ih0, r0, r1, ow);
+    }
+}
+
