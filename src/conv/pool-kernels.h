@@ -19,57 +19,67 @@ static inline void valid(int64_t start, int64_t n, int64_t K, int64_t *k0, int64
     *k1 = n - start < K ? n - start : K;
 }
 
-/* m <= POOL_C contiguous channels of one output pixel over the window's valid taps [r0, r1) x
- * [s0, s1) from t (the window's origin), to y. Inlined with m = POOL_C, the accumulators
- * stay in registers across the taps. */
-#define POOL_C 16
 typedef float pool_vf __attribute__((vector_size(POOL_VBYTES)));
 typedef int32_t pool_vi __attribute__((vector_size(POOL_VBYTES)));
 #define POOL_VL (POOL_VBYTES / 4)
+/* channels per pass over a pixel's window: 4 of the ISA's vectors (64 with AVX-512) */
+#define POOL_C (4 * POOL_VL)
+
+/* NV vectors of contiguous channels of one output pixel over the window's valid taps [r0, r1)
+ * x [s0, s1) from t (the window's origin), to y; the accumulators stay in registers across
+ * the taps. GCC's vector types: gcc's own vectorizer left the max's select scalar. */
 static inline __attribute__((always_inline)) void
-pool_channels(const pool_args *a, const float *t, int64_t r0, int64_t r1, int64_t s0, int64_t s1,
-              const int64_t m, float scale, float *y)
+pool_vectors(const pool_args *a, const float *t, int64_t r0, int64_t r1, int64_t s0, int64_t s1,
+             const int NV, float scale, float *y)
 {
     const int is_max = a->d->kind == RIDGE_POOL_MAX;
-    if (m == POOL_C) { /* the ISA's vectors (GCC's types): gcc's vectorizer left the max's
-                        * select scalar */
-        pool_vf acc[POOL_C / POOL_VL], v;
-        for (int k = 0; k < POOL_C / POOL_VL; k++)
-            acc[k] = is_max ? (pool_vf){0} - FLT_MAX : (pool_vf){0};
-        for (int64_t r = r0; r < r1; r++)
-            for (int64_t s = s0; s < s1; s++) {
-                const float *p = t + r * a->xv.sh + s * a->xv.sw;
-                for (int k = 0; k < POOL_C / POOL_VL; k++) {
-                    memcpy(&v, p + POOL_VL * k, sizeof v);
-                    if (is_max) {
-                        const pool_vi take = v > acc[k]; /* v > acc ? v : acc */
-                        acc[k] = (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc[k] & ~take));
-                    } else {
-                        acc[k] += v;
-                    }
-                }
-            }
-        for (int k = 0; k < POOL_C / POOL_VL; k++) {
-            if (!is_max) acc[k] *= scale;
-            memcpy(y + POOL_VL * k, &acc[k], sizeof v);
-        }
-        return;
-    }
-    float acc[POOL_C];
-    for (int64_t c = 0; c < m; c++) acc[c] = is_max ? -FLT_MAX : 0.0f;
+    pool_vf acc[4], v;
+    for (int k = 0; k < NV; k++) acc[k] = is_max ? (pool_vf){0} - FLT_MAX : (pool_vf){0};
     for (int64_t r = r0; r < r1; r++)
         for (int64_t s = s0; s < s1; s++) {
-            const float *v = t + r * a->xv.sh + s * a->xv.sw;
-            if (is_max)
-                for (int64_t c = 0; c < m; c++) acc[c] = v[c] > acc[c] ? v[c] : acc[c];
-            else
-                for (int64_t c = 0; c < m; c++) acc[c] += v[c];
+            const float *p = t + r * a->xv.sh + s * a->xv.sw;
+            for (int k = 0; k < NV; k++) {
+                memcpy(&v, p + POOL_VL * k, sizeof v);
+                if (is_max) {
+                    const pool_vi take = v > acc[k]; /* v > acc ? v : acc */
+                    acc[k] = (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc[k] & ~take));
+                } else {
+                    acc[k] += v;
+                }
+            }
         }
-    for (int64_t c = 0; c < m; c++) y[c] = is_max ? acc[c] : acc[c] * scale;
+    for (int k = 0; k < NV; k++) {
+        if (!is_max) acc[k] *= scale;
+        memcpy(y + POOL_VL * k, &acc[k], sizeof v);
+    }
+}
+
+/* m <= POOL_C contiguous channels: whole vectors, then the rest one by one */
+static inline void pool_channels(const pool_args *a, const float *t, int64_t r0, int64_t r1,
+                                 int64_t s0, int64_t s1, int64_t m, float scale, float *y)
+{
+    switch (m / POOL_VL) {
+    case 4: pool_vectors(a, t, r0, r1, s0, s1, 4, scale, y); break;
+    case 3: pool_vectors(a, t, r0, r1, s0, s1, 3, scale, y); break;
+    case 2: pool_vectors(a, t, r0, r1, s0, s1, 2, scale, y); break;
+    case 1: pool_vectors(a, t, r0, r1, s0, s1, 1, scale, y); break;
+    default: break;
+    }
+    const int is_max = a->d->kind == RIDGE_POOL_MAX;
+    for (int64_t c = m / POOL_VL * POOL_VL; c < m; c++) {
+        float acc = is_max ? -FLT_MAX : 0.0f;
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t s = s0; s < s1; s++) {
+                const float v = t[r * a->xv.sh + s * a->xv.sw + c];
+                acc = is_max ? (v > acc ? v : acc) : acc + v;
+            }
+        y[c] = is_max ? acc : acc * scale;
+    }
 }
 
 /* NHWC and NCHW16c: channels contiguous in runs (the whole pixel, or blocks of 16), so each
- * window tap is a vector operation over POOL_C channels. Parallel over (image, output row). */
+ * window tap is a vector operation over up to POOL_C channels. Parallel over (image, output
+ * row). */
 void POOL_CAT(ridge_conv_pool_rows, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
 {
     const pool_args *a = arg;
@@ -90,12 +100,9 @@ void POOL_CAT(ridge_conv_pool_rows, POOL_ISA)(void *arg, size_t b, size_t e, int
                 const ptrdiff_t xo =
                     n * a->xv.sn + cb * a->xv.scb + ih0 * a->xv.sh + iw0 * a->xv.sw;
                 float *yp = a->y + n * a->yv.sn + cb * a->yv.scb + oh * a->yv.sh + ow * a->yv.sw;
-                for (int64_t c0 = 0; c0 < nc; c0 += POOL_C) {
-                    const float *t = a->x + xo + c0;
-                    if (nc - c0 >= POOL_C)
-                        pool_channels(a, t, r0, r1, s0, s1, POOL_C, scale, yp + c0);
-                    else pool_channels(a, t, r0, r1, s0, s1, nc - c0, scale, yp + c0);
-                }
+                for (int64_t c0 = 0; c0 < nc; c0 += POOL_C)
+                    pool_channels(a, a->x + xo + c0, r0, r1, s0, s1, RIDGE_MIN(POOL_C, nc - c0),
+                                  scale, yp + c0);
             }
         }
     }
