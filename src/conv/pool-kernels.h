@@ -80,26 +80,71 @@ static inline void pool_channels(const pool_args *a, const float *t, int64_t r0,
 /* NHWC and NCHW16c: channels contiguous in runs (the whole pixel, or blocks of 16), so each
  * window tap is a vector operation over up to POOL_C channels. Parallel over (image, output
  * row). */
+/* POOL_Q pixels (pixel q's window at t + q * xq) of one vector of channels, all over the same
+ * taps: POOL_Q independent accumulators where one pixel's vector is one dependent chain (a
+ * block of NCHW16c with AVX-512 is one vector) */
+#define POOL_Q 4
+static inline __attribute__((always_inline)) void
+pool_pixels(const pool_args *a, const float *t, ptrdiff_t xq, int64_t r0, int64_t r1, int64_t s0,
+            int64_t s1, float scale, float *y, ptrdiff_t yq)
+{
+    const int is_max = a->d->kind == RIDGE_POOL_MAX;
+    pool_vf acc[POOL_Q], v;
+    for (int q = 0; q < POOL_Q; q++) acc[q] = is_max ? (pool_vf){0} - FLT_MAX : (pool_vf){0};
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t s = s0; s < s1; s++) {
+            const float *p = t + r * a->xv.sh + s * a->xv.sw;
+            for (int q = 0; q < POOL_Q; q++) {
+                memcpy(&v, p + q * xq, sizeof v);
+                if (is_max) {
+                    const pool_vi take = v > acc[q];
+                    acc[q] = (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc[q] & ~take));
+                } else {
+                    acc[q] += v;
+                }
+            }
+        }
+    for (int q = 0; q < POOL_Q; q++) {
+        if (!is_max) acc[q] *= scale;
+        memcpy(y + q * yq, &acc[q], sizeof v);
+    }
+}
+
 void POOL_CAT(ridge_conv_pool_rows, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
 {
     const pool_args *a = arg;
     const ridge_pool2d_desc *d = a->d;
     const int64_t cblk = a->xv.cblk, nblk = (d->c + cblk - 1) / cblk;
+    const int64_t sw = d->stride_w, pl = d->pad_left, OW = a->ow;
+    /* pixels whose window lies inside the row: [ilo, ihi) */
+    const int64_t ilo = RIDGE_MIN((pl + sw - 1) / sw, OW);
+    const int64_t ihi =
+        RIDGE_MAX(ilo, RIDGE_MIN(d->w - d->s + pl >= 0 ? (d->w - d->s + pl) / sw + 1 : 0, OW));
     (void)ith;
     for (size_t row = b; row < e; row++) {
         int64_t n = (int64_t)row / a->oh, oh = (int64_t)row % a->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top, r0, r1;
         valid(ih0, d->h, d->r, &r0, &r1);
-        for (int64_t ow = 0; ow < a->ow; ow++) {
-            int64_t iw0 = ow * d->stride_w - d->pad_left, s0, s1;
-            valid(iw0, d->w, d->s, &s0, &s1);
-            float scale = 1.0f / (float)(d->count_pad ? d->r * d->s : (r1 - r0) * (s1 - s0));
-            for (int64_t cb = 0; cb < nblk; cb++) {
-                int64_t nc = d->c - cb * cblk < cblk ? d->c - cb * cblk : cblk;
+        const float full = 1.0f / (float)(d->count_pad ? d->r * d->s : (r1 - r0) * d->s);
+        for (int64_t cb = 0; cb < nblk; cb++) {
+            const int64_t nc = d->c - cb * cblk < cblk ? d->c - cb * cblk : cblk;
+            const ptrdiff_t xrow = n * a->xv.sn + cb * a->xv.scb + ih0 * a->xv.sh;
+            float *yrow = a->y + n * a->yv.sn + cb * a->yv.scb + oh * a->yv.sh;
+            int64_t ow = 0;
+            if (nc == POOL_VL) /* one vector a pixel: POOL_Q pixels at a time inside */
+                for (ow = ilo; ow + POOL_Q <= ihi; ow += POOL_Q)
+                    pool_pixels(a, a->x + xrow + (ow * sw - pl) * a->xv.sw, sw * a->xv.sw, r0, r1,
+                                0, d->s, full, yrow + ow * a->yv.sw, a->yv.sw);
+            const int64_t done0 = nc == POOL_VL ? ilo : 0, done1 = nc == POOL_VL ? ow : 0;
+            for (ow = 0; ow < OW; ow++) {
+                if (ow == done0 && done1 > done0) ow = done1;
+                if (ow >= OW) break;
+                int64_t iw0 = ow * sw - pl, s0, s1;
+                valid(iw0, d->w, d->s, &s0, &s1);
+                float scale = 1.0f / (float)(d->count_pad ? d->r * d->s : (r1 - r0) * (s1 - s0));
                 /* the window origin may lie in the padding: only valid taps are addressed */
-                const ptrdiff_t xo =
-                    n * a->xv.sn + cb * a->xv.scb + ih0 * a->xv.sh + iw0 * a->xv.sw;
-                float *yp = a->y + n * a->yv.sn + cb * a->yv.scb + oh * a->yv.sh + ow * a->yv.sw;
+                const ptrdiff_t xo = xrow + iw0 * a->xv.sw;
+                float *yp = yrow + ow * a->yv.sw;
                 for (int64_t c0 = 0; c0 < nc; c0 += POOL_C)
                     pool_channels(a, a->x + xo + c0, r0, r1, s0, s1, RIDGE_MIN(POOL_C, nc - c0),
                                   scale, yp + c0);
