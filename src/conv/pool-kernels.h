@@ -22,6 +22,14 @@ static inline void valid(int64_t start, int64_t n, int64_t K, int64_t *k0, int64
 typedef float pool_vf __attribute__((vector_size(POOL_VBYTES)));
 typedef int32_t pool_vi __attribute__((vector_size(POOL_VBYTES)));
 #define POOL_VL (POOL_VBYTES / 4)
+/* the even lanes of two vectors (__builtin_shuffle's mask) */
+#if POOL_VL == 16
+#define POOL_EVENS {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+#elif POOL_VL == 8
+#define POOL_EVENS {0, 2, 4, 6, 8, 10, 12, 14}
+#else
+#define POOL_EVENS {0, 2, 4, 6}
+#endif
 /* channels per pass over a pixel's window: 4 of the ISA's vectors (64 with AVX-512) */
 #define POOL_C (4 * POOL_VL)
 
@@ -194,6 +202,30 @@ void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e
         const float scale = 1.0f / (float)(d->count_pad ? d->r * S : (r1 - r0) * S);
         int64_t ow = 0;
         for (; ow < ilo; ow++) y[ow] = pool_pixel(a, x, ih0, r0, r1, ow);
+        /* stride 1 or 2: POOL_VL pixels in one vector, their taps loaded as vectors (stride
+         * 2: the even lanes of two, while the second stays inside the row) */
+        for (; sw <= 2 && ow + POOL_VL <= ihi && (ow * sw - pl) + S - 1 + sw * POOL_VL <= W;
+             ow += POOL_VL) {
+            pool_vf acc = is_max ? (pool_vf){0} - FLT_MAX : (pool_vf){0}, v, v2;
+            for (int64_t r = r0; r < r1; r++) {
+                const float *xr = x + (ih0 + r) * W + ow * sw - pl;
+                for (int64_t s = 0; s < S; s++) {
+                    memcpy(&v, xr + s, sizeof v);
+                    if (sw == 2) {
+                        memcpy(&v2, xr + s + POOL_VL, sizeof v2);
+                        v = __builtin_shuffle(v, v2, (pool_vi)POOL_EVENS);
+                    }
+                    if (is_max) {
+                        const pool_vi take = v > acc;
+                        acc = (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc & ~take));
+                    } else {
+                        acc += v;
+                    }
+                }
+            }
+            if (!is_max) acc *= scale;
+            memcpy(y + ow, &acc, sizeof acc);
+        }
         for (; ow + POOL_P <= ihi; ow += POOL_P) {
             float acc[POOL_P];
             for (int k = 0; k < POOL_P; k++) acc[k] = is_max ? -FLT_MAX : 0.0f;
