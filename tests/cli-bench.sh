@@ -17,7 +17,7 @@ expect 0 "$R" bench gemm --help
 says "--shape MxNxK"
 expect 0 "$R" bench conv --help
 says "--layout nchw|nhwc|nchw16c|all"
-for b in vec pool quant dense lowp gpt2 convbwd; do
+for b in vec pool quant dense lowp gpt2 convbwd layout; do
     expect 0 "$R" bench "$b" --help
     says "usage: ridge bench $b"
 done
@@ -28,6 +28,12 @@ if command -v python3 >/dev/null; then
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["rows"]; g = r[0]["gflops"]; assert len(r) == 1 and g > 0 and r[0]["fma_loop"] > 0 and abs(r[0]["pct_fma"] * r[0]["fma_loop"] / 100 - g) < 0.01 * g + 0.2, r' "$D/out" ||
         { echo "FAIL: bench gemm --shape --json"; fail=1; }
 fi
+
+# every reorder pair and pooling case of one small tensor, checked before timing
+expect 0 "$R" bench layout --quick --threads 1 --filter 17x33 --json
+says '"case": "act-17x33", "layout": "nchw16c>nhwc"'
+expect 2 "$R" bench layout --batch 0
+says "--batch '0': expected 1..1024"
 
 expect 2 "$R" bench gemm --shape 1x2
 says "--shape '1x2': expected MxNxK"
