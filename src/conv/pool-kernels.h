@@ -33,6 +33,14 @@ typedef int32_t pool_vi __attribute__((vector_size(POOL_VBYTES)));
 /* channels per pass over a pixel's window: 4 of the ISA's vectors (64 with AVX-512) */
 #define POOL_C (4 * POOL_VL)
 
+/* acc combined with v: the max (v > acc ? v : acc, as the scalar loops test) or the sum */
+static inline __attribute__((always_inline)) pool_vf pool_add(pool_vf acc, pool_vf v, int is_max)
+{
+    if (!is_max) return acc + v;
+    const pool_vi take = v > acc;
+    return (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc & ~take));
+}
+
 /* NV vectors of contiguous channels of one output pixel over the window's valid taps [r0, r1)
  * x [s0, s1) from t (the window's origin), to y; the accumulators stay in registers across
  * the taps. GCC's vector types: gcc's own vectorizer left the max's select scalar. */
@@ -48,12 +56,7 @@ pool_vectors(const pool_args *a, const float *t, int64_t r0, int64_t r1, int64_t
             const float *p = t + r * a->xv.sh + s * a->xv.sw;
             for (int k = 0; k < NV; k++) {
                 memcpy(&v, p + POOL_VL * k, sizeof v);
-                if (is_max) {
-                    const pool_vi take = v > acc[k]; /* v > acc ? v : acc */
-                    acc[k] = (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc[k] & ~take));
-                } else {
-                    acc[k] += v;
-                }
+                acc[k] = pool_add(acc[k], v, is_max);
             }
         }
     for (int k = 0; k < NV; k++) {
@@ -104,12 +107,7 @@ pool_pixels(const pool_args *a, const float *t, ptrdiff_t xq, int64_t r0, int64_
             const float *p = t + r * a->xv.sh + s * a->xv.sw;
             for (int q = 0; q < POOL_Q; q++) {
                 memcpy(&v, p + q * xq, sizeof v);
-                if (is_max) {
-                    const pool_vi take = v > acc[q];
-                    acc[q] = (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc[q] & ~take));
-                } else {
-                    acc[q] += v;
-                }
+                acc[q] = pool_add(acc[q], v, is_max);
             }
         }
     for (int q = 0; q < POOL_Q; q++) {
@@ -215,12 +213,7 @@ void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e
                         memcpy(&v2, xr + s + POOL_VL, sizeof v2);
                         v = __builtin_shuffle(v, v2, (pool_vi)POOL_EVENS);
                     }
-                    if (is_max) {
-                        const pool_vi take = v > acc;
-                        acc = (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc & ~take));
-                    } else {
-                        acc += v;
-                    }
+                    acc = pool_add(acc, v, is_max);
                 }
             }
             if (!is_max) acc *= scale;
