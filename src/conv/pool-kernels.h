@@ -41,12 +41,13 @@ static inline __attribute__((always_inline)) pool_vf pool_add(pool_vf acc, pool_
     return (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc & ~take));
 }
 
-/* NV vectors of contiguous channels of one output pixel over the window's valid taps [r0, r1)
- * x [s0, s1) from t (the window's origin), to y; the accumulators stay in registers across
- * the taps. GCC's vector types: gcc's own vectorizer left the max's select scalar. */
+/* NV vectors over the window's valid taps [r0, r1) x [s0, s1), vector k's window at t + k *
+ * xk, stored to y + k * yk: NV vectors of one pixel's channels (xk = yk = POOL_VL), or one
+ * vector of NV pixels. The NV accumulators stay in registers across the taps, independent
+ * chains. GCC's vector types: gcc's own vectorizer left the max's select scalar. */
 static inline __attribute__((always_inline)) void
-pool_vectors(const pool_args *a, const float *t, int64_t r0, int64_t r1, int64_t s0, int64_t s1,
-             const int NV, float scale, float *y)
+pool_vectors(const pool_args *a, const float *t, ptrdiff_t xk, int64_t r0, int64_t r1, int64_t s0,
+             int64_t s1, const int NV, float scale, float *y, ptrdiff_t yk)
 {
     const int is_max = a->d->kind == RIDGE_POOL_MAX;
     pool_vf acc[4], v;
@@ -55,13 +56,13 @@ pool_vectors(const pool_args *a, const float *t, int64_t r0, int64_t r1, int64_t
         for (int64_t s = s0; s < s1; s++) {
             const float *p = t + r * a->xv.sh + s * a->xv.sw;
             for (int k = 0; k < NV; k++) {
-                memcpy(&v, p + POOL_VL * k, sizeof v);
+                memcpy(&v, p + k * xk, sizeof v);
                 acc[k] = pool_add(acc[k], v, is_max);
             }
         }
     for (int k = 0; k < NV; k++) {
         if (!is_max) acc[k] *= scale;
-        memcpy(y + POOL_VL * k, &acc[k], sizeof v);
+        memcpy(y + k * yk, &acc[k], sizeof v);
     }
 }
 
@@ -70,10 +71,10 @@ static inline void pool_channels(const pool_args *a, const float *t, int64_t r0,
                                  int64_t s0, int64_t s1, int64_t m, float scale, float *y)
 {
     switch (m / POOL_VL) {
-    case 4: pool_vectors(a, t, r0, r1, s0, s1, 4, scale, y); break;
-    case 3: pool_vectors(a, t, r0, r1, s0, s1, 3, scale, y); break;
-    case 2: pool_vectors(a, t, r0, r1, s0, s1, 2, scale, y); break;
-    case 1: pool_vectors(a, t, r0, r1, s0, s1, 1, scale, y); break;
+    case 4: pool_vectors(a, t, POOL_VL, r0, r1, s0, s1, 4, scale, y, POOL_VL); break;
+    case 3: pool_vectors(a, t, POOL_VL, r0, r1, s0, s1, 3, scale, y, POOL_VL); break;
+    case 2: pool_vectors(a, t, POOL_VL, r0, r1, s0, s1, 2, scale, y, POOL_VL); break;
+    case 1: pool_vectors(a, t, POOL_VL, r0, r1, s0, s1, 1, scale, y, POOL_VL); break;
     default: break;
     }
     const int is_max = a->d->kind == RIDGE_POOL_MAX;
@@ -91,30 +92,8 @@ static inline void pool_channels(const pool_args *a, const float *t, int64_t r0,
 /* NHWC and NCHW16c: channels contiguous in runs (the whole pixel, or blocks of 16), so each
  * window tap is a vector operation over up to POOL_C channels. Parallel over (image, output
  * row). */
-/* POOL_Q pixels (pixel q's window at t + q * xq) of one vector of channels, all over the same
- * taps: POOL_Q independent accumulators where one pixel's vector is one dependent chain (a
- * block of NCHW16c with AVX-512 is one vector) */
+/* pixels a pass where one vector holds a pixel's channels (NCHW16c blocks with AVX-512) */
 #define POOL_Q 4
-static inline __attribute__((always_inline)) void
-pool_pixels(const pool_args *a, const float *t, ptrdiff_t xq, int64_t r0, int64_t r1, int64_t s0,
-            int64_t s1, float scale, float *y, ptrdiff_t yq)
-{
-    const int is_max = a->d->kind == RIDGE_POOL_MAX;
-    pool_vf acc[POOL_Q], v;
-    for (int q = 0; q < POOL_Q; q++) acc[q] = is_max ? (pool_vf){0} - FLT_MAX : (pool_vf){0};
-    for (int64_t r = r0; r < r1; r++)
-        for (int64_t s = s0; s < s1; s++) {
-            const float *p = t + r * a->xv.sh + s * a->xv.sw;
-            for (int q = 0; q < POOL_Q; q++) {
-                memcpy(&v, p + q * xq, sizeof v);
-                acc[q] = pool_add(acc[q], v, is_max);
-            }
-        }
-    for (int q = 0; q < POOL_Q; q++) {
-        if (!is_max) acc[q] *= scale;
-        memcpy(y + q * yq, &acc[q], sizeof v);
-    }
-}
 
 void POOL_CAT(ridge_conv_pool_rows, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
 {
@@ -139,8 +118,8 @@ void POOL_CAT(ridge_conv_pool_rows, POOL_ISA)(void *arg, size_t b, size_t e, int
             int64_t ow = 0;
             if (nc == POOL_VL) /* one vector a pixel: POOL_Q pixels at a time inside */
                 for (ow = ilo; ow + POOL_Q <= ihi; ow += POOL_Q)
-                    pool_pixels(a, a->x + xrow + (ow * sw - pl) * a->xv.sw, sw * a->xv.sw, r0, r1,
-                                0, d->s, full, yrow + ow * a->yv.sw, a->yv.sw);
+                    pool_vectors(a, a->x + xrow + (ow * sw - pl) * a->xv.sw, sw * a->xv.sw, r0,
+                                 r1, 0, d->s, POOL_Q, full, yrow + ow * a->yv.sw, a->yv.sw);
             const int64_t done0 = nc == POOL_VL ? ilo : 0, done1 = nc == POOL_VL ? ow : 0;
             for (ow = 0; ow < OW; ow++) {
                 if (ow == done0 && done1 > done0) ow = done1;
