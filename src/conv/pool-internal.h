@@ -12,7 +12,6 @@ typedef struct pool_args { /* one ridge_pool2d_forward call */
     conv_view xv, yv;
 } pool_args;
 
-
 /* NHWC and NCHW16c: items are (image, output row); NCHW: (image, channel, output row) */
 #define POOL_DECLARE(isa)                                                                     \
     void ridge_conv_pool_rows__##isa(void *arg, size_t b, size_t e, int ith);                   \

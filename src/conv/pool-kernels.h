@@ -19,6 +19,27 @@ static inline void valid(int64_t start, int64_t n, int64_t K, int64_t *k0, int64
     *k1 = n - start < K ? n - start : K;
 }
 
+/* The output pixels [*lo, *hi) of a row whose window lies wholly inside the input row */
+static inline void pool_interior(const ridge_pool2d_desc *d, int64_t ow, int64_t *lo,
+                                 int64_t *hi)
+{
+    const int64_t sw = d->stride_w, pl = d->pad_left, last = d->w - d->s + pl;
+    *lo = RIDGE_MIN((pl + sw - 1) / sw, ow);
+    *hi = RIDGE_MAX(*lo, RIDGE_MIN(last >= 0 ? last / sw + 1 : 0, ow));
+}
+
+/* The average's factor for a window of rows x cols valid taps */
+static inline float pool_scale(const ridge_pool2d_desc *d, int64_t rows, int64_t cols)
+{
+    return 1.0f / (float)(d->count_pad ? d->r * d->s : rows * cols);
+}
+
+/* acc combined with v in scalar code: the max (v > acc ? v : acc) or the sum */
+static inline float pool_add1(float acc, float v, int is_max)
+{
+    return is_max ? (v > acc ? v : acc) : acc + v;
+}
+
 typedef float pool_vf __attribute__((vector_size(POOL_VBYTES)));
 typedef int32_t pool_vi __attribute__((vector_size(POOL_VBYTES)));
 #define POOL_VL (POOL_VBYTES / 4)
@@ -82,57 +103,64 @@ static inline void pool_channels(const pool_args *a, const float *t, int64_t r0,
         float acc = is_max ? -FLT_MAX : 0.0f;
         for (int64_t r = r0; r < r1; r++)
             for (int64_t s = s0; s < s1; s++) {
-                const float v = t[r * a->xv.sh + s * a->xv.sw + c];
-                acc = is_max ? (v > acc ? v : acc) : acc + v;
+                acc = pool_add1(acc, t[r * a->xv.sh + s * a->xv.sw + c], is_max);
             }
         y[c] = is_max ? acc : acc * scale;
     }
 }
 
-/* NHWC and NCHW16c: channels contiguous in runs (the whole pixel, or blocks of 16), so each
- * window tap is a vector operation over up to POOL_C channels. Parallel over (image, output
- * row). */
+/* One output pixel of a row of NHWC or NCHW16c, every channel of its block: its valid taps,
+ * up to POOL_C channels a pass */
+static inline __attribute__((always_inline)) void
+pool_pixel_channels(const pool_args *a, ptrdiff_t xrow, float *yrow,
+                                       int64_t r0, int64_t r1, int64_t nc, int64_t ow)
+{
+    const ridge_pool2d_desc *d = a->d;
+    int64_t iw0 = ow * d->stride_w - d->pad_left, s0, s1;
+    valid(iw0, d->w, d->s, &s0, &s1);
+    const float scale = pool_scale(d, r1 - r0, s1 - s0);
+    /* the window origin may lie in the padding: only valid taps are addressed */
+    const float *t = a->x + xrow + iw0 * a->xv.sw;
+    float *y = yrow + ow * a->yv.sw;
+    for (int64_t c0 = 0; c0 < nc; c0 += POOL_C)
+        pool_channels(a, t + c0, r0, r1, s0, s1, RIDGE_MIN(POOL_C, nc - c0), scale, y + c0);
+}
+
 /* pixels a pass where one vector holds a pixel's channels (NCHW16c blocks with AVX-512) */
 #define POOL_Q 4
 
+/* NHWC and NCHW16c: channels contiguous in runs (the whole pixel, or blocks of 16), so each
+ * window tap is a vector operation over up to POOL_C channels; where a block is one vector,
+ * the row's interior pixels go POOL_Q at a time. Parallel over (image, output row). */
 void POOL_CAT(ridge_conv_pool_rows, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
 {
     const pool_args *a = arg;
     const ridge_pool2d_desc *d = a->d;
     const int64_t cblk = a->xv.cblk, nblk = (d->c + cblk - 1) / cblk;
     const int64_t sw = d->stride_w, pl = d->pad_left, OW = a->ow;
-    /* pixels whose window lies inside the row: [ilo, ihi) */
-    const int64_t ilo = RIDGE_MIN((pl + sw - 1) / sw, OW);
-    const int64_t ihi =
-        RIDGE_MAX(ilo, RIDGE_MIN(d->w - d->s + pl >= 0 ? (d->w - d->s + pl) / sw + 1 : 0, OW));
+    int64_t ilo, ihi;
+    pool_interior(d, OW, &ilo, &ihi);
     (void)ith;
     for (size_t row = b; row < e; row++) {
         int64_t n = (int64_t)row / a->oh, oh = (int64_t)row % a->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top, r0, r1;
         valid(ih0, d->h, d->r, &r0, &r1);
-        const float full = 1.0f / (float)(d->count_pad ? d->r * d->s : (r1 - r0) * d->s);
+        const float full = pool_scale(d, r1 - r0, d->s);
         for (int64_t cb = 0; cb < nblk; cb++) {
             const int64_t nc = d->c - cb * cblk < cblk ? d->c - cb * cblk : cblk;
             const ptrdiff_t xrow = n * a->xv.sn + cb * a->xv.scb + ih0 * a->xv.sh;
             float *yrow = a->y + n * a->yv.sn + cb * a->yv.scb + oh * a->yv.sh;
-            int64_t ow = 0;
-            if (nc == POOL_VL) /* one vector a pixel: POOL_Q pixels at a time inside */
-                for (ow = ilo; ow + POOL_Q <= ihi; ow += POOL_Q)
+            /* the pixels [q0, q1) in blocks of POOL_Q, the others one by one */
+            const int64_t q0 = nc == POOL_VL ? ilo : 0;
+            const int64_t q1 = nc == POOL_VL ? ilo + (ihi - ilo) / POOL_Q * POOL_Q : 0;
+            for (int64_t ow = 0; ow < OW;) {
+                if (ow >= q0 && ow < q1) {
                     pool_vectors(a, a->x + xrow + (ow * sw - pl) * a->xv.sw, sw * a->xv.sw, r0,
                                  r1, 0, d->s, POOL_Q, full, yrow + ow * a->yv.sw, a->yv.sw);
-            const int64_t done0 = nc == POOL_VL ? ilo : 0, done1 = nc == POOL_VL ? ow : 0;
-            for (ow = 0; ow < OW; ow++) {
-                if (ow == done0 && done1 > done0) ow = done1;
-                if (ow >= OW) break;
-                int64_t iw0 = ow * sw - pl, s0, s1;
-                valid(iw0, d->w, d->s, &s0, &s1);
-                float scale = 1.0f / (float)(d->count_pad ? d->r * d->s : (r1 - r0) * (s1 - s0));
-                /* the window origin may lie in the padding: only valid taps are addressed */
-                const ptrdiff_t xo = xrow + iw0 * a->xv.sw;
-                float *yp = yrow + ow * a->yv.sw;
-                for (int64_t c0 = 0; c0 < nc; c0 += POOL_C)
-                    pool_channels(a, a->x + xo + c0, r0, r1, s0, s1, RIDGE_MIN(POOL_C, nc - c0),
-                                  scale, yp + c0);
+                    ow += POOL_Q;
+                } else {
+                    pool_pixel_channels(a, xrow, yrow, r0, r1, nc, ow++);
+                }
             }
         }
     }
@@ -150,14 +178,11 @@ static inline float pool_pixel(const pool_args *a, const float *x, int64_t ih0, 
     const int is_max = d->kind == RIDGE_POOL_MAX;
     int64_t iw0 = ow * d->stride_w - d->pad_left, s0, s1;
     valid(iw0, d->w, d->s, &s0, &s1);
+    const float *xw = x + ih0 * d->w + iw0;
     float acc = is_max ? -FLT_MAX : 0.0f;
     for (int64_t r = r0; r < r1; r++)
-        for (int64_t s = s0; s < s1; s++) {
-            const float v = x[(ih0 + r) * d->w + iw0 + s];
-            acc = is_max ? (v > acc ? v : acc) : acc + v;
-        }
-    if (is_max) return acc;
-    return acc * (1.0f / (float)(d->count_pad ? d->r * d->s : (r1 - r0) * (s1 - s0)));
+        for (int64_t s = s0; s < s1; s++) acc = pool_add1(acc, xw[r * d->w + s], is_max);
+    return is_max ? acc : acc * pool_scale(d, r1 - r0, s1 - s0);
 }
 
 void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
@@ -166,9 +191,8 @@ void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e
     const ridge_pool2d_desc *d = a->d;
     const int is_max = d->kind == RIDGE_POOL_MAX;
     const int64_t H = d->h, W = d->w, S = d->s, sw = d->stride_w, pl = d->pad_left, OW = a->ow;
-    /* the interior pixels [ilo, ihi): iw0 >= 0 and iw0 + S <= W */
-    const int64_t ilo = RIDGE_MIN((pl + sw - 1) / sw, OW);
-    const int64_t ihi = RIDGE_MAX(ilo, RIDGE_MIN(W - S + pl >= 0 ? (W - S + pl) / sw + 1 : 0, OW));
+    int64_t ilo, ihi;
+    pool_interior(d, OW, &ilo, &ihi);
     (void)ith;
     for (size_t item = b; item < e; item++) {
         const int64_t plane = (int64_t)item / a->oh, oh = (int64_t)item % a->oh;
@@ -176,7 +200,7 @@ void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e
         float *y = a->y + (plane * a->oh + oh) * OW;
         int64_t ih0 = oh * d->stride_h - d->pad_top, r0, r1;
         valid(ih0, H, d->r, &r0, &r1);
-        const float scale = 1.0f / (float)(d->count_pad ? d->r * S : (r1 - r0) * S);
+        const float scale = pool_scale(d, r1 - r0, S);
         int64_t ow = 0;
         for (; ow < ilo; ow++) y[ow] = pool_pixel(a, x, ih0, r0, r1, ow);
         /* stride 1 or 2: POOL_VL pixels in one vector, their taps loaded as vectors (stride
@@ -204,10 +228,8 @@ void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e
             for (int64_t r = r0; r < r1; r++) {
                 const float *xr = x + (ih0 + r) * W + ow * sw - pl;
                 for (int64_t s = 0; s < S; s++)
-                    for (int k = 0; k < POOL_P; k++) {
-                        const float v = xr[k * sw + s];
-                        acc[k] = is_max ? (v > acc[k] ? v : acc[k]) : acc[k] + v;
-                    }
+                    for (int k = 0; k < POOL_P; k++)
+                        acc[k] = pool_add1(acc[k], xr[k * sw + s], is_max);
             }
             for (int k = 0; k < POOL_P; k++) y[ow + k] = is_max ? acc[k] : acc[k] * scale;
         }
