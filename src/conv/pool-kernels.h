@@ -40,32 +40,45 @@ static inline float pool_add1(float acc, float v, int is_max)
     return is_max ? (v > acc ? v : acc) : acc + v;
 }
 
-typedef float pool_vf __attribute__((vector_size(POOL_VBYTES)));
-typedef int32_t pool_vi __attribute__((vector_size(POOL_VBYTES)));
+/* pool_vfL and pool_viL: vectors of L floats and L ints, L = 4 and each power of two up to the
+ * ISA's width; pool_addL: acc combined with v, the max (v > acc ? v : acc, as the scalar loops
+ * test) or the sum. GCC's vector types: gcc's own vectorizer left the max's select scalar. */
+#define POOL_VEC(L)                                                                              \
+    typedef float pool_vf##L __attribute__((vector_size(4 * L)));                                \
+    typedef int32_t pool_vi##L __attribute__((vector_size(4 * L)));                              \
+    static inline __attribute__((always_inline)) pool_vf##L pool_add##L(pool_vf##L acc,          \
+                                                                        pool_vf##L v, int is_max) \
+    {                                                                                            \
+        if (!is_max) return acc + v;                                                             \
+        const pool_vi##L take = v > acc;                                                         \
+        return (pool_vf##L)(((pool_vi##L)v & take) | ((pool_vi##L)acc & ~take));                \
+    }
+POOL_VEC(4)
+#if POOL_VBYTES >= 32
+POOL_VEC(8)
+#endif
+#if POOL_VBYTES >= 64
+POOL_VEC(16)
+#endif
 #define POOL_VL (POOL_VBYTES / 4)
-/* the even lanes of two vectors (__builtin_shuffle's mask) */
+/* the ISA's own vector */
 #if POOL_VL == 16
-#define POOL_EVENS {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+#define pool_vf pool_vf16
+#define pool_add pool_add16
 #elif POOL_VL == 8
-#define POOL_EVENS {0, 2, 4, 6, 8, 10, 12, 14}
+#define pool_vf pool_vf8
+#define pool_add pool_add8
 #else
-#define POOL_EVENS {0, 2, 4, 6}
+#define pool_vf pool_vf4
+#define pool_add pool_add4
 #endif
 /* channels per pass over a pixel's window: 4 of the ISA's vectors (64 with AVX-512) */
 #define POOL_C (4 * POOL_VL)
 
-/* acc combined with v: the max (v > acc ? v : acc, as the scalar loops test) or the sum */
-static inline __attribute__((always_inline)) pool_vf pool_add(pool_vf acc, pool_vf v, int is_max)
-{
-    if (!is_max) return acc + v;
-    const pool_vi take = v > acc;
-    return (pool_vf)(((pool_vi)v & take) | ((pool_vi)acc & ~take));
-}
-
 /* NV vectors over the window's valid taps [r0, r1) x [s0, s1), vector k's window at t + k *
  * xk, stored to y + k * yk: NV vectors of one pixel's channels (xk = yk = POOL_VL), or one
  * vector of NV pixels. The NV accumulators stay in registers across the taps, independent
- * chains. GCC's vector types: gcc's own vectorizer left the max's select scalar. */
+ * chains. */
 static inline __attribute__((always_inline)) void
 pool_vectors(const pool_args *a, const float *t, ptrdiff_t xk, int64_t r0, int64_t r1, int64_t s0,
              int64_t s1, const int NV, float scale, float *y, ptrdiff_t yk)
@@ -167,10 +180,47 @@ void POOL_CAT(ridge_conv_pool_rows, POOL_ISA)(void *arg, size_t b, size_t e, int
 }
 
 /* NCHW: one output row of one channel's plane per item. The pixels whose window lies inside
- * the row go POOL_P at a time, one accumulator each (independent chains, where one pixel's
- * taps are one dependent chain), each tap the same in every pixel; the border pixels one by
- * one over their valid taps. Taps in the same order (rows, then columns) either way. */
+ * the row go in vectors at stride 1 and 2 (pool_span), or POOL_P at a time with one scalar
+ * accumulator each; the border pixels one by one over their valid taps (pool_pixel). Which
+ * path takes a pixel does not depend on the ISA, and each path takes the taps in one order,
+ * so every build gives the same bits. */
 #define POOL_P 8
+/* pool_block_L: the L pixels [ow, ow + L) of an NCHW row, their windows inside the row, in one
+ * vector of L lanes; x at the first window's first tap in row r = 0. Stride 2 takes the even
+ * lanes of a vector at the tap and the odd lanes of one L - 1 further, so it reads nothing past
+ * the last pixel's window. */
+#define POOL_BLOCK(L, ...)                                                                       \
+    static inline __attribute__((always_inline)) void pool_block_##L(                            \
+        const pool_args *a, const float *x, int64_t r0, int64_t r1, float scale, float *y,        \
+        const int64_t sw)                                                                        \
+    {                                                                                            \
+        const int64_t W = a->d->w, S = a->d->s;                                                  \
+        const int is_max = a->d->kind == RIDGE_POOL_MAX;                                         \
+        pool_vf##L acc = is_max ? (pool_vf##L){0} - FLT_MAX : (pool_vf##L){0}, v, v2;            \
+        for (int64_t r = r0; r < r1; r++)                                                        \
+            for (int64_t s = 0; s < S; s++) {                                                    \
+                memcpy(&v, x + r * W + s, sizeof v);                                             \
+                if (sw == 2) {                                                                   \
+                    memcpy(&v2, x + r * W + s + L - 1, sizeof v2);                               \
+                    v = __builtin_shuffle(v, v2, (pool_vi##L){__VA_ARGS__});                      \
+                }                                                                                \
+                acc = pool_add##L(acc, v, is_max);                                               \
+            }                                                                                    \
+        if (!is_max) acc *= scale;                                                               \
+        memcpy(y, &acc, sizeof acc);                                                             \
+    }
+POOL_BLOCK(4, 0, 2, 5, 7)
+#if POOL_VL >= 8
+POOL_BLOCK(8, 0, 2, 4, 6, 9, 11, 13, 15)
+#endif
+#if POOL_VL >= 16
+POOL_BLOCK(16, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31)
+#endif
+
+/* One NCHW pixel over its valid taps, in two 4-lane vectors (a global pooling's long window
+ * is not one dependent chain): each window row's columns 8 at a time, then 4 into the first,
+ * then the last 1 to 3 into the second; the lanes combined at the end. A window of whole rows
+ * is one run of columns. */
 static inline float pool_pixel(const pool_args *a, const float *x, int64_t ih0, int64_t r0,
                                int64_t r1, int64_t ow)
 {
@@ -178,11 +228,53 @@ static inline float pool_pixel(const pool_args *a, const float *x, int64_t ih0, 
     const int is_max = d->kind == RIDGE_POOL_MAX;
     int64_t iw0 = ow * d->stride_w - d->pad_left, s0, s1;
     valid(iw0, d->w, d->s, &s0, &s1);
+    const float scale = pool_scale(d, r1 - r0, s1 - s0);
     const float *xw = x + ih0 * d->w + iw0;
-    float acc = is_max ? -FLT_MAX : 0.0f;
-    for (int64_t r = r0; r < r1; r++)
-        for (int64_t s = s0; s < s1; s++) acc = pool_add1(acc, xw[r * d->w + s], is_max);
-    return is_max ? acc : acc * pool_scale(d, r1 - r0, s1 - s0);
+    if (s1 - s0 == d->w) s1 += (r1 - r0 - 1) * d->w, r1 = r0 + 1;
+    const float id = is_max ? -FLT_MAX : 0.0f;
+    pool_vf4 acc0 = {id, id, id, id}, acc1 = acc0, v;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = xw + r * d->w;
+        int64_t s = s0;
+        for (; s + 8 <= s1; s += 8) {
+            memcpy(&v, xr + s, sizeof v), acc0 = pool_add4(acc0, v, is_max);
+            memcpy(&v, xr + s + 4, sizeof v), acc1 = pool_add4(acc1, v, is_max);
+        }
+        if (s + 4 <= s1) memcpy(&v, xr + s, sizeof v), acc0 = pool_add4(acc0, v, is_max), s += 4;
+        if (s < s1) {
+            v = (pool_vf4){xr[s], s + 1 < s1 ? xr[s + 1] : id, s + 2 < s1 ? xr[s + 2] : id, id};
+            acc1 = pool_add4(acc1, v, is_max);
+        }
+    }
+    v = pool_add4(acc0, acc1, is_max);
+    const float t = pool_add1(pool_add1(v[0], v[1], is_max), pool_add1(v[2], v[3], is_max), is_max);
+    return is_max ? t : t * scale;
+}
+
+/* The pixels [lo, hi) of an NCHW row at stride 1 or 2, hi - lo >= 4, their windows inside the
+ * row: blocks of the widest vector that fits, the last one ending at hi (overlapping the one
+ * before; a pixel computed twice gets the same value). */
+static inline void pool_span(const pool_args *a, const float *x, int64_t r0, int64_t r1,
+                             float scale, int64_t lo, int64_t hi, float *y)
+{
+    const int64_t sw = a->d->stride_w, pl = a->d->pad_left;
+#define POOL_SPAN(L)                                                                             \
+    if (hi - lo >= L) {                                                                          \
+        for (int64_t o = lo; o < hi; o += L) {                                                   \
+            const int64_t q = RIDGE_MIN(o, hi - L);                                              \
+            if (sw == 2) pool_block_##L(a, x + q * 2 - pl, r0, r1, scale, y + q, 2);             \
+            else pool_block_##L(a, x + q - pl, r0, r1, scale, y + q, 1);                          \
+        }                                                                                        \
+        return;                                                                                  \
+    }
+#if POOL_VL >= 16
+    POOL_SPAN(16)
+#endif
+#if POOL_VL >= 8
+    POOL_SPAN(8)
+#endif
+    POOL_SPAN(4)
+#undef POOL_SPAN
 }
 
 void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e, int ith)
@@ -194,33 +286,18 @@ void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e
     int64_t ilo, ihi;
     pool_interior(d, OW, &ilo, &ihi);
     (void)ith;
-    for (size_t item = b; item < e; item++) {
-        const int64_t plane = (int64_t)item / a->oh, oh = (int64_t)item % a->oh;
+    int64_t plane = (int64_t)b / a->oh, oh = (int64_t)b % a->oh;
+    for (size_t item = b; item < e; item++, oh = oh + 1 == a->oh ? 0 : oh + 1, plane += !oh) {
         const float *x = a->x + plane * H * W;
-        float *y = a->y + (plane * a->oh + oh) * OW;
+        float *y = a->y + (int64_t)item * OW;
         int64_t ih0 = oh * d->stride_h - d->pad_top, r0, r1;
         valid(ih0, H, d->r, &r0, &r1);
         const float scale = pool_scale(d, r1 - r0, S);
         int64_t ow = 0;
         for (; ow < ilo; ow++) y[ow] = pool_pixel(a, x, ih0, r0, r1, ow);
-        /* stride 1 or 2: POOL_VL pixels in one vector, their taps loaded as vectors (stride
-         * 2: the even lanes of two, while the second stays inside the row) */
-        for (; sw <= 2 && ow + POOL_VL <= ihi && (ow * sw - pl) + S - 1 + sw * POOL_VL <= W;
-             ow += POOL_VL) {
-            pool_vf acc = is_max ? (pool_vf){0} - FLT_MAX : (pool_vf){0}, v, v2;
-            for (int64_t r = r0; r < r1; r++) {
-                const float *xr = x + (ih0 + r) * W + ow * sw - pl;
-                for (int64_t s = 0; s < S; s++) {
-                    memcpy(&v, xr + s, sizeof v);
-                    if (sw == 2) {
-                        memcpy(&v2, xr + s + POOL_VL, sizeof v2);
-                        v = __builtin_shuffle(v, v2, (pool_vi)POOL_EVENS);
-                    }
-                    acc = pool_add(acc, v, is_max);
-                }
-            }
-            if (!is_max) acc *= scale;
-            memcpy(y + ow, &acc, sizeof acc);
+        if (sw <= 2 && ihi - ilo >= 4) {
+            pool_span(a, x + ih0 * W, r0, r1, scale, ilo, ihi, y);
+            ow = ihi;
         }
         for (; ow + POOL_P <= ihi; ow += POOL_P) {
             float acc[POOL_P];
@@ -236,4 +313,3 @@ void POOL_CAT(ridge_conv_pool_nchw_rows, POOL_ISA)(void *arg, size_t b, size_t e
         for (; ow < OW; ow++) y[ow] = pool_pixel(a, x, ih0, r0, r1, ow);
     }
 }
-
