@@ -1011,7 +1011,9 @@ static void test_pool(ridge_ctx **ctxs, int nctx)
              {1, 70, 5, 5, 3, 2, 2, 1, 2, 0, 1}, {1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0},
              /* rows of 17, 36 and 36 output pixels: blocks of pixels inside, borders apart */
              {1, 16, 9, 33, 3, 3, 2, 1, 1, 1, 1}, {2, 33, 4, 37, 2, 2, 1, 0, 0, 0, 0},
-             {1, 3, 5, 71, 3, 3, 2, 1, 1, 1, 1}};
+             {1, 3, 5, 71, 3, 3, 2, 1, 1, 1, 1},
+             /* windows of whole rows (one run in NCHW): a global average, rows padded */
+             {2, 5, 7, 7, 7, 7, 1, 0, 0, 0, 0}, {1, 4, 5, 3, 3, 3, 1, 1, 1, 0, 0}};
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
         for (int kind = 0; kind < 2; kind++)
             for (int cp = 0; cp < 2; cp++) {
