@@ -942,9 +942,13 @@ CONV_DW_INLINE void dw_prefetch(const conv_dw_args *a, int64_t p, int64_t j0, in
 /* Every channel vector of the DW_P-pixel block at p (skip_l / skip_r: the row's border column
  * is not read). Cached (nt = 0), each channel vector runs down the call's rows, so of the 3
  * input rows a block reads, the 2 it shares with the row below are still in L1 (row after
- * row, all 3 come again from L2 once the rows outgrow L1). The streamed and prefetched paths
- * take one row per call: their data come from L3 or DRAM, where walking the rows (and the
- * prefetch one row ahead) ran faster than R + 2 streams at once (batch 8: 0.76-0.91x). With
+ * row, all 3 come again from L2 once the rows outgrow L1). The prefetched path (nt 2) runs
+ * the rows the same way, after prefetching the block's columns of the rows the next call
+ * adds: against one row per call, on 12.8 MB at batch 8 (Zen 5, session 42), 1.17-1.23x
+ * called again and again, 1.02-1.21x in a chain of layers (scripts/conv-chain.c), 0.84-0.97x
+ * when oneDNN and a copy run between the calls (scripts/conv-ab.c). The streamed path takes
+ * one row per call: its data come from DRAM, where walking the rows (and the prefetch one
+ * row ahead) ran faster than R + 2 streams at once (batch 8: 0.76-0.91x). With
  * a->nt, DW_CT channels at a time go to a tile in L1 and then out to y as
  * whole lines of non-temporal stores: y's lines are then written without first being read
  * (the read-for-ownership that doubles a plain store's traffic once y is past the cache), and
@@ -953,7 +957,8 @@ CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cful
                                   const int st, const int act, const int has_res,
                                   const int skip_l, const int skip_r, const int nt)
 {
-    if (nt == 0 && a->nrows > 1) {
+    if (nt != 1 && a->nrows > 1) {
+        if (nt == 2) dw_prefetch(a, p, 0, DW_P * st, cfull);
         for (int64_t c = 0; c < cfull; c += VL)
             for (int row = 0; row < a->nrows; row++)
                 dw_3x3_block_e(a, row, p, c, DW_P, st, act, has_res, skip_l, skip_r, NULL, 0);
@@ -1307,10 +1312,10 @@ static void conv_dw_row(const conv_dw_args *a)
     const int fast =
         st && a->soff[2] - a->soff[1] == ds && (!edges || (a->s0 == 0 && a->s1 == 3));
     if (a->nrows > 1) {
-        /* several rows at once only where dw_row_3x3 runs whole blocks, cached, and nothing
-         * else (no short row, border pixel or overlapping block over a residual that is y
-         * itself) */
-        const int blocks = fast && a->s0 == 0 && a->s1 == 3 && cfull > 0 && !a->nt && !a->pf &&
+        /* several rows at once only where dw_row_3x3 runs whole blocks, not streamed, and
+         * nothing else (no short row, border pixel or overlapping block over a residual that
+         * is y itself) */
+        const int blocks = fast && a->s0 == 0 && a->s1 == 3 && cfull > 0 && !a->nt &&
                            a->npix >= DW_P + edges && !(a->res && a->res == a->y);
         if (blocks) {
             dw_row_3x3(a, cfull, st);
