@@ -481,7 +481,7 @@ static void test_plan(ridge_ctx *ctx)
     }
     ridge_conv2d_plan_options o;
     /* the explanation says how y is written: depthwise C = 32, forced each way, and by size
-     * (x + y = 3.2 MB against half the usable L3, whichever way that goes here) */
+     * (x + y = 3.2 MB against the depthwise limit, whichever way that goes here) */
     d = desc_of(&shapes[4], RIDGE_NHWC);
     d.c_in = d.c_out = d.groups = 32, d.h = d.w = 112;
     ridge_conv2d_plan_options_init(&o);
@@ -510,7 +510,7 @@ static void test_plan(ridge_ctx *ctx)
     free(w);
 }
 
-/* Depthwise 3x3 with x + y between a quarter and half of the usable L3 stores through the
+/* Depthwise 3x3 with x + y between a quarter and 3/8 of the usable L3 stores through the
  * cache and prefetches its input (CONV_STORES_PREFETCHED): the plan says so, and the results
  * match the fp64 reference as the other paths' do. */
 static void test_depthwise_prefetched(ridge_ctx *ctx)
@@ -520,7 +520,7 @@ static void test_depthwise_prefetched(ridge_ctx *ctx)
     const int64_t n = (int64_t)(l3 * 3 / 8 / per_image);
     if (n < 1 || n > 64 || (double)n * per_image <= l3 / 4) {
         SKIP("depthwise, input prefetched: no batch of 64 x 56 x 56 images between a quarter "
-             "and half of this L3 (%.0f MB)", l3 / 1e6);
+             "and 3/8 of this L3 (%.0f MB)", l3 / 1e6);
         return;
     }
     ridge_conv2d_desc d;

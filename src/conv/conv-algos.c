@@ -1063,13 +1063,16 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
  * pointwise 64 1.10-1.13x; the 7x7 first layer ~1.12x), but in a chain, where each layer
  * reads what the one before wrote, the 13 MB depthwise layers ran 1.0-3.9x faster through
  * the cache, the 26 MB ones 1.04-1.17x faster streamed, and the 13 MB pointwise ones within
- * 10% either way (scripts/conv-chain.c). Between a quarter and half, depthwise stores through
- * the cache but prefetches its input as the streamed path does (alone at 13 MB on 1 thread,
- * 1.3-1.5x; in the chain, as fast). At batch 1 the 1.6 MB depthwise measured 0.61-0.66x
- * streamed (docs/PERFORMANCE.md). On an Intel Xeon VM, whose usable L3 is 96 MiB (cpu.c), the
- * same rules held: depthwise alone ran best through the cache to ~32 MB and streamed from ~38
- * MB, in the chain through the cache to 77 MB; pointwise in the chain through the cache from
- * 12.8 to 38.5 MB (docs/PERFORMANCE.md, session 24). */
+ * 10% either way (scripts/conv-chain.c). Past a quarter, depthwise stores through the cache
+ * but prefetches its input as the streamed path does (alone at 13 MB on 1 thread, 1.3-1.5x;
+ * in the chain, as fast). At batch 1 the 1.6 MB depthwise measured 0.61-0.66x streamed
+ * (docs/PERFORMANCE.md). On an Intel Xeon VM, whose usable L3 is 96 MiB (cpu.c), the same
+ * rules held: depthwise alone ran best through the cache to ~32 MB and streamed from ~38 MB,
+ * in the chain through the cache to 77 MB; pointwise in the chain through the cache from 12.8
+ * to 38.5 MB (docs/PERFORMANCE.md, session 24). Elsewhere (the 32 MiB cap: AMD's chiplet)
+ * depthwise streams only past the whole usable L3: once the 3x3 kernel's prefetched mode ran
+ * its rows grouped (session 42, Zen 5), it beat streaming at 26 MB in a chain (1.03-1.49x),
+ * called again and again (1.24-1.7x), and within 0.90-1.02x with oneDNN between the calls. */
 int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
 {
     const ridge_conv2d_desc *d = &p->d;
@@ -1079,7 +1082,9 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
         return CONV_STORES_CACHED;
     const double bytes =
         4.0 * (double)d->n * (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
-    const double limit = (double)ridge_cpu_get()->l3_usable / (dw ? 2 : 4);
+    const ridge_cpu *cpu = ridge_cpu_get();
+    const double l3 = (double)cpu->l3_usable;
+    const double limit = !dw ? l3 / 4 : ridge_cpu_vendor_is_intel(cpu->vendor) ? l3 / 2 : l3;
     /* every 16-channel block a whole, aligned line: per group for direct and pointwise (the
      * AVX-512 stream instruction faults on a misaligned address), over all channels for the
      * depthwise 3x3 kernel */
@@ -1097,10 +1102,11 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
     if (d->layout != RIDGE_NHWC)
         return snprintf(why, why_len, "NCHW16c streams only with opts.stream = 1"),
                CONV_STORES_CACHED;
-    snprintf(why, why_len, "x + y = %.1f MB, %s %s the usable L3 (%.1f MB)", bytes / 1e6,
-             bytes > limit ? "over" : "within", dw ? "half" : "a quarter of", limit / 1e6);
+    snprintf(why, why_len, "x + y = %.1f MB, %s %sthe usable L3 (%.1f MB)", bytes / 1e6,
+             bytes > limit ? "over" : "within",
+             limit == l3 ? "" : limit == l3 / 2 ? "half " : "a quarter of ", limit / 1e6);
     if (bytes > limit) return streamed;
-    return dw && 2 * bytes > limit ? CONV_STORES_PREFETCHED : CONV_STORES_CACHED;
+    return dw && 4 * bytes > l3 ? CONV_STORES_PREFETCHED : CONV_STORES_CACHED;
 }
 
 /* The plan's choice for this call: y must be 64-byte aligned too */
