@@ -109,15 +109,10 @@ typedef struct reorder_args {
     const float *src;
     ridge_layout dl, sl;
     int64_t c, hw;
+    int64_t dn, sn;      /* elements per image of dst and src */
     size_t chunk, units; /* pixels per unit, units per image */
     void (*transpose)(const float *, size_t, float *, size_t, size_t, size_t);
 } reorder_args;
-
-/* Elements per image in layout l */
-static size_t image_elems(ridge_layout l, int64_t c, int64_t hw)
-{
-    return (size_t)((l == RIDGE_NCHW16C ? cpad16(c) : c) * hw);
-}
 
 static void reorder_range(void *arg, size_t b, size_t e, int ith)
 {
@@ -127,8 +122,8 @@ static void reorder_range(void *arg, size_t b, size_t e, int ith)
     for (size_t u = b; u < e; u++) {
         const int64_t n = (int64_t)(u / a->units), p0 = (int64_t)(u % a->units * a->chunk);
         const int64_t pn = RIDGE_MIN((int64_t)a->chunk, HW - p0);
-        const float *s = a->src + (size_t)n * image_elems(a->sl, C, HW);
-        float *d = a->dst + (size_t)n * image_elems(a->dl, C, HW);
+        const float *s = a->src + n * a->sn;
+        float *d = a->dst + n * a->dn;
         if (a->sl == a->dl && a->sl != RIDGE_NCHW16C) {
             if (a->sl == RIDGE_NHWC) memcpy(d + p0 * C, s + p0 * C, (size_t)(pn * C) * 4);
             else
@@ -182,8 +177,10 @@ ridge_status ridge_layout_reorder(ridge_ctx *ctx, float *dst, ridge_layout dl, c
     /* about 16 K floats of each side a unit, whole groups of 8 pixels */
     const int64_t hw = h * w;
     const size_t chunk = (size_t)RIDGE_MIN(hw, RIDGE_MAX(8, 16384 / cpad16(c) / 8 * 8));
-    reorder_args a = {dst, src, dl, sl, c, hw, chunk, ((size_t)hw + chunk - 1) / chunk,
-                      conv_kernels_for(ridge_ctx_isa(ctx))->transpose};
+    reorder_args a = {.dst = dst, .src = src, .dl = dl, .sl = sl, .c = c, .hw = hw,
+                      .dn = conv_view_make(dl, c, h, w).sn, .sn = conv_view_make(sl, c, h, w).sn,
+                      .chunk = chunk, .units = ((size_t)hw + chunk - 1) / chunk,
+                      .transpose = conv_kernels_for(ridge_ctx_isa(ctx))->transpose};
     ridge_parallel_for(ctx, (size_t)n * a.units, 1, reorder_range, &a);
     return RIDGE_OK;
 }
