@@ -1003,6 +1003,62 @@ static void test_reorder(ridge_ctx **ctxs, int nctx)
 }
 
 /* Pooling in every layout against plain NCHW loops, every ISA and thread count. */
+/* Pools x (d in NCHW, filled from seed) in every layout and context against plain loops in
+ * double, and checks that every context gives the bits of the first (the builds take each
+ * window's taps in one order); returns the number of failed checks. */
+static int check_pool(ridge_ctx **ctxs, int nctx, ridge_pool2d_desc d, unsigned seed,
+                      const char *what)
+{
+    const int kind = d.kind == RIDGE_POOL_AVG, failed = test_failed;
+    int64_t oh, ow;
+    CHECK_OK(ridge_pool2d_desc_check(&d, &oh, &ow));
+    size_t xn = (size_t)(d.n * d.c * d.h * d.w), yn = (size_t)(d.n * d.c * oh * ow);
+    float *x = malloc(xn * 4), *want = malloc(yn * 4), *y0 = malloc(yn * 4), *y1 = malloc(yn * 4);
+    fill(x, xn, seed);
+    for (int64_t nc = 0; nc < d.n * d.c; nc++)
+        for (int64_t a = 0; a < oh; a++)
+            for (int64_t b = 0; b < ow; b++) {
+                double acc = kind ? 0.0 : -INFINITY;
+                int cnt = 0;
+                for (int64_t r = 0; r < d.r; r++)
+                    for (int64_t s = 0; s < d.s; s++) {
+                        int64_t ih = a * d.stride_h - d.pad_top + r;
+                        int64_t iw = b * d.stride_w - d.pad_left + s;
+                        if (ih < 0 || ih >= d.h || iw < 0 || iw >= d.w) continue;
+                        double v = x[(nc * d.h + ih) * d.w + iw];
+                        acc = kind ? acc + v : fmax(acc, v);
+                        cnt++;
+                    }
+                want[(nc * oh + a) * ow + b] =
+                    (float)(kind ? acc / (d.count_pad ? d.r * d.s : cnt) : acc);
+            }
+    for (int l = 0; l < 3; l++)
+        for (int q = 0; q < nctx; q++) {
+            ridge_ctx *ctx = ctxs[q];
+            d.layout = (ridge_layout)l;
+            size_t xl = ridge_tensor_elems(d.layout, d.n, d.c, d.h, d.w);
+            size_t yl = ridge_tensor_elems(d.layout, d.n, d.c, oh, ow);
+            float *xt = malloc(xl * 4), *yt = malloc(yl * 4);
+            CHECK_OK(ridge_layout_reorder(ctx, xt, d.layout, x, RIDGE_NCHW, d.n, d.c, d.h, d.w));
+            CHECK_OK(ridge_pool2d_forward(ctx, &d, xt, yt));
+            float *y = q ? y1 : y0;
+            CHECK_OK(ridge_layout_reorder(ctx, y, RIDGE_NCHW, yt, d.layout, d.n, d.c, oh, ow));
+            double e = 0;
+            for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y[k] - want[k]));
+            CHECKF(e <= 1e-6, "pool %s kind %d count_pad %d %s, %s, %d threads: max error %g",
+                   what, kind, d.count_pad, ridge_layout_name(d.layout),
+                   ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e);
+            CHECKF(q == 0 || memcmp(y0, y1, yn * 4) == 0, "pool %s kind %d %s: %s, %d threads "
+                   "differs in its bits from %s, %d threads", what, kind,
+                   ridge_layout_name(d.layout), ridge_isa_name(ridge_ctx_isa(ctx)),
+                   ridge_ctx_threads(ctx), ridge_isa_name(ridge_ctx_isa(ctxs[0])),
+                   ridge_ctx_threads(ctxs[0]));
+            free(xt), free(yt);
+        }
+    free(x), free(want), free(y0), free(y1);
+    return test_failed - failed;
+}
+
 static void test_pool(ridge_ctx **ctxs, int nctx)
 {
     const struct {
@@ -1014,54 +1070,34 @@ static void test_pool(ridge_ctx **ctxs, int nctx)
              {1, 3, 5, 71, 3, 3, 2, 1, 1, 1, 1},
              /* windows of whole rows (one run in NCHW): a global average, rows padded */
              {2, 5, 7, 7, 7, 7, 1, 0, 0, 0, 0}, {1, 4, 5, 3, 3, 3, 1, 1, 1, 0, 0}};
+    char what[32];
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
         for (int kind = 0; kind < 2; kind++)
             for (int cp = 0; cp < 2; cp++) {
                 ridge_pool2d_desc d = {g[i].n, g[i].c, g[i].h, g[i].w, g[i].r, g[i].s, g[i].st,
                                        g[i].st, g[i].pt, g[i].pb, g[i].pl, g[i].pr,
                                        (ridge_pool_kind)kind, cp, RIDGE_NCHW};
-                int64_t oh, ow;
-                CHECK_OK(ridge_pool2d_desc_check(&d, &oh, &ow));
-                size_t xn = (size_t)(d.n * d.c * d.h * d.w), yn = (size_t)(d.n * d.c * oh * ow);
-                float *x = malloc(xn * 4), *want = malloc(yn * 4), *y0 = malloc(yn * 4);
-                fill(x, xn, 21 + (unsigned)i);
-                for (int64_t nc = 0; nc < d.n * d.c; nc++)
-                    for (int64_t a = 0; a < oh; a++)
-                        for (int64_t b = 0; b < ow; b++) {
-                            double acc = kind ? 0.0 : -INFINITY;
-                            int cnt = 0;
-                            for (int64_t r = 0; r < d.r; r++)
-                                for (int64_t s = 0; s < d.s; s++) {
-                                    int64_t ih = a * d.stride_h - d.pad_top + r;
-                                    int64_t iw = b * d.stride_w - d.pad_left + s;
-                                    if (ih < 0 || ih >= d.h || iw < 0 || iw >= d.w) continue;
-                                    double v = x[(nc * d.h + ih) * d.w + iw];
-                                    acc = kind ? acc + v : fmax(acc, v);
-                                    cnt++;
-                                }
-                            want[(nc * oh + a) * ow + b] =
-                                (float)(kind ? acc / (cp ? d.r * d.s : cnt) : acc);
-                        }
-                for (int q = 0; q < 3 * nctx; q++) {
-                    ridge_ctx *ctx = ctxs[q / 3];
-                    d.layout = (ridge_layout)(q % 3);
-                    size_t xl = ridge_tensor_elems(d.layout, d.n, d.c, d.h, d.w);
-                    size_t yl = ridge_tensor_elems(d.layout, d.n, d.c, oh, ow);
-                    float *xt = malloc(xl * 4), *yt = malloc(yl * 4);
-                    CHECK_OK(
-                        ridge_layout_reorder(ctx, xt, d.layout, x, RIDGE_NCHW, d.n, d.c, d.h, d.w));
-                    CHECK_OK(ridge_pool2d_forward(ctx, &d, xt, yt));
-                    CHECK_OK(
-                        ridge_layout_reorder(ctx, y0, RIDGE_NCHW, yt, d.layout, d.n, d.c, oh, ow));
-                    double e = 0;
-                    for (size_t k = 0; k < yn; k++) e = fmax(e, fabs((double)y0[k] - want[k]));
-                    CHECKF(e <= 1e-6, "pool %zu kind %d count_pad %d %s, %s, %d threads: max error %g",
-                           i, kind, cp, ridge_layout_name(d.layout),
-                           ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e);
-                    free(xt), free(yt);
-                }
-                free(x), free(want), free(y0);
+                snprintf(what, sizeof what, "%zu", i);
+                check_pool(ctxs, nctx, d, 21 + (unsigned)i, what);
             }
+    /* random descriptors: rows up to 70 wide, windows up to 4 x 8, strides 1-3 each way, any
+     * padding below the window (every vector width's spans, overlaps and borders) */
+    unsigned long long rs = 0x9e3779b97f4a7c15ull;
+    int failures = 0;
+    for (int i = 0; i < 120 && failures < 3; i++) {
+        int64_t v[12];
+        for (int k = 0; k < 12; k++) {
+            rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
+            v[k] = (int64_t)(rs >> 33);
+        }
+        const int64_t r = 1 + v[4] % 4, s = 1 + v[5] % 8;
+        ridge_pool2d_desc d = {1 + v[0] % 2, 1 + v[1] % 18, 1 + v[2] % 20, 1 + v[3] % 70, r, s,
+                               1 + v[6] % 3, 1 + v[7] % 3, v[8] % r, v[9] % r, v[10] % s,
+                               v[11] % s, (ridge_pool_kind)(i % 2), (i / 2) % 2, RIDGE_NCHW};
+        if (ridge_pool2d_desc_check(&d, NULL, NULL)) continue; /* window past the padded input */
+        snprintf(what, sizeof what, "random %d", i);
+        failures += check_pool(ctxs, nctx, d, 100 + (unsigned)i, what) > 0;
+    }
     ridge_pool2d_desc bad = {1, 4, 5, 5, 2, 2, 2, 2, 2, 0, 0, 0, RIDGE_POOL_MAX, 0, RIDGE_NHWC};
     CHECK(ridge_pool2d_desc_check(&bad, NULL, NULL) == RIDGE_EINVAL &&
           strstr(ridge_last_error(), "smaller than"));
