@@ -1084,7 +1084,8 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
         4.0 * (double)d->n * (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
     const ridge_cpu *cpu = ridge_cpu_get();
     const double l3 = (double)cpu->l3_usable;
-    const double limit = !dw ? l3 / 4 : ridge_cpu_vendor_is_intel(cpu->vendor) ? l3 / 2 : l3;
+    const int part = !dw ? 4 : ridge_cpu_vendor_is_intel(cpu->vendor) ? 2 : 1; /* L3 / part */
+    const double limit = l3 / part;
     /* every 16-channel block a whole, aligned line: per group for direct and pointwise (the
      * AVX-512 stream instruction faults on a misaligned address), over all channels for the
      * depthwise 3x3 kernel */
@@ -1104,7 +1105,7 @@ int conv_stream_choice(const ridge_conv2d_plan *p, char *why, size_t why_len)
                CONV_STORES_CACHED;
     snprintf(why, why_len, "x + y = %.1f MB, %s %sthe usable L3 (%.1f MB)", bytes / 1e6,
              bytes > limit ? "over" : "within",
-             limit == l3 ? "" : limit == l3 / 2 ? "half " : "a quarter of ", limit / 1e6);
+             part == 1 ? "" : part == 2 ? "half " : "a quarter of ", limit / 1e6);
     if (bytes > limit) return streamed;
     return dw && 4 * bytes > l3 ? CONV_STORES_PREFETCHED : CONV_STORES_CACHED;
 }
