@@ -140,11 +140,12 @@ static __attribute__((noinline)) void GEMM_FN(store_rest)(GEMM_FN(acc_tile) a, f
 
 /* A full MR x NR tile with nothing to apply, stored straight from the registers, the row
  * pointer stepped by ldc. Written as c + r * ldc, gcc kept the MR row addresses of C live
- * across the k loop, and with the A row offsets in the other registers they went to the
- * stack, each tile's stores reloading them: a tile of a short reduction does few FMAs per
- * store, so that showed (Zen 5, scripts/gemm-ab-small.c, 1 thread, stepped over computed:
- * 64 x 128 x 10 NN 1.18x, 64 x 256 x 10 NN 1.19x; 64 x 3136 x 64 1.02x; 1024^3, 256 x 768 x
- * 768 NT, 32 x 128 x 784 and 10 x 128 x 64 TN within 1%). */
+ * across the k loop, and with A's row offsets in the other registers they went to the stack,
+ * each tile's stores reloading them. A tile of a short reduction does few FMAs per store, so
+ * that showed when this VM's host was busy: two clean builds, stepped over computed (Zen 5,
+ * scripts/gemm-ab-small.c, 1 thread), 64 x 128 x 10 NN 1.18-1.19x and 64 x 256 x 10 NN
+ * 1.24x in slow spells, 0.98-1.04x in quiet ones; 64 x 128 x 32, 32 x 128 x 784 and 256 x 768
+ * x 768 NT within 1%. */
 GEMM_INLINE void GEMM_FN(store_full_plain)(vf acc[][GEMM_NV], float *c, size_t ldc, int read_c)
 {
 #pragma GCC unroll 16
