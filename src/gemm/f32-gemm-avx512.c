@@ -226,8 +226,8 @@ dot_tile(const int NC, size_t k, const float *a, size_t lda, const float *b, siz
     const __m512 f1 = GEMM_DOT_MR * NC == 24 ? dot_sum8(v + 16) : f0;
     /* no epilogue (alpha 1, beta 0 or 1): each row's sums straight to C, masked to nr
      * columns, as store_plain would store them. Through store_tile's sums array they went to
-     * the stack and back (Zen 5, scripts/gemm-ab-small.c, 1 thread: 64 x 10 x 128 NT 1.11x,
-     * 64 x 24 x 128 1.09x, 3136 x 16 x 64 1.13x, 256 x 10 x 784 1.02x). */
+     * the stack and back (Zen 5, scripts/gemm-ab-small.c, 1 thread, two builds of one tree:
+     * 64 x 10 x 128 NT 1.10x, 64 x 24 x 128 1.09x, 3136 x 16 x 64 1.15x). */
     if (t->plain) {
         if (t->beta == 0.0f) dot_store_plain(NC, f0, f1, c, ldc, mr, nr, 0);
         else dot_store_plain(NC, f0, f1, c, ldc, mr, nr, 1);
