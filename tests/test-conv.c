@@ -1002,7 +1002,6 @@ static void test_reorder(ridge_ctx **ctxs, int nctx)
           RIDGE_EINVAL);
 }
 
-/* Pooling in every layout against plain NCHW loops, every ISA and thread count. */
 /* Pools x (d in NCHW, filled from seed) in every layout and context against plain loops in
  * double, and checks that every context gives the bits of the first (the builds take each
  * window's taps in one order); returns the number of failed checks. */
@@ -1059,6 +1058,7 @@ static int check_pool(ridge_ctx **ctxs, int nctx, ridge_pool2d_desc d, unsigned 
     return test_failed - failed;
 }
 
+/* Pooling in every layout against plain NCHW loops, every ISA and thread count. */
 static void test_pool(ridge_ctx **ctxs, int nctx)
 {
     const struct {

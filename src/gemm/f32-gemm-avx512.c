@@ -163,8 +163,18 @@ static inline __attribute__((always_inline)) void gemv_t_sums8(const __m512 *s0,
 #define GEMM_NAME "f32-gemm-6x64-avx512"
 #include "gemm/f32-gemm-template.h"
 
-/* Rows [0, mr) of a dot tile's sums (element (x, y) in lane x NC + y of f0, f1: dot_tile)
- * to C, masked to nr columns, plus C with read_c: store_plain's values. */
+/* Row x of a dot tile's sums in lanes 0..NC-1: element (x, y) sits in lane x NC + y of f0,
+ * f1 (dot_tile), lanes 16-31 being f1's. */
+static inline __attribute__((always_inline)) __m512 dot_row(const int NC, int x, __m512 f0,
+                                                            __m512 f1)
+{
+    int idx[16] = {0};
+    _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++) idx[y] = x * NC + y;
+    return _mm512_permutex2var_ps(f0, _mm512_loadu_si512(idx), f1);
+}
+
+/* Rows [0, mr) of a dot tile's sums to C, masked to nr columns, plus C with read_c:
+ * store_plain's values. */
 static inline __attribute__((always_inline)) void dot_store_plain(const int NC, __m512 f0,
                                                                   __m512 f1, float *c, size_t ldc,
                                                                   size_t mr, size_t nr,
@@ -173,9 +183,7 @@ static inline __attribute__((always_inline)) void dot_store_plain(const int NC, 
     const __mmask16 m = (__mmask16)((1u << nr) - 1u);
     _Pragma("GCC unroll 8") for (int x = 0; x < GEMM_DOT_MR; x++) {
         if ((size_t)x >= mr) break;
-        int idx[16] = {0};
-        _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++) idx[y] = x * NC + y;
-        __m512 v = _mm512_permutex2var_ps(f0, _mm512_loadu_si512(idx), f1);
+        __m512 v = dot_row(NC, x, f0, f1);
         if (read_c) v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, c + x * ldc), v);
         _mm512_mask_storeu_ps(c + x * ldc, m, v);
     }
@@ -237,9 +245,7 @@ dot_tile(const int NC, size_t k, const float *a, size_t lda, const float *b, siz
      * store_tile: masked to nr columns, it stores the first vector of each row only) */
     __m512 sums[GEMM_DOT_MR][2];
     _Pragma("GCC unroll 8") for (int x = 0; x < GEMM_DOT_MR; x++) {
-        int idx[16] = {0};
-        _Pragma("GCC unroll 8") for (int y = 0; y < NC; y++) idx[y] = x * NC + y;
-        sums[x][0] = _mm512_permutex2var_ps(f0, _mm512_loadu_si512(idx), f1);
+        sums[x][0] = dot_row(NC, x, f0, f1);
         sums[x][1] = _mm512_setzero_ps();
     }
     store_tile_8x32__avx512(GEMM_DOT_MR, sums, c, ldc, mr, nr, t, 0);
