@@ -43,6 +43,9 @@ static const conv_case cases[] = {
     {"resnet-1x1-256-64", 256, 56, 56,  64,  1, 1, 0, 1, 0, 0},
     {"mobilenet-dw-32",  32,  112, 112, 32,  3, 1, 1, 32, 0, 0},
     {"mobilenet-dw-64",  64,  56,  56,  64,  3, 1, 1, 64, 0, 0},
+    /* MobileNet's last depthwise layers: 2 KiB and 4 KiB between a channel's pixels */
+    {"mobilenet-dw-512", 512, 14,  14,  512, 3, 1, 1, 512, 0, 0},
+    {"mobilenet-dw-1024", 1024, 7, 7,   1024, 3, 1, 1, 1024, 0, 0},
     {"effnet-dw5-240",   240, 28,  28,  240, 5, 1, 2, 240, 0, 0},
     {"convnext-dw7-96",  96,  56,  56,  96,  7, 1, 3, 96, 0, 0},
     {"fmnist-conv1",     1,   28,  28,  32,  3, 1, 1, 1, 0, 0},

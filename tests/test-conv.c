@@ -64,11 +64,16 @@ static const shape shapes[] = {
     {"dw-c8-w14",       1, 8,  4,  14, 8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
     {"dw-c8-w2",        1, 8,  3,  2,  8,  3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},
     {"dw-c9-w29-s2",    1, 9,  6,  29, 9,  3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9},
-    /* rows of 7 to 14 pixels with both border pixels: one block of 7, two overlapping blocks
-     * of 7 over two images with a channel tail (AVX-512), one block of 14 at stride 2 */
+    /* rows of 7 to 14 pixels with border pixels: one block of 7, two overlapping blocks of 7
+     * over two images with a channel tail (AVX-512), one block of 14 at stride 2; one border
+     * pixel, the left at stride 2 (14 and 7 pixels) and the right (padding on the right only) */
     {"dw-c48-w7",       1, 48, 5,  7,  48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 48},
     {"dw-c40-w10",      2, 40, 4,  10, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40},
     {"dw-c32-w27-s2",   1, 32, 5,  27, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
+    {"dw-c32-w28-s2",   1, 32, 5,  28, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
+    {"dw-c48-w14-s2",   1, 48, 6,  14, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 48},
+    {"dw-c16-w15-pr1",  1, 16, 4,  15, 16, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 16},
+    {"dw-c32-w8-pr1",   1, 32, 4,  8,  32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 32},
     /* rows wider than L1 / 4 (depthwise_range's rule): 8 interior rows in one kernel call;
      * stride 2 over two images with channels past the last vector, a call of 3 rows */
     {"dw-c64-w80-rows", 1, 64, 10, 80, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64},

@@ -1028,16 +1028,25 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
         dw_row_3x3_mid(a, cfull, 0, n, st, act, has_res, nt);
         return;
     }
-    /* Rows of DW_P / 2 to DW_P pixels with both border pixels (pad 1): one block of DW_P or
-     * DW_P / 2 pixels, else two of DW_P / 2 that overlap, the border pixels inside them. They
-     * ran before as two border pixels on one FMA chain each and 4- and 1-pixel blocks:
-     * MobileNet's 14 x 14 and 7 x 7 layers (C 256-1024) 1.2-2.1x faster (scripts/conv-ab.c,
-     * session 44). */
-    const int H = DW_P / 2;
-    if (a->edge_l && a->edge_r && n >= H && n <= DW_P && !(has_res && a->res == a->y)) {
-        if (n == DW_P) dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 1, 1, nt);
-        else if (n == H) dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 1, 1, nt);
-        else {
+    /* Rows of DW_P or DW_P / 2 pixels with one or both border pixels: one block of the row's
+     * pixels; rows between with both (pad 1): two blocks of DW_P / 2 that overlap (so not
+     * over a residual that is y). The border pixels run inside the blocks. They ran as border
+     * pixels on one FMA chain each and 4- and 1-pixel blocks before; MobileNet's 3x3 layers
+     * on 14 x 14 and 7 x 7, 1 thread (scripts/conv-ab.c, session 44): C 32-256 on 14 x 14
+     * 1.58-2.15x, C 512 1.25x, C 512 7 x 7 1.77x, C 1024 1.53x; stride 2 C 256 28 -> 14
+     * 1.12x, C 512 14 -> 7 1.26x. */
+    const int H = DW_P / 2, el = a->edge_l, er = a->edge_r;
+    if (n == DW_P || n == H ||
+        (el && er && n > H && n < DW_P && !(has_res && a->res == a->y))) {
+        if (n == DW_P) {
+            if (el && er) dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 1, 1, nt);
+            else if (el) dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 1, 0, nt);
+            else dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 0, 1, nt);
+        } else if (n == H) {
+            if (el && er) dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 1, 1, nt);
+            else if (el) dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 1, 0, nt);
+            else dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 0, 1, nt);
+        } else {
             dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 1, 0, nt);
             dw_3x3_blocks(a, H, n - H, cfull, st, act, has_res, 0, 1, nt);
         }
