@@ -953,31 +953,31 @@ CONV_DW_INLINE void dw_prefetch(const conv_dw_args *a, int64_t p, int64_t j0, in
  * whole lines of non-temporal stores: y's lines are then written without first being read
  * (the read-for-ownership that doubles a plain store's traffic once y is past the cache), and
  * the stores do not stall on misses. */
-CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, const int P, int64_t p, int64_t cfull,
+CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cfull,
                                   const int st, const int act, const int has_res,
                                   const int skip_l, const int skip_r, const int nt)
 {
     if (nt != 1 && a->nrows > 1) {
-        if (nt == 2) dw_prefetch(a, p, 0, P * st, cfull);
+        if (nt == 2) dw_prefetch(a, p, 0, DW_P * st, cfull);
         for (int64_t c = 0; c < cfull; c += VL)
             for (int row = 0; row < a->nrows; row++)
-                dw_3x3_block_e(a, row, p, c, P, st, act, has_res, skip_l, skip_r, NULL, 0);
+                dw_3x3_block_e(a, row, p, c, DW_P, st, act, has_res, skip_l, skip_r, NULL, 0);
         return;
     }
     if (nt != 1) { /* one row (the loop above cost the single row 8-11%); 2: cached, the
                     * input prefetched as the streamed path does */
-        if (nt == 2) dw_prefetch(a, p, 0, P * st, cfull);
+        if (nt == 2) dw_prefetch(a, p, 0, DW_P * st, cfull);
         for (int64_t c = 0; c < cfull; c += VL)
-            dw_3x3_block_e(a, 0, p, c, P, st, act, has_res, skip_l, skip_r, NULL, 0);
+            dw_3x3_block_e(a, 0, p, c, DW_P, st, act, has_res, skip_l, skip_r, NULL, 0);
         return;
     }
-    dw_prefetch(a, p, 0, P * st, cfull);
+    dw_prefetch(a, p, 0, DW_P * st, cfull);
     float tile[DW_P * DW_CT];
     for (int64_t c0 = 0; c0 < cfull; c0 += DW_CT) {
         const int64_t ct = cfull - c0 < DW_CT ? cfull - c0 : DW_CT;
         for (int64_t c = 0; c < ct; c += VL)
-            dw_3x3_block_e(a, 0, p, c0 + c, P, st, act, has_res, skip_l, skip_r, tile + c, ct);
-        for (int i = 0; i < P; i++) {
+            dw_3x3_block_e(a, 0, p, c0 + c, DW_P, st, act, has_res, skip_l, skip_r, tile + c, ct);
+        for (int i = 0; i < DW_P; i++) {
             float *y = a->y + (a->yo + (p + i) * a->yps);
             for (int64_t c = 0; c < ct; c += 16)
                 for (int v = 0; v < 16; v += VL)
@@ -997,13 +997,13 @@ CONV_DW_INLINE void dw_row_3x3_mid(const conv_dw_args *a,
                                                                  const int has_res, const int nt)
 {
     int64_t p = p0;
-    for (; p + DW_P <= p1; p += DW_P) dw_3x3_blocks(a, DW_P, p, cfull, st, act, has_res, 0, 0, nt);
+    for (; p + DW_P <= p1; p += DW_P) dw_3x3_blocks(a, p, cfull, st, act, has_res, 0, 0, nt);
     /* The last 1..DW_P-1 pixels as one more full block ending at p1, overlapping the
      * previous one: the overlapped pixels are recomputed to the same values, which beats 4-
      * and 1-pixel blocks (4 and 1 FMA chains). Not when the residual is y itself: the
      * overlapped pixels would add it twice. */
     if (p < p1 && p1 - p0 >= DW_P && !(has_res && a->res == a->y)) {
-        dw_3x3_blocks(a, DW_P, p1 - DW_P, cfull, st, act, has_res, 0, 0, nt);
+        dw_3x3_blocks(a, p1 - DW_P, cfull, st, act, has_res, 0, 0, nt);
         return;
     }
     for (; p + 4 <= p1; p += 4)
@@ -1028,28 +1028,31 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
         dw_row_3x3_mid(a, cfull, 0, n, st, act, has_res, nt);
         return;
     }
-    /* Rows of DW_P or DW_P / 2 pixels with one or both border pixels: one block of the row's
-     * pixels; rows between with both (pad 1): two blocks of DW_P / 2 that overlap (so not
-     * over a residual that is y). The border pixels run inside the blocks. They ran as border
+    /* Rows of DW_P or DW_P / 2 pixels with one or both border pixels, y through the cache:
+     * one block of the row's pixels; rows between with both (pad 1): two blocks of DW_P / 2
+     * that overlap (so not over a residual that is y). The border pixels run inside the
+     * blocks. They ran as border
      * pixels on one FMA chain each and 4- and 1-pixel blocks before; MobileNet's 3x3 layers
      * on 14 x 14 and 7 x 7, 1 thread (scripts/conv-ab.c, session 44): C 32-256 on 14 x 14
      * 1.58-2.15x, C 512 1.25x, C 512 7 x 7 1.77x, C 1024 1.53x; stride 2 C 256 28 -> 14
      * 1.12x, C 512 14 -> 7 1.26x. */
     const int H = DW_P / 2, el = a->edge_l, er = a->edge_r;
-    if (n == DW_P || n == H ||
-        (el && er && n > H && n < DW_P && !(has_res && a->res == a->y))) {
-        if (n == DW_P) {
-            if (el && er) dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 1, 1, nt);
-            else if (el) dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 1, 0, nt);
-            else dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 0, 1, nt);
-        } else if (n == H) {
-            if (el && er) dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 1, 1, nt);
-            else if (el) dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 1, 0, nt);
-            else dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 0, 1, nt);
-        } else {
-            dw_3x3_blocks(a, H, 0, cfull, st, act, has_res, 1, 0, nt);
-            dw_3x3_blocks(a, H, n - H, cfull, st, act, has_res, 0, 1, nt);
+    if (!nt && (n == DW_P || n == H ||
+                (el && er && n > H && n < DW_P && !(has_res && a->res == a->y)))) {
+#define DW_SHORT(P, p, l, r)                                                                       \
+    for (int64_t c = 0; c < cfull; c += VL)                                                        \
+        dw_3x3_block_e(a, 0, p, c, P, st, act, has_res, l, r, NULL, 0)
+        if (n == DW_P && el && er) DW_SHORT(DW_P, 0, 1, 1);
+        else if (n == DW_P && el) DW_SHORT(DW_P, 0, 1, 0);
+        else if (n == DW_P) DW_SHORT(DW_P, 0, 0, 1);
+        else if (n == H && el && er) DW_SHORT(H, 0, 1, 1);
+        else if (n == H && el) DW_SHORT(H, 0, 1, 0);
+        else if (n == H) DW_SHORT(H, 0, 0, 1);
+        else {
+            DW_SHORT(H, 0, 1, 0);
+            DW_SHORT(H, n - H, 0, 1);
         }
+#undef DW_SHORT
         return;
     }
     if (n <= DW_P || (has_res && a->res == a->y)) {
@@ -1070,12 +1073,12 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
         return;
     }
     /* the first block, the blocks between, the last block ending at the row's end */
-    if (a->edge_l) dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 1, 0, nt);
-    else dw_3x3_blocks(a, DW_P, 0, cfull, st, act, has_res, 0, 0, nt);
+    if (a->edge_l) dw_3x3_blocks(a, 0, cfull, st, act, has_res, 1, 0, nt);
+    else dw_3x3_blocks(a, 0, cfull, st, act, has_res, 0, 0, nt);
     int64_t p = DW_P;
-    for (; p + DW_P < n; p += DW_P) dw_3x3_blocks(a, DW_P, p, cfull, st, act, has_res, 0, 0, nt);
-    if (a->edge_r) dw_3x3_blocks(a, DW_P, n - DW_P, cfull, st, act, has_res, 0, 1, nt);
-    else dw_3x3_blocks(a, DW_P, n - DW_P, cfull, st, act, has_res, 0, 0, nt);
+    for (; p + DW_P < n; p += DW_P) dw_3x3_blocks(a, p, cfull, st, act, has_res, 0, 0, nt);
+    if (a->edge_r) dw_3x3_blocks(a, n - DW_P, cfull, st, act, has_res, 0, 1, nt);
+    else dw_3x3_blocks(a, n - DW_P, cfull, st, act, has_res, 0, 0, nt);
 }
 
 static inline void dw_store(const conv_dw_args *a, ptrdiff_t o, VF v)
