@@ -1031,11 +1031,10 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
     /* Rows of DW_P or DW_P / 2 pixels with one or both border pixels, y through the cache:
      * one block of the row's pixels; rows between with both (pad 1): two blocks of DW_P / 2
      * that overlap (so not over a residual that is y). The border pixels run inside the
-     * blocks. They ran as border
-     * pixels on one FMA chain each and 4- and 1-pixel blocks before; MobileNet's 3x3 layers
-     * on 14 x 14 and 7 x 7, 1 thread (scripts/conv-ab.c, session 44): C 32-256 on 14 x 14
-     * 1.58-2.15x, C 512 1.25x, C 512 7 x 7 1.77x, C 1024 1.53x; stride 2 C 256 28 -> 14
-     * 1.12x, C 512 14 -> 7 1.26x. */
+     * blocks; they ran on one FMA chain each before, the rest in 4- and 1-pixel blocks.
+     * MobileNet's 3x3 layers on 14 x 14 and 7 x 7, 1 thread (scripts/conv-ab.c, session
+     * 44): C 32-256 on 14 x 14 1.57-2.13x, C 512 1.26x; C 512 on 7 x 7 1.76x, C 1024 1.52x;
+     * stride 2, C 256 28 -> 14 1.10x, C 512 14 -> 7 1.19x. */
     const int H = DW_P / 2, el = a->edge_l, er = a->edge_r;
     if (!nt && (n == DW_P || n == H ||
                 (el && er && n > H && n < DW_P && !(has_res && a->res == a->y)))) {
