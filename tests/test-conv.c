@@ -74,6 +74,11 @@ static const shape shapes[] = {
     {"dw-c48-w14-s2",   1, 48, 6,  14, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 48},
     {"dw-c16-w15-pr1",  1, 16, 4,  15, 16, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 16},
     {"dw-c32-w8-pr1",   1, 32, 4,  8,  32, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 32},
+    /* pixels 4 KiB apart, so copied to the depthwise ring (dw_ring): rows of 7 over two images
+     * (each ring row reused by three output rows, the image changing under the same ring
+     * rows), and one image without padding above, with padding on the left only, 2048 channels */
+    {"dw-c1024-ring",   2, 1024, 5, 7, 1024, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1024},
+    {"dw-c2048-asym",   1, 2048, 4, 6, 2048, 3, 3, 1, 1, 1, 1, 0, 1, 1, 0, 2048},
     /* rows wider than L1 / 4 (depthwise_range's rule): 8 interior rows in one kernel call;
      * stride 2 over two images with channels past the last vector, a call of 3 rows */
     {"dw-c64-w80-rows", 1, 64, 10, 80, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64},

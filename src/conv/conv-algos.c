@@ -145,6 +145,33 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
     return RIDGE_MIN(tb, 16 * mr);
 }
 
+/* The depthwise ring (depthwise_range): NHWC 3x3 at stride 1 where a channel's pixels are a
+ * multiple of 4 KiB apart (C a multiple of 1024). Each thread copies the input rows its output
+ * rows read into DW_RING_ROWS rows of its workspace area, each row once, with the pixels
+ * DW_RING_PAD floats further apart, and the kernel reads them there. In place, a block's 27
+ * input lines (one channel vector, 3 rows of 9 pixels) all fall into one L1 set of 12 ways:
+ * at C 1024 on 7 x 7 those loads took 11 of the call's 17.6 us, at C 1008 4.4 of 10.7 (Zen 5,
+ * session 45). With the ring, against in place (scripts/conv-ab.c, both orders, 1 thread):
+ * C 1024 7 x 7 1.10-1.47x (2 threads 1.15-1.19x, batch 8 1.20x and 1.26x), 14 x 14 1.41-1.49x;
+ * dx by the flipped forward 1.74x (batch 8 2.09x). Not at C 512 (2 KiB: two sets), where a
+ * copy that took each row to each call ran 0.95x on 14 x 14 and 0.81x on 7 x 7, nor at
+ * stride 2 (0.64x), where only every other input pixel is read. */
+#define DW_RING_ROWS 3
+#define DW_RING_PAD 16
+static int dw_ring(const ridge_conv2d_desc *d)
+{
+    return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->c_in % 1024 == 0 &&
+           d->r == DW_RING_ROWS && d->s == 3 && d->stride_h == 1 && d->stride_w == 1 &&
+           d->dil_h == 1 && d->dil_w == 1;
+}
+
+/* bytes per thread: the rows' tags (which input row each holds), then the rows */
+static size_t dw_ring_bytes(const ridge_conv2d_desc *d)
+{
+    if (!dw_ring(d)) return 0;
+    return RIDGE_ALIGN + (size_t)(DW_RING_ROWS * d->w * (d->c_in + DW_RING_PAD)) * sizeof(float);
+}
+
 size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
 {
     size_t f = 0;
@@ -154,6 +181,7 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
     }
     switch (a) {
     case RIDGE_CONV_FFT: return conv_fft_ws_per_thread(p);
+    case RIDGE_CONV_DEPTHWISE: return dw_ring_bytes(&p->d);
     case RIDGE_CONV_IM2COL: f = (size_t)(im2col_strip(p) * p->cig * p->d.r * p->d.s); break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: {
@@ -1007,9 +1035,23 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     column_segment(f, 0, p->ow, DW_SEG_UNIT, p->ow, &c0, &c1);
     const int64_t ilo = RIDGE_MAX(lo, c0), ihi = RIDGE_MIN(hi, c1);
     a.xrs = d->stride_h * p->xv.sh, a.yrs = p->yv.sh;
+    /* the ring (dw_ring): tags, rows; the window's row r at ring row rr[r] */
+    const int ring = f->ws && !f->nt && !f->pf && f->cseg <= 1 && dw_ring(d);
     const size_t row_bytes = (size_t)(d->w * d->c_in) * sizeof(float);
-    const int rows_max =
-        4 * row_bytes > ridge_cpu_get()->l1d && p->xv.sw <= (wide ? 128 : 64) ? DW_ROWS : 1;
+    const int rows_max = !ring && 4 * row_bytes > ridge_cpu_get()->l1d &&
+                                 p->xv.sw <= (wide ? 128 : 64)
+                             ? DW_ROWS
+                             : 1;
+    int64_t *tag = NULL;
+    float *rows = NULL;
+    const ptrdiff_t rps = p->xv.sw + DW_RING_PAD, rrs = d->w * rps;
+    ptrdiff_t rr[DW_RING_ROWS], rsoff[3];
+    if (ring) {
+        tag = (int64_t *)(f->ws + (size_t)ith * f->wstride);
+        rows = (float *)((char *)tag + RIDGE_ALIGN);
+        for (int k = 0; k < 3; k++) rsoff[k] = k * rps;
+        a.xb = rows, a.xps = rps, a.roff = rr, a.soff = rsoff;
+    }
     for (size_t row = f->row0 + b0, end = f->row0 + e0; row < end; row += (size_t)a.nrows) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
@@ -1018,13 +1060,24 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         put_pair(&a.r0, r0, r1);
         /* the rows below of the same image with the same taps go in the same call */
         a.nrows = 1;
+        for (int r = r0; ring && r < r1; r++) { /* the rows not yet in the ring */
+            const int64_t ih = ih0 + r, k = ih % DW_RING_ROWS, key = n * d->h + ih;
+            rr[r] = k * rrs;
+            if (tag[k] == key) continue;
+            tag[k] = key;
+            const float *src = f->x + n * p->xv.sn + ih * p->xv.sh;
+            for (int64_t iw = 0; iw < d->w; iw++)
+                memcpy(rows + k * rrs + iw * rps, src + iw * p->xv.sw,
+                       (size_t)d->c_in * sizeof(float));
+        }
         for (int64_t oh1 = oh + 1;
              a.nrows < rows_max && row + (size_t)a.nrows < end && oh1 < p->oh; oh1++, a.nrows++) {
             int t0, t1;
             tap_range(oh1 * d->stride_h - d->pad_top, d->h, d->dil_h, d->r, &t0, &t1);
             if (t0 != r0 || t1 != r1) break;
         }
-        ptrdiff_t xrow = n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
+        ptrdiff_t xrow = ring ? -d->pad_left * rps
+                              : n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
         ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh - f->yshift;
         put_pair(&a.s0, 0, (int)S);
         a.xo = xrow + ilo * a.xps;
@@ -1588,6 +1641,10 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), units);
             f.nt = conv_streams(p, y);
             f.pf = p->stores == CONV_STORES_PREFETCHED;
+            if (ws && dw_ring(d)) /* no input row in any thread's ring yet */
+                for (int t = 0; t < nth; t++)
+                    for (int k = 0; k < DW_RING_ROWS; k++)
+                        ((int64_t *)(ws + (size_t)t * f.wstride))[k] = -1;
             /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES) */
             dw_job j = {&f, units, RIDGE_MAX(units / (8 * (size_t)nth), 1),
                         SHARES_INIT(nth, f.nt || f.pf)};
