@@ -366,6 +366,38 @@ static void test_wino_reuse(ridge_ctx *c1, ridge_ctx *c2)
     free(ws), free(dy), free(w), free(dx), free(ref), free(mag), free(dya), free(wa);
 }
 
+/* Depthwise dx at C 1024: the flipped forward reads dy through its per-thread ring, so a
+ * caller's workspace is sized for the plan's threads, as Winograd's: refused on a ctx with more
+ * threads, NULL taking the ctx's. */
+static void test_dw_ring_ws(ridge_ctx *c1, ridge_ctx *c2)
+{
+    const shape sh = {"dw-ring-ws", 1, 1024, 4, 5, 1024, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1024};
+    ridge_conv2d_desc d = desc_of(&sh, RIDGE_NHWC);
+    const size_t xn = (size_t)(d.c_in * d.h * d.w), wn = (size_t)(d.c_out * 9);
+    float *dy = malloc(xn * 4), *w = malloc(wn * 4), *dx = malloc(xn * 4), *ref = malloc(xn * 4);
+    fill(dy, xn, 31), fill(w, wn, 32);
+    float *dya = fabs_copy(dy, xn), *wa = fabs_copy(w, wn), *mag = malloc(xn * 4);
+    CHECK_OK(ridge_conv2d_backward_data_ref(&d, ref, dy, w));
+    CHECK_OK(ridge_conv2d_backward_data_ref(&d, mag, dya, wa));
+    ridge_conv2d_bwd_options o = {RIDGE_CONV_DEPTHWISE, RIDGE_CONV_AUTO};
+    ridge_conv2d_bwd_plan *p = NULL;
+    CHECK_OK(ridge_conv2d_bwd_plan_create(c1, &d, &o, &p));
+    size_t bytes = ridge_conv2d_bwd_data_workspace_size(p);
+    void *ws = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    CHECK_OK(ridge_conv2d_backward_data(c1, p, dx, dy, w, ws));
+    CHECKF(err_eps(dx, ref, mag, xn) <= 64.0 * 13, "depthwise ring dx: error %.1f eps",
+           err_eps(dx, ref, mag, xn));
+    if (c2 && ridge_ctx_threads(c2) > ridge_ctx_threads(c1)) {
+        CHECK(ridge_conv2d_backward_data(c2, p, dx, dy, w, ws) == RIDGE_EINVAL);
+        CHECK(strstr(ridge_last_error(), "threads") != NULL);
+        for (size_t i = 0; i < xn; i++) dx[i] = NAN;
+        CHECK_OK(ridge_conv2d_backward_data(c2, p, dx, dy, w, NULL));
+        CHECK(err_eps(dx, ref, mag, xn) <= 64.0 * 13);
+    }
+    ridge_conv2d_bwd_plan_destroy(p);
+    free(ws), free(dy), free(w), free(dx), free(ref), free(mag), free(dya), free(wa);
+}
+
 static void test_errors(ridge_ctx *ctx)
 {
     ridge_conv2d_desc d = desc_of(&shapes[3], RIDGE_NHWC);
@@ -430,6 +462,7 @@ int main(int argc, char **argv)
     }
     test_errors(ctxs[0]);
     test_wino_reuse(ctxs[nctx * 2 - 2], ctxs[nctx * 2 - 1]);
+    test_dw_ring_ws(ctxs[nctx * 2 - 2], ctxs[nctx * 2 - 1]);
     const ridge_layout layouts[] = {RIDGE_NCHW, RIDGE_NHWC, RIDGE_NCHW16C};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         for (int l = 0; l < 3; l++) test_shape(&shapes[i], layouts[l], ctxs, nctx);

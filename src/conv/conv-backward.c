@@ -589,10 +589,11 @@ size_t ridge_conv2d_bwd_weights_workspace_size(const ridge_conv2d_bwd_plan *p)
     return p ? p->ws_weights : 0;
 }
 
-/* The Winograd passes' workspaces hold per-thread areas sized for the plan's thread count: a
- * caller's workspace is refused on a ctx with more threads; NULL takes `bytes` (sized for the
- * ctx's threads) from the ctx's arena. */
-static ridge_status wino_ws(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, const char *fn,
+/* The workspaces with per-thread areas (Winograd's passes; depthwise dx where the flipped
+ * forward reads dy through its ring, dw_ring) are sized for the plan's thread count: a caller's
+ * workspace is refused on a ctx with more threads; NULL takes `bytes` (sized for the ctx's
+ * threads) from the ctx's arena. */
+static ridge_status areas_ws(ridge_ctx *ctx, const ridge_conv2d_bwd_plan *p, const char *fn,
                             size_t bytes, void **ws)
 {
     const int threads = ridge_ctx_threads(ctx);
@@ -881,9 +882,10 @@ ridge_status ridge_conv2d_backward_data(ridge_ctx *ctx, const ridge_conv2d_bwd_p
     if (p->dx_fwd) {
         const size_t bytes = round_bytes(p->dx_fwd->wp_elems) +
                              ridge_conv2d_workspace_size(p->dx_fwd, ridge_ctx_threads(ctx));
-        /* the depthwise forward has no per-thread areas: any thread count fits */
-        ridge_status st = p->data_algo != RIDGE_CONV_DEPTHWISE
-                              ? wino_ws(ctx, p, "conv2d_backward_data", bytes, &ws)
+        /* the depthwise forward has per-thread areas only for its ring: else any thread count
+         * fits */
+        ridge_status st = p->data_algo != RIDGE_CONV_DEPTHWISE || p->dx_fwd->ws_per_thread
+                              ? areas_ws(ctx, p, "conv2d_backward_data", bytes, &ws)
                           : ws ? RIDGE_OK
                                : ridge_ctx_scratch(ctx, bytes, &ws);
         return st ? st : dx_transposed(ctx, p, dx, dy, w, ws);
@@ -1503,12 +1505,12 @@ ridge_status ridge_conv2d_backward_weights(ridge_ctx *ctx, const ridge_conv2d_bw
         return RIDGE_OK;
     }
     if (p->weights_algo == RIDGE_CONV_WINOGRAD_4X3) {
-        ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights", wdw_ws(p), &ws);
+        ridge_status st = areas_ws(ctx, p, "conv2d_backward_weights", wdw_ws(p), &ws);
         if (!st) dw_winograd(ctx, p, dw, db, x, dy, ws);
         return st;
     }
     if (p->dw_toff) {
-        ridge_status st = wino_ws(ctx, p, "conv2d_backward_weights",
+        ridge_status st = areas_ws(ctx, p, "conv2d_backward_weights",
                                   dw_taps_ws(p, ridge_ctx_threads(ctx)), &ws);
         if (!st) dw_taps(ctx, p, dw, db, x, dy, ws);
         return st;
