@@ -154,8 +154,8 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
  * session 45). With the ring, against in place (scripts/conv-ab.c, both orders, 1 thread):
  * C 1024 7 x 7 1.10-1.47x (2 threads 1.15-1.19x, batch 8 1.20x and 1.26x), 14 x 14 1.41-1.49x;
  * dx by the flipped forward 1.74x (batch 8 2.09x). Not at C 512 (2 KiB: two sets), where a
- * copy that took each row to each call ran 0.95x on 14 x 14 and 0.81x on 7 x 7, nor at
- * stride 2 (0.64x), where only every other input pixel is read. */
+ * copy of every row a call reads ran 0.95-1.06x on 14 x 14 and 0.81x on 7 x 7, nor at stride
+ * 2 (0.64x). */
 #define DW_RING_ROWS 3
 #define DW_RING_PAD 16
 static int dw_ring(const ridge_conv2d_desc *d)
@@ -1049,7 +1049,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     if (ring) {
         tag = (int64_t *)(f->ws + (size_t)ith * f->wstride);
         rows = (float *)((char *)tag + RIDGE_ALIGN);
-        for (int k = 0; k < 3; k++) rsoff[k] = k * rps;
+        for (int k = 0; k < S; k++) rsoff[k] = k * rps; /* S = 3 */
         a.xb = rows, a.xps = rps, a.roff = rr, a.soff = rsoff;
     }
     for (size_t row = f->row0 + b0, end = f->row0 + e0; row < end; row += (size_t)a.nrows) {
