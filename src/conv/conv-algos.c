@@ -152,7 +152,7 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
  * input lines (one channel vector, 3 rows of 9 pixels) all fall into one L1 set of 12 ways:
  * at C 1024 on 7 x 7 those loads took 11 of the call's 17.6 us, at C 1008 4.4 of 10.7 (Zen 5,
  * session 45). With the ring, against in place (scripts/conv-ab.c, both orders, 1 thread):
- * C 1024 7 x 7 1.10-1.47x (2 threads 1.15-1.19x, batch 8 1.20x and 1.26x), 14 x 14 1.41-1.49x;
+ * C 1024 7 x 7 1.05-1.47x (2 threads 1.15-1.19x, batch 8 1.20x and 1.26x), 14 x 14 1.41-1.49x;
  * dx by the flipped forward 1.74x (batch 8 2.09x). Not at C 512 (2 KiB: two sets), where a
  * copy of every row a call reads ran 0.95-1.06x on 14 x 14 and 0.81x on 7 x 7, nor at stride
  * 2 (0.64x). */
