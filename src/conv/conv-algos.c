@@ -145,31 +145,65 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
     return RIDGE_MIN(tb, 16 * mr);
 }
 
-/* The depthwise ring (depthwise_range): NHWC 3x3 at stride 1 where a channel's pixels are a
- * multiple of 4 KiB apart (C a multiple of 1024). Each thread copies the input rows its output
- * rows read into DW_RING_ROWS rows of its workspace area, each row once, with the pixels
- * DW_RING_PAD floats further apart, and the kernel reads them there. In place, a block's 27
- * input lines (one channel vector, 3 rows of 9 pixels) all fall into one L1 set of 12 ways:
- * at C 1024 on 7 x 7 those loads took 11 of the call's 17.6 us, at C 1008 4.4 of 10.7 (Zen 5,
- * session 45). With the ring, against in place (scripts/conv-ab.c, both orders, 1 thread):
- * C 1024 7 x 7 1.05-1.47x (2 threads 1.15-1.19x, batch 8 1.20x and 1.26x), 14 x 14 1.41-1.49x;
- * dx by the flipped forward 1.74x (batch 8 2.09x). Not at C 512 (2 KiB: two sets), where a
- * copy of every row a call reads ran 0.95-1.06x on 14 x 14 and 0.81x on 7 x 7, nor at stride
- * 2 (0.64x). */
+/* The depthwise ring (depthwise_range): NHWC 3x3 at stride 1 or 2 with 384 channels or more.
+ * Each thread copies the input rows its output rows read into DW_RING_ROWS rows of its
+ * workspace area, each row once, with the pixels DW_RING_PAD floats further apart, and the
+ * kernel reads them there, one slab of channels at a time (dw_ring_slab): its 3 rows fill at
+ * most half the L1d, so each copied row is read for 2 or 3 output rows from L1. In place, a
+ * block's 27 input lines (one channel vector, 3 rows of 9 pixels) fell into one L1 set of 12
+ * ways where a channel's pixels are 4 KiB apart (C 1024; 2 sets at C 512), and 3 input rows
+ * outgrew L1 from C 384 on 14 x 14 (63 KiB), so each block reloaded its rows from L2. Against
+ * in place (session 46, scripts/dw-loop.c, medians of 5 alternating runs, 1 thread):
+ * C 1024 7 x 7 1.38x, C 960 7 x 7 1.16x, C 512 7 x 7 1.15x, C 512 14 x 14 1.67x, C 384
+ * 14 x 14 1.30x; stride 2 C 512 14 -> 7 1.26x, C 1024 14 -> 7 1.79x. Not below C 384 (C 256
+ * 28 x 28 0.97-1.06x, C 192 28 x 28 0.96-1.02x, C 128 56 x 56 0.41-0.63x), nor where a slab
+ * would hold fewer than DW_RING_MIN_SLAB channels (rows wider than 14 pixels: C 512 28 -> 14
+ * 0.87x, with slabs of 48). On several threads each thread takes one block of rows and
+ * runs its slabs over it: with the slabs split between the threads instead, each thread
+ * writing half of every pixel, 2 threads ran 0.53-0.58x in place on this VM at some times and
+ * 1.18-1.47x at others. A block shorter than DW_RING_BLOCK rows copies its 2 halo rows too
+ * often for the slabs to pay; there C a multiple of 1024 still gets the ring, one whole row
+ * wide (session 45: 1.15-1.19x on 2 threads at 7 x 7). */
 #define DW_RING_ROWS 3
 #define DW_RING_PAD 16
+#define DW_RING_MIN_C 384
+#define DW_RING_MIN_SLAB 128
+#define DW_RING_BLOCK 7
 static int dw_ring(const ridge_conv2d_desc *d)
 {
-    return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->c_in % 1024 == 0 &&
-           d->r == DW_RING_ROWS && d->s == 3 && d->stride_h == 1 && d->stride_w == 1 &&
-           d->dil_h == 1 && d->dil_w == 1;
+    return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->c_in >= DW_RING_MIN_C &&
+           d->r == DW_RING_ROWS && d->s == 3 && d->stride_h == d->stride_w &&
+           d->stride_h <= 2 && d->dil_h == 1 && d->dil_w == 1;
+}
+
+/* Channels per slab: as many (a multiple of 16) as keep the slab's 3 ring rows within half
+ * the L1d, spread evenly over the slabs; 0 below DW_RING_MIN_SLAB */
+static int64_t dw_ring_slab(const ridge_conv2d_desc *d)
+{
+    const int64_t half = (int64_t)(ridge_cpu_get()->l1d / 2 / sizeof(float));
+    const int64_t most = (half / (DW_RING_ROWS * d->w) - DW_RING_PAD) / 16 * 16;
+    if (most < DW_RING_MIN_SLAB) return 0;
+    const int64_t slabs = (d->c_in + most - 1) / most;
+    return ((d->c_in + slabs - 1) / slabs + 15) / 16 * 16;
+}
+
+/* The ring's width in channels for `rows` output rows on nth threads: a slab, or a whole row
+ * (C a multiple of 1024); 0: no ring */
+static int64_t dw_ring_width(const ridge_conv2d_desc *d, int64_t rows, int nth)
+{
+    if (!dw_ring(d)) return 0;
+    const int64_t slab = dw_ring_slab(d);
+    if (slab && (nth == 1 || rows / nth >= DW_RING_BLOCK)) return slab;
+    return d->c_in % 1024 == 0 && d->stride_h == 1 ? d->c_in : 0;
 }
 
 /* bytes per thread: the rows' tags (which input row each holds), then the rows */
 static size_t dw_ring_bytes(const ridge_conv2d_desc *d)
 {
     if (!dw_ring(d)) return 0;
-    return RIDGE_ALIGN + (size_t)(DW_RING_ROWS * d->w * (d->c_in + DW_RING_PAD)) * sizeof(float);
+    const int64_t c = d->c_in % 1024 == 0 && d->stride_h == 1 ? d->c_in : dw_ring_slab(d);
+    if (!c) return 0;
+    return RIDGE_ALIGN + (size_t)(DW_RING_ROWS * d->w * (c + DW_RING_PAD)) * sizeof(float);
 }
 
 size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
@@ -330,6 +364,7 @@ typedef struct fwd {
     size_t seg, cseg;  /* direct, depthwise: column segments per row (column_segments; 0 or 1:
                         * whole rows), and where there are more, this call's (column_segment) */
     size_t wstride;    /* between the per-thread areas in ws (conv_area_stride) */
+    int64_t ring;      /* depthwise: the ring's width in channels (dw_ring_width), 0 none */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -1036,7 +1071,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     const int64_t ilo = RIDGE_MAX(lo, c0), ihi = RIDGE_MIN(hi, c1);
     a.xrs = d->stride_h * p->xv.sh, a.yrs = p->yv.sh;
     /* the ring (dw_ring): tags, rows; the window's row r at ring row rr[r] */
-    const int ring = f->ws && !f->nt && !f->pf && f->cseg <= 1 && dw_ring(d);
+    const int64_t ring = f->ring, cs = ring ? ring : d->c_in;
     const size_t row_bytes = (size_t)(d->w * d->c_in) * sizeof(float);
     const int rows_max = !ring && 4 * row_bytes > ridge_cpu_get()->l1d &&
                                  p->xv.sw <= (wide ? 128 : 64)
@@ -1044,13 +1079,19 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
                              : 1;
     int64_t *tag = NULL;
     float *rows = NULL;
-    const ptrdiff_t rps = p->xv.sw + DW_RING_PAD, rrs = d->w * rps;
+    const ptrdiff_t rps = cs + DW_RING_PAD, rrs = d->w * rps;
     ptrdiff_t rr[DW_RING_ROWS], rsoff[3];
     if (ring) {
         tag = (int64_t *)(f->ws + (size_t)ith * f->wstride);
         rows = (float *)((char *)tag + RIDGE_ALIGN);
         for (int k = 0; k < S; k++) rsoff[k] = k * rps; /* S = 3 */
-        a.xb = rows, a.xps = rps, a.roff = rr, a.soff = rsoff;
+        a.xb = rows, a.xps = sw * rps, a.roff = rr, a.soff = rsoff;
+    }
+    for (int64_t k0 = 0; k0 < d->c_in; k0 += cs) { /* the slabs [k0, k0 + cs), each over all the rows */
+    if (ring) {
+        a.c = RIDGE_MIN(cs, d->c_in - k0);
+        a.w = f->wp + k0, a.bias = f->bias + k0, a.y = f->y + k0;
+        a.res = f->res ? f->res + k0 : NULL;
     }
     for (size_t row = f->row0 + b0, end = f->row0 + e0; row < end; row += (size_t)a.nrows) {
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
@@ -1061,14 +1102,15 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         /* the rows below of the same image with the same taps go in the same call */
         a.nrows = 1;
         for (int r = r0; ring && r < r1; r++) { /* the rows not yet in the ring */
-            const int64_t ih = ih0 + r, k = ih % DW_RING_ROWS, key = n * d->h + ih;
+            const int64_t ih = ih0 + r, k = ih % DW_RING_ROWS;
+            const int64_t key = (k0 / cs * d->n + n) * d->h + ih;
             rr[r] = k * rrs;
             if (tag[k] == key) continue;
             tag[k] = key;
-            const float *src = f->x + n * p->xv.sn + ih * p->xv.sh;
+            const float *src = f->x + n * p->xv.sn + ih * p->xv.sh + k0;
             for (int64_t iw = 0; iw < d->w; iw++)
                 memcpy(rows + k * rrs + iw * rps, src + iw * p->xv.sw,
-                       (size_t)d->c_in * sizeof(float));
+                       (size_t)a.c * sizeof(float));
         }
         for (int64_t oh1 = oh + 1;
              a.nrows < rows_max && row + (size_t)a.nrows < end && oh1 < p->oh; oh1++, a.nrows++) {
@@ -1103,6 +1145,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
             a.npix = 1;
             p->k->dw_row(&a);
         }
+    }
     }
     if (f->nt) stream_fence();
 }
@@ -1538,11 +1581,11 @@ static void separable_task(void *arg, int ith, int nth)
         int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
         fwd f = {dw, dw->wp, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
                  (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf,
-                 0, 0, 0};
+                 0, 0, 0, 0};
         depthwise_range(&f, 0, (size_t)nr, ith);
         /* the strip is one image of np pixels; y's rows start at (n, oh0) */
         fwd g = {pw, pw->wp, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
-                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0, 0};
+                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0, 0, 0};
         pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0, (size_t)pw->ncob,
                         ith);
     }
@@ -1587,7 +1630,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     f.wstride = conv_area_stride(p->ws_per_thread, ridge_ctx_threads(ctx));
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
@@ -1641,13 +1684,16 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), units);
             f.nt = conv_streams(p, y);
             f.pf = p->stores == CONV_STORES_PREFETCHED;
-            if (ws && dw_ring(d)) /* no input row in any thread's ring yet */
-                for (int t = 0; t < nth; t++)
-                    for (int k = 0; k < DW_RING_ROWS; k++)
-                        ((int64_t *)(ws + (size_t)t * f.wstride))[k] = -1;
-            /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES) */
-            dw_job j = {&f, units, RIDGE_MAX(units / (8 * (size_t)nth), 1),
-                        SHARES_INIT(nth, f.nt || f.pf)};
+            if (ws && !f.nt && !f.pf && f.cseg <= 1)
+                f.ring = dw_ring_width(d, d->n * p->oh, nth);
+            for (int t = 0; f.ring && t < nth; t++) /* no input row in any ring yet */
+                for (int k = 0; k < DW_RING_ROWS; k++)
+                    ((int64_t *)(ws + (size_t)t * f.wstride))[k] = -1;
+            /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES);
+             * slabs: one block of rows per thread (dw_ring) */
+            const size_t chunk = f.ring && f.ring < d->c_in ? (units + nth - 1) / nth
+                                                              : RIDGE_MAX(units / (8 * (size_t)nth), 1);
+            dw_job j = {&f, units, chunk, SHARES_INIT(nth, f.nt || f.pf)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, units, 0); /* cseg 1: one thread, whole rows */
         }
