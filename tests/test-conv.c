@@ -81,11 +81,14 @@ static const shape shapes[] = {
     {"dw-c2048-asym",   1, 2048, 4, 6, 2048, 3, 3, 1, 1, 1, 1, 0, 1, 1, 0, 2048},
     /* 384 channels or more: the ring one slab of channels at a time. 420 channels in slabs of
      * 144, the last 132 (a vector's tail), 8 rows per thread on 2; stride 2 (14 output rows);
-     * uneven padding at stride 2; 384 channels over one short image (on 2 threads no ring) */
+     * uneven padding at stride 2; 384 channels over one short image (on 2 threads no ring);
+     * 4 images of 4 rows (on 2 threads blocks of 8 rows, taller than an image: walked
+     * forwards; the others' first block backwards) */
     {"dw-c420-slabs",   2, 420, 8, 9,  420, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 420},
     {"dw-c512-s2-slabs", 1, 512, 27, 11, 512, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 512},
     {"dw-c400-s2-asym", 1, 400, 16, 10, 400, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 400},
     {"dw-c384-short",   1, 384, 5, 14, 384, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 384},
+    {"dw-c400-b4-blocks", 4, 400, 4, 9, 400, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 400},
     /* rows wider than L1 / 4 (depthwise_range's rule): 8 interior rows in one kernel call;
      * stride 2 over two images with channels past the last vector, a call of 3 rows */
     {"dw-c64-w80-rows", 1, 64, 10, 80, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64},

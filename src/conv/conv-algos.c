@@ -154,16 +154,20 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
  * ways where a channel's pixels are 4 KiB apart (C 1024; 2 sets at C 512), and 3 input rows
  * outgrew L1 from C 384 on 14 x 14 (63 KiB), so each block reloaded its rows from L2. Against
  * in place (session 46, scripts/dw-loop.c, medians of 5 alternating runs, 1 thread):
- * C 1024 7 x 7 1.38x, C 960 7 x 7 1.16x, C 512 7 x 7 1.15x, C 512 14 x 14 1.67x, C 384
- * 14 x 14 1.30x; stride 2 C 512 14 -> 7 1.26x, C 1024 14 -> 7 1.79x. Not below C 384 (C 256
- * 28 x 28 0.97-1.06x, C 192 28 x 28 0.96-1.02x, C 128 56 x 56 0.41-0.63x), nor where a slab
- * would hold fewer than DW_RING_MIN_SLAB channels (rows wider than 14 pixels: C 512 28 -> 14
- * 0.87x, with slabs of 48). On several threads each thread takes one block of rows and
- * runs its slabs over it: with the slabs split between the threads instead, each thread
- * writing half of every pixel, 2 threads ran 0.53-0.58x in place on this VM at some times and
- * 1.18-1.47x at others. A block shorter than DW_RING_BLOCK rows copies its 2 halo rows too
- * often for the slabs to pay; there C a multiple of 1024 still gets the ring, one whole row
- * wide (session 45: 1.15-1.19x on 2 threads at 7 x 7). */
+ * C 1024 7 x 7 1.38x, C 960 7 x 7 1.15x, C 512 7 x 7 1.19x, C 512 14 x 14 1.65x, C 384
+ * 14 x 14 1.27x; stride 2 C 512 14 -> 7 1.29x, C 1024 14 -> 7 1.86x. Not below C 384 (C 256
+ * 28 x 28 0.97-1.06x, C 192 28 x 28 0.96-1.02x, C 128 56 x 56 0.63x), nor where a slab would
+ * hold fewer than DW_RING_MIN_SLAB channels (rows wider than 14 pixels: stride 2 C 512
+ * 28 -> 14 0.87x, with slabs of 48).
+ * On several threads each thread takes one block of rows and runs its slabs over it (with the
+ * slabs split between the threads instead, each thread writing half of every pixel, 2 threads
+ * ran 1.18-1.47x in place in one hour and 0.58-0.75x in the next). Where the blocks are at
+ * most an image tall, every other block walks its rows last to first: walked forwards, the
+ * second block's rows ran ~1.5x slower per row than the first's, whichever thread ran them,
+ * and walked apart, C 512 14 x 14 at batch 1 ran 1.26-1.34x faster on 2 threads (batch 2
+ * 1.07-1.19x; at batch 8 no gain, so not there). A block shorter than DW_RING_BLOCK rows
+ * copies its 2 halo rows too often for the slabs to pay; there C a multiple of 1024 still
+ * gets the ring, one whole row wide (session 45: 1.15-1.19x on 2 threads at 7 x 7). */
 #define DW_RING_ROWS 3
 #define DW_RING_PAD 16
 #define DW_RING_MIN_C 384
@@ -365,6 +369,7 @@ typedef struct fwd {
                         * whole rows), and where there are more, this call's (column_segment) */
     size_t wstride;    /* between the per-thread areas in ws (conv_area_stride) */
     int64_t ring;      /* depthwise: the ring's width in channels (dw_ring_width), 0 none */
+    int back;          /* depthwise: the rows last to first (depthwise_task) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -1093,7 +1098,8 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         a.w = f->wp + k0, a.bias = f->bias + k0, a.y = f->y + k0;
         a.res = f->res ? f->res + k0 : NULL;
     }
-    for (size_t row = f->row0 + b0, end = f->row0 + e0; row < end; row += (size_t)a.nrows) {
+    for (size_t i = b0; i < e0; i += (size_t)a.nrows) {
+        const size_t row = f->row0 + (f->back ? e0 - 1 - (i - b0) : i), end = f->row0 + e0;
         int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
         int64_t ih0 = oh * d->stride_h - d->pad_top;
         int r0, r1;
@@ -1247,6 +1253,7 @@ typedef struct shares {
 typedef struct dw_job {
     const fwd *f;
     size_t n, chunk;
+    int blocks; /* one block of rows per share (1), the even shares' last row first (2) */
     shares sh;
 } dw_job;
 
@@ -1295,7 +1302,11 @@ static void depthwise_task(void *arg, int ith, int nth)
     size_t b, e;
     while (claim_from_shares(&j->sh, j->n, j->chunk, ith, &q, &b, &e)) {
         if (j->f->cseg > 1) depthwise_segments(j->f, b, e, ith);
-        else depthwise_range((void *)j->f, b, e, ith);
+        else if (j->blocks == 2 && (ith + q) % j->sh.count % 2 == 0) { /* share (ith + q) */
+            fwd g = *j->f;
+            g.back = 1;
+            depthwise_range(&g, b, e, ith);
+        } else depthwise_range((void *)j->f, b, e, ith);
     }
 }
 
@@ -1581,11 +1592,11 @@ static void separable_task(void *arg, int ith, int nth)
         int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
         fwd f = {dw, dw->wp, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
                  (size_t)(n * dw->oh + oh0), n * dw->yv.sn + oh0 * dw->yv.sh, 0, 0, j->dw_pf,
-                 0, 0, 0, 0};
+                 0, 0, 0, 0, 0};
         depthwise_range(&f, 0, (size_t)nr, ith);
         /* the strip is one image of np pixels; y's rows start at (n, oh0) */
         fwd g = {pw, pw->wp, strip, j->y, j->pw_bias, j->res, j->pw_act, NULL, 0,
-                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0, 0, 0};
+                 -(n * pw->yv.sn + oh0 * pw->yv.sh), np, j->pw_nt, 0, 0, 0, 0, 0, 0};
         pointwise_range(&g, 0, (size_t)((np + PW_BLOCK - 1) / PW_BLOCK), 0, (size_t)pw->ncob,
                         ith);
     }
@@ -1630,7 +1641,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                                int act, const float *res, char *ws)
 {
     if (p->gemm_route) return gemm_forward(ctx, p, x, y, ubias, act, res, ws);
-    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    fwd f = {p, wp ? wp : p->wp, x, y, bias, res, act, ws, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     f.wstride = conv_area_stride(p->ws_per_thread, ridge_ctx_threads(ctx));
     const ridge_conv2d_desc *d = &p->d;
     const size_t ncb = (size_t)(d->groups * p->ncob);
@@ -1690,10 +1701,14 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                 for (int k = 0; k < DW_RING_ROWS; k++)
                     ((int64_t *)(ws + (size_t)t * f.wstride))[k] = -1;
             /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES);
-             * slabs: one block of rows per thread (dw_ring) */
-            const size_t chunk = f.ring && f.ring < d->c_in ? (units + nth - 1) / nth
-                                                              : RIDGE_MAX(units / (8 * (size_t)nth), 1);
-            dw_job j = {&f, units, chunk, SHARES_INIT(nth, f.nt || f.pf)};
+             * slabs: one block of rows per thread, walked backwards in every other share
+             * where the blocks are at most an image tall (dw_ring) */
+            const int blocks = !f.ring || f.ring == d->c_in ? 0
+                               : (int64_t)((units + nth - 1) / nth) <= p->oh ? 2
+                                                                            : 1;
+            const size_t chunk = blocks ? (units + nth - 1) / nth
+                                        : RIDGE_MAX(units / (8 * (size_t)nth), 1);
+            dw_job j = {&f, units, chunk, blocks, SHARES_INIT(nth, f.nt || f.pf)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, units, 0); /* cseg 1: one thread, whole rows */
         }
