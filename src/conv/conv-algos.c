@@ -191,21 +191,27 @@ static int64_t dw_ring_slab(const ridge_conv2d_desc *d)
     return ((d->c_in + slabs - 1) / slabs + 15) / 16 * 16;
 }
 
+/* Whether the ring may hold whole rows (C a multiple of 1024, stride 1: session 45) */
+static int dw_ring_whole(const ridge_conv2d_desc *d)
+{
+    return d->c_in % 1024 == 0 && d->stride_h == 1;
+}
+
 /* The ring's width in channels for `rows` output rows on nth threads: a slab, or a whole row
- * (C a multiple of 1024); 0: no ring */
+ * (dw_ring_whole); 0: no ring */
 static int64_t dw_ring_width(const ridge_conv2d_desc *d, int64_t rows, int nth)
 {
     if (!dw_ring(d)) return 0;
     const int64_t slab = dw_ring_slab(d);
     if (slab && (nth == 1 || rows / nth >= DW_RING_BLOCK)) return slab;
-    return d->c_in % 1024 == 0 && d->stride_h == 1 ? d->c_in : 0;
+    return dw_ring_whole(d) ? d->c_in : 0;
 }
 
 /* bytes per thread: the rows' tags (which input row each holds), then the rows */
 static size_t dw_ring_bytes(const ridge_conv2d_desc *d)
 {
     if (!dw_ring(d)) return 0;
-    const int64_t c = d->c_in % 1024 == 0 && d->stride_h == 1 ? d->c_in : dw_ring_slab(d);
+    const int64_t c = dw_ring_whole(d) ? d->c_in : dw_ring_slab(d);
     if (!c) return 0;
     return RIDGE_ALIGN + (size_t)(DW_RING_ROWS * d->w * (c + DW_RING_PAD)) * sizeof(float);
 }
@@ -369,7 +375,8 @@ typedef struct fwd {
                         * whole rows), and where there are more, this call's (column_segment) */
     size_t wstride;    /* between the per-thread areas in ws (conv_area_stride) */
     int64_t ring;      /* depthwise: the ring's width in channels (dw_ring_width), 0 none */
-    int back;          /* depthwise: the rows last to first (depthwise_task) */
+    int back;          /* depthwise ring blocks (one row per kernel call): the rows last to
+                        * first (depthwise_task) */
 } fwd;
 
 /* Valid taps k in [*k0, *k1) of a window starting at `start` (possibly negative) with
@@ -1092,66 +1099,67 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
         for (int k = 0; k < S; k++) rsoff[k] = k * rps; /* S = 3 */
         a.xb = rows, a.xps = sw * rps, a.roff = rr, a.soff = rsoff;
     }
-    for (int64_t k0 = 0; k0 < d->c_in; k0 += cs) { /* the slabs [k0, k0 + cs), each over all the rows */
-    if (ring) {
-        a.c = RIDGE_MIN(cs, d->c_in - k0);
-        a.w = f->wp + k0, a.bias = f->bias + k0, a.y = f->y + k0;
-        a.res = f->res ? f->res + k0 : NULL;
-    }
-    for (size_t i = b0; i < e0; i += (size_t)a.nrows) {
-        const size_t row = f->row0 + (f->back ? e0 - 1 - (i - b0) : i), end = f->row0 + e0;
-        int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
-        int64_t ih0 = oh * d->stride_h - d->pad_top;
-        int r0, r1;
-        tap_range(ih0, d->h, d->dil_h, d->r, &r0, &r1);
-        put_pair(&a.r0, r0, r1);
-        /* the rows below of the same image with the same taps go in the same call */
-        a.nrows = 1;
-        for (int r = r0; ring && r < r1; r++) { /* the rows not yet in the ring */
-            const int64_t ih = ih0 + r, k = ih % DW_RING_ROWS;
-            const int64_t key = (k0 / cs * d->n + n) * d->h + ih;
-            rr[r] = k * rrs;
-            if (tag[k] == key) continue;
-            tag[k] = key;
-            const float *src = f->x + n * p->xv.sn + ih * p->xv.sh + k0;
-            for (int64_t iw = 0; iw < d->w; iw++)
-                memcpy(rows + k * rrs + iw * rps, src + iw * p->xv.sw,
-                       (size_t)a.c * sizeof(float));
+    for (int64_t k0 = 0; k0 < d->c_in; k0 += cs) { /* the slabs [k0, k0 + cs) */
+        if (ring) {
+            a.c = RIDGE_MIN(cs, d->c_in - k0);
+            a.w = f->wp + k0, a.bias = f->bias + k0, a.y = f->y + k0;
+            a.res = f->res ? f->res + k0 : NULL;
         }
-        for (int64_t oh1 = oh + 1;
-             a.nrows < rows_max && row + (size_t)a.nrows < end && oh1 < p->oh; oh1++, a.nrows++) {
-            int t0, t1;
-            tap_range(oh1 * d->stride_h - d->pad_top, d->h, d->dil_h, d->r, &t0, &t1);
-            if (t0 != r0 || t1 != r1) break;
+        for (size_t i = b0; i < e0; i += (size_t)a.nrows) {
+            const size_t row = f->row0 + (f->back ? e0 - 1 - (i - b0) : i), end = f->row0 + e0;
+            int64_t n = (int64_t)row / p->oh, oh = (int64_t)row % p->oh;
+            int64_t ih0 = oh * d->stride_h - d->pad_top;
+            int r0, r1;
+            tap_range(ih0, d->h, d->dil_h, d->r, &r0, &r1);
+            put_pair(&a.r0, r0, r1);
+            /* the rows below of the same image with the same taps go in the same call */
+            a.nrows = 1;
+            for (int r = r0; ring && r < r1; r++) { /* the rows not yet in the ring */
+                const int64_t ih = ih0 + r, k = ih % DW_RING_ROWS;
+                const int64_t key = (k0 / cs * d->n + n) * d->h + ih;
+                rr[r] = k * rrs;
+                if (tag[k] == key) continue;
+                tag[k] = key;
+                const float *src = f->x + n * p->xv.sn + ih * p->xv.sh + k0;
+                for (int64_t iw = 0; iw < d->w; iw++)
+                    memcpy(rows + k * rrs + iw * rps, src + iw * p->xv.sw,
+                           (size_t)a.c * sizeof(float));
+            }
+            for (int64_t oh1 = oh + 1;
+                 a.nrows < rows_max && row + (size_t)a.nrows < end && oh1 < p->oh;
+                 oh1++, a.nrows++) {
+                int t0, t1;
+                tap_range(oh1 * d->stride_h - d->pad_top, d->h, d->dil_h, d->r, &t0, &t1);
+                if (t0 != r0 || t1 != r1) break;
+            }
+            ptrdiff_t xrow = ring ? -d->pad_left * rps
+                                  : n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
+            ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh - f->yshift;
+            put_pair(&a.s0, 0, (int)S);
+            a.xo = xrow + ilo * a.xps;
+            a.yo = yrow + ilo * a.yps;
+            a.npix = ihi - ilo;
+            put_pair(&a.edge_l, whole && !wide && el && c0 == 0,
+                     whole && !wide && er && c1 == p->ow);
+            a.iw = wide ? d->w : 0;
+            a.padl = d->pad_left - ilo * sw;
+            a.nt = f->nt;
+            a.pf = f->pf;
+            if (a.npix > 0) p->k->dw_row(&a);
+            put_pair(&a.edge_l, 0, 0);
+            a.nt = a.pf = 0;
+            for (int64_t ow = c0; ow < c1; ow++) {
+                if (ow == ilo) ow = RIDGE_MAX(hi, ilo);
+                if (ow >= c1) break;
+                int s0, s1;
+                tap_range(ow * sw - d->pad_left, d->w, dw, S, &s0, &s1);
+                put_pair(&a.s0, s0, s1);
+                a.xo = xrow + ow * a.xps;
+                a.yo = yrow + ow * a.yps;
+                a.npix = 1;
+                p->k->dw_row(&a);
+            }
         }
-        ptrdiff_t xrow = ring ? -d->pad_left * rps
-                              : n * p->xv.sn + ih0 * p->xv.sh - d->pad_left * p->xv.sw;
-        ptrdiff_t yrow = n * p->yv.sn + oh * p->yv.sh - f->yshift;
-        put_pair(&a.s0, 0, (int)S);
-        a.xo = xrow + ilo * a.xps;
-        a.yo = yrow + ilo * a.yps;
-        a.npix = ihi - ilo;
-        put_pair(&a.edge_l, whole && !wide && el && c0 == 0,
-                 whole && !wide && er && c1 == p->ow);
-        a.iw = wide ? d->w : 0;
-        a.padl = d->pad_left - ilo * sw;
-        a.nt = f->nt;
-        a.pf = f->pf;
-        if (a.npix > 0) p->k->dw_row(&a);
-        put_pair(&a.edge_l, 0, 0);
-        a.nt = a.pf = 0;
-        for (int64_t ow = c0; ow < c1; ow++) {
-            if (ow == ilo) ow = RIDGE_MAX(hi, ilo);
-            if (ow >= c1) break;
-            int s0, s1;
-            tap_range(ow * sw - d->pad_left, d->w, dw, S, &s0, &s1);
-            put_pair(&a.s0, s0, s1);
-            a.xo = xrow + ow * a.xps;
-            a.yo = yrow + ow * a.yps;
-            a.npix = 1;
-            p->k->dw_row(&a);
-        }
-    }
     }
     if (f->nt) stream_fence();
 }
