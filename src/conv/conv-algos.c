@@ -165,14 +165,17 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
  * most an image tall, every other block walks its rows last to first: walked forwards, the
  * second block's rows ran ~1.5x slower per row than the first's, whichever thread ran them,
  * and walked apart, C 512 14 x 14 at batch 1 ran 1.26-1.34x faster on 2 threads (batch 2
- * 1.07-1.19x; at batch 8 no gain, so not there). A block shorter than DW_RING_BLOCK rows
- * copies its 2 halo rows too often for the slabs to pay; there C a multiple of 1024 still
- * gets the ring, one whole row wide (session 45: 1.15-1.19x on 2 threads at 7 x 7). */
+ * 1.07-1.19x; at batch 8 no gain, so not there). Walked apart, blocks of 3-4 rows (7 x 7 on
+ * 2 threads) pay too: against the whole-row ring at C 1024 1.10-1.15x (walked forwards they
+ * lost, 0.84-0.87x), against in place at C 960 1.04-1.10x, at C 512 0.95-1.12x. A block
+ * shorter than DW_RING_BLOCK rows copies its 2 halo rows too often; there C a multiple of
+ * 1024 still gets the ring one whole row wide (session 45: 1.15-1.19x on 2 threads at 7 x 7,
+ * with rows claimed one at a time). */
 #define DW_RING_ROWS 3
 #define DW_RING_PAD 16
 #define DW_RING_MIN_C 384
 #define DW_RING_MIN_SLAB 128
-#define DW_RING_BLOCK 7
+#define DW_RING_BLOCK 3
 static int dw_ring(const ridge_conv2d_desc *d)
 {
     return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->c_in >= DW_RING_MIN_C &&
