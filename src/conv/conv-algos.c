@@ -167,15 +167,18 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
  * and walked apart, C 512 14 x 14 at batch 1 ran 1.26-1.34x faster on 2 threads (batch 2
  * 1.07-1.19x; at batch 8 no gain, so not there). Walked apart, blocks of 3-4 rows (7 x 7 on
  * 2 threads) pay too: against the whole-row ring at C 1024 1.10-1.15x (walked forwards they
- * lost, 0.84-0.87x), against in place at C 960 1.04-1.10x, at C 512 0.95-1.12x. A block
- * shorter than DW_RING_BLOCK rows copies its 2 halo rows too often; there C a multiple of
- * 1024 still gets the ring one whole row wide (session 45: 1.15-1.19x on 2 threads at 7 x 7,
- * with rows claimed one at a time). */
+ * lost, 0.84-0.87x), against in place at C 960 1.04-1.10x, at C 512 0.95-1.12x. At stride 2,
+ * where neighbouring output rows share one input row of 3, not 2, blocks of 3-4 rows did
+ * not (C 512 14 -> 7 on 2 threads 0.88x; 7-row blocks at batch 2 1.24x). A block shorter
+ * than DW_RING_BLOCK (_S2) rows copies its 2 halo rows too often; there C a multiple of 1024
+ * at stride 1 still gets the ring one whole row wide (session 45: 1.15-1.19x on 2 threads at
+ * 7 x 7, with rows claimed one at a time). */
 #define DW_RING_ROWS 3
 #define DW_RING_PAD 16
 #define DW_RING_MIN_C 384
 #define DW_RING_MIN_SLAB 128
-#define DW_RING_BLOCK 3
+#define DW_RING_BLOCK 3    /* rows, stride 1 */
+#define DW_RING_BLOCK_S2 7 /* stride 2 */
 static int dw_ring(const ridge_conv2d_desc *d)
 {
     return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->c_in >= DW_RING_MIN_C &&
@@ -206,7 +209,8 @@ static int64_t dw_ring_width(const ridge_conv2d_desc *d, int64_t rows, int nth)
 {
     if (!dw_ring(d)) return 0;
     const int64_t slab = dw_ring_slab(d);
-    if (slab && (nth == 1 || rows / nth >= DW_RING_BLOCK)) return slab;
+    const int64_t block = d->stride_h == 1 ? DW_RING_BLOCK : DW_RING_BLOCK_S2;
+    if (slab && (nth == 1 || rows / nth >= block)) return slab;
     return dw_ring_whole(d) ? d->c_in : 0;
 }
 
