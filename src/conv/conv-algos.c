@@ -1040,6 +1040,23 @@ static int dw_wide_window(const ridge_conv2d_desc *d)
     return d->s >= 4 && d->s <= 7 && d->dil_w == 1 && d->stride_w <= 2;
 }
 
+/* The offset in `rows` (the ring, pixels rps floats apart) of input row ih of image n,
+ * channels [k0, k0 + c): copied there unless its ring row already holds it (tag). */
+static ptrdiff_t dw_ring_row(const fwd *f, int64_t *tag, float *rows, ptrdiff_t rps, int64_t n,
+                             int64_t ih, int64_t k0, int64_t c)
+{
+    const ridge_conv2d_desc *d = &f->p->d;
+    const int64_t k = ih % DW_RING_ROWS, key = (k0 / f->ring * d->n + n) * d->h + ih;
+    float *dst = rows + k * d->w * rps;
+    if (tag[k] != key) {
+        tag[k] = key;
+        const float *src = f->x + n * f->p->xv.sn + ih * f->p->xv.sh + k0;
+        for (int64_t iw = 0; iw < d->w; iw++)
+            memcpy(dst + iw * rps, src + iw * f->p->xv.sw, (size_t)c * sizeof(float));
+    }
+    return dst - rows;
+}
+
 static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 {
     const fwd *f = arg;
@@ -1098,7 +1115,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
                              : 1;
     int64_t *tag = NULL;
     float *rows = NULL;
-    const ptrdiff_t rps = cs + DW_RING_PAD, rrs = d->w * rps;
+    const ptrdiff_t rps = cs + DW_RING_PAD;
     ptrdiff_t rr[DW_RING_ROWS], rsoff[3];
     if (ring) {
         tag = (int64_t *)(f->ws + (size_t)ith * f->wstride);
@@ -1121,17 +1138,8 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
             put_pair(&a.r0, r0, r1);
             /* the rows below of the same image with the same taps go in the same call */
             a.nrows = 1;
-            for (int r = r0; ring && r < r1; r++) { /* the rows not yet in the ring */
-                const int64_t ih = ih0 + r, k = ih % DW_RING_ROWS;
-                const int64_t key = (k0 / cs * d->n + n) * d->h + ih;
-                rr[r] = k * rrs;
-                if (tag[k] == key) continue;
-                tag[k] = key;
-                const float *src = f->x + n * p->xv.sn + ih * p->xv.sh + k0;
-                for (int64_t iw = 0; iw < d->w; iw++)
-                    memcpy(rows + k * rrs + iw * rps, src + iw * p->xv.sw,
-                           (size_t)a.c * sizeof(float));
-            }
+            for (int r = r0; ring && r < r1; r++)
+                rr[r] = dw_ring_row(f, tag, rows, rps, n, ih0 + r, k0, a.c);
             for (int64_t oh1 = oh + 1;
                  a.nrows < rows_max && row + (size_t)a.nrows < end && oh1 < p->oh;
                  oh1++, a.nrows++) {
@@ -1268,7 +1276,7 @@ typedef struct shares {
 typedef struct dw_job {
     const fwd *f;
     size_t n, chunk;
-    int blocks; /* one block of rows per share (1), the even shares' last row first (2) */
+    int walk_apart; /* one block of rows per share, the even shares' last row first */
     shares sh;
 } dw_job;
 
@@ -1317,7 +1325,7 @@ static void depthwise_task(void *arg, int ith, int nth)
     size_t b, e;
     while (claim_from_shares(&j->sh, j->n, j->chunk, ith, &q, &b, &e)) {
         if (j->f->cseg > 1) depthwise_segments(j->f, b, e, ith);
-        else if (j->blocks == 2 && (ith + q) % j->sh.count % 2 == 0) { /* share (ith + q) */
+        else if (j->walk_apart && (ith + q) % j->sh.count % 2 == 0) { /* share (ith + q) */
             fwd g = *j->f;
             g.back = 1;
             depthwise_range(&g, b, e, ith);
@@ -1718,12 +1726,11 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES);
              * slabs: one block of rows per thread, walked backwards in every other share
              * where the blocks are at most an image tall (dw_ring) */
-            const int blocks = !f.ring || f.ring == d->c_in ? 0
-                               : (int64_t)((units + nth - 1) / nth) <= p->oh ? 2
-                                                                            : 1;
+            const int blocks = f.ring && f.ring < d->c_in;
             const size_t chunk = blocks ? (units + nth - 1) / nth
                                         : RIDGE_MAX(units / (8 * (size_t)nth), 1);
-            dw_job j = {&f, units, chunk, blocks, SHARES_INIT(nth, f.nt || f.pf)};
+            dw_job j = {&f, units, chunk, blocks && (int64_t)chunk <= p->oh,
+                        SHARES_INIT(nth, f.nt || f.pf)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, units, 0); /* cseg 1: one thread, whole rows */
         }
