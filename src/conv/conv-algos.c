@@ -1057,6 +1057,17 @@ static ptrdiff_t dw_ring_row(const fwd *f, int64_t *tag, float *rows, ptrdiff_t 
     return dst - rows;
 }
 
+/* Output rows per kernel call in depthwise_range: DW_ROWS where 3 input rows and an output
+ * row outgrow L1 and the pixels are close enough, else 1 (and 1 with the ring) */
+static int dw_rows_max(const ridge_conv2d_plan *p, int64_t ring)
+{
+    const size_t row_bytes = (size_t)(p->d.w * p->d.c_in) * sizeof(float);
+    return !ring && 4 * row_bytes > ridge_cpu_get()->l1d &&
+                   p->xv.sw <= (dw_wide_window(&p->d) ? 128 : 64)
+               ? DW_ROWS
+               : 1;
+}
+
 static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
 {
     const fwd *f = arg;
@@ -1108,11 +1119,7 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.xrs = d->stride_h * p->xv.sh, a.yrs = p->yv.sh;
     /* the ring (dw_ring): tags, rows; the window's row r at ring row rr[r] */
     const int64_t ring = f->ring, cs = ring ? ring : d->c_in;
-    const size_t row_bytes = (size_t)(d->w * d->c_in) * sizeof(float);
-    const int rows_max = !ring && 4 * row_bytes > ridge_cpu_get()->l1d &&
-                                 p->xv.sw <= (wide ? 128 : 64)
-                             ? DW_ROWS
-                             : 1;
+    const int rows_max = dw_rows_max(p, ring);
     int64_t *tag = NULL;
     float *rows = NULL;
     const ptrdiff_t rps = cs + DW_RING_PAD;
@@ -1262,44 +1269,68 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * computed whole by one thread, so the result does not depend on which thread took it. */
 #define DW_MAX_SHARES 16
 
-/* [0, n) split into `count` contiguous shares (ridge_partition, one per thread, at most
- * DW_MAX_SHARES), each with its own counter: next[r] is share r's next unclaimed item, from
- * its start (all 0 at the start: SHARES_INIT). */
+/* Walking apart (shares.apart): the even shares are handed out from their end and walked last row
+ * first, so that neighbouring shares start at their common edge and walk away from each other.
+ * Walked the same way, the second share's rows ran up to ~1.5x slower per row than the first's,
+ * whichever thread ran them (dw_ring); we think each core's prefetcher, at the end of its share,
+ * reads the lines of y the other core writes first, so that core waits for them back at its next
+ * call (not measured: this VM has no counters). Walked apart in two chunks each, against 8 forward
+ * chunks, 2 threads, batch 1 (session 47, one process alternating blocks of 100 calls of the two
+ * builds, medians of 9-11 blocks): 3x3 C 32 28 x 28 2.23x, C 64 14 x 14 1.66x, C 128 28 x 28
+ * 1.48x, C 32 56 x 56 1.54x, C 256 14 x 14 1.23x, C 128 56 x 56 1.13x, stride 2 1.02-1.12x, batch
+ * 2 1.52x, 5x5 and 7x7 1.08-1.31x. Not where rows go several to a kernel call (C 64 56 x 56 ran
+ * 0.81x, C 48 80 x 80 0.89x), nor where a share is taller than an image (batch 8 0.94-1.08x). In
+ * one chunk, not two, 1.01-1.11x faster again, but a thread that starts late then leaves the other
+ * its whole share.
+ *
+ * [0, n) split into `count` contiguous shares (ridge_partition, one per thread, at most
+ * DW_MAX_SHARES), each with its own counter, on its own line: next is the share's next
+ * unclaimed item, counted from its start (all 0 at the start: SHARES_INIT), also for a share
+ * handed out from its end. */
+typedef struct share_counter {
+    _Alignas(64) _Atomic size_t next; /* a line of its own: its thread adds to it per chunk */
+    _Atomic int started;              /* the share's own thread has claimed from it */
+} share_counter;
 typedef struct shares {
     int count;
     int help_started; /* 0: help only with shares whose own thread has not started yet */
-    _Atomic size_t next[DW_MAX_SHARES];
-    _Atomic int started[DW_MAX_SHARES]; /* share r's own thread has claimed from it */
+    int apart;        /* the even shares handed out from their end, to be walked backwards */
+    share_counter s[DW_MAX_SHARES];
 } shares;
-#define SHARES_INIT(nth, help) {(int)RIDGE_MIN((nth), DW_MAX_SHARES), (help), {0}, {0}}
+#define SHARES_INIT(nth, help, apart) {(int)RIDGE_MIN((nth), DW_MAX_SHARES), (help), (apart), {{0}}}
 
 typedef struct dw_job {
     const fwd *f;
     size_t n, chunk;
-    int walk_apart; /* one block of rows per share, the even shares' last row first */
     shares sh;
 } dw_job;
 
 /* The next chunk [*b, *e) of [0, n) for thread ith: from its own share first, then from the
  * others' in turn, or (help_started 0) from those whose own thread has not claimed yet (*q:
- * how many shares it has used up, 0 at the start). Returns 0 when none is left to it. */
+ * how many shares it has used up, 0 at the start). *back: the chunk is an even share's (apart),
+ * handed out from the share's end, and to be walked last item first. Returns 0 when none is
+ * left to it. */
 static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q, size_t *b,
-                             size_t *e)
+                             size_t *e, int *back)
 {
     for (; *q < sh->count; ++*q) {
         const int r = (ith + *q) % sh->count;
         size_t b0, e0;
         ridge_partition(n, 1, r, sh->count, &b0, &e0);
         if (*q == 0) {
-            if (!atomic_load_explicit(&sh->started[r], memory_order_relaxed))
-                atomic_store_explicit(&sh->started[r], 1, memory_order_relaxed);
+            if (!atomic_load_explicit(&sh->s[r].started, memory_order_relaxed))
+                atomic_store_explicit(&sh->s[r].started, 1, memory_order_relaxed);
         } else if (!sh->help_started &&
-                   atomic_load_explicit(&sh->started[r], memory_order_relaxed)) {
+                   atomic_load_explicit(&sh->s[r].started, memory_order_relaxed)) {
             continue;
         }
-        const size_t s = b0 + atomic_fetch_add_explicit(&sh->next[r], chunk, memory_order_relaxed);
+        const size_t s =
+            b0 + atomic_fetch_add_explicit(&sh->s[r].next, chunk, memory_order_relaxed);
         if (s < e0) {
-            *b = s, *e = RIDGE_MIN(s + chunk, e0);
+            const size_t len = RIDGE_MIN(chunk, e0 - s);
+            *back = sh->apart && r % 2 == 0;
+            *b = *back ? e0 - (s - b0) - len : s;
+            *e = *b + len;
             return 1;
         }
     }
@@ -1321,11 +1352,11 @@ static void depthwise_task(void *arg, int ith, int nth)
 {
     dw_job *j = arg;
     (void)nth;
-    int q = 0;
+    int q = 0, back;
     size_t b, e;
-    while (claim_from_shares(&j->sh, j->n, j->chunk, ith, &q, &b, &e)) {
+    while (claim_from_shares(&j->sh, j->n, j->chunk, ith, &q, &b, &e, &back)) {
         if (j->f->cseg > 1) depthwise_segments(j->f, b, e, ith);
-        else if (j->walk_apart && (ith + q) % j->sh.count % 2 == 0) { /* share (ith + q) */
+        else if (back) {
             fwd g = *j->f;
             g.back = 1;
             depthwise_range(&g, b, e, ith);
@@ -1608,9 +1639,9 @@ static void separable_task(void *arg, int ith, int nth)
     (void)nth;
     float *strip = j->strip + (size_t)ith * (size_t)(j->sub * dw->ow * dw->d.c_out);
     const size_t total = (size_t)(dw->d.n * j->units);
-    int q = 0;
+    int q = 0, back;
     size_t u, end;
-    while (claim_from_shares(&j->sh, total, 1, ith, &q, &u, &end)) {
+    while (claim_from_shares(&j->sh, total, 1, ith, &q, &u, &end, &back)) {
         int64_t n = (int64_t)u / j->units, oh0 = (int64_t)u % j->units * j->sub;
         int64_t nr = RIDGE_MIN(j->sub, dw->oh - oh0), np = nr * dw->ow;
         fwd f = {dw, dw->wp, j->x, strip, j->dw_bias, NULL, j->dw_act, NULL,
@@ -1643,7 +1674,7 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
      * strip between them stays cached */
     sep_job j = {dw, pw, x, dw_bias, pw_bias, res, y, strip, dw_act, pw_act,
                  dw->stores != CONV_STORES_CACHED, conv_streams(pw, y), sub, (oh + sub - 1) / sub,
-                 SHARES_INIT(nth, 1)};
+                 SHARES_INIT(nth, 1, 0)};
     if (nth == 1) separable_task(&j, 0, 1);
     else ridge_parallel_run(ctx, nth, separable_task, &j);
 }
@@ -1724,13 +1755,16 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
                 for (int k = 0; k < DW_RING_ROWS; k++)
                     ((int64_t *)(ws + (size_t)t * f.wstride))[k] = -1;
             /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES);
-             * slabs: one block of rows per thread, walked backwards in every other share
-             * where the blocks are at most an image tall (dw_ring) */
+             * slabs: one block of rows per thread. Shares walk apart (shares.apart) where they
+             * are at most an image tall, y stays cached and each call runs one row. */
             const int blocks = f.ring && f.ring < d->c_in;
-            const size_t chunk = blocks ? (units + nth - 1) / nth
-                                        : RIDGE_MAX(units / (8 * (size_t)nth), 1);
-            dw_job j = {&f, units, chunk, blocks && (int64_t)chunk <= p->oh,
-                        SHARES_INIT(nth, f.nt || f.pf)};
+            const size_t share = (units + nth - 1) / nth;
+            int apart = !f.nt && !f.pf && f.cseg <= 1 && (int64_t)share <= p->oh &&
+                        dw_rows_max(p, f.ring) == 1;
+            size_t chunk = blocks  ? share
+                           : apart ? (share + 1) / 2
+                                   : RIDGE_MAX(units / (8 * (size_t)nth), 1);
+            dw_job j = {&f, units, chunk, SHARES_INIT(nth, f.nt || f.pf, apart)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, units, 0); /* cseg 1: one thread, whole rows */
         }
