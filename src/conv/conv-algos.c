@@ -1275,13 +1275,12 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * whichever thread ran them (dw_ring); we think each core's prefetcher, at the end of its share,
  * reads the lines of y the other core writes first, so that core waits for them back at its next
  * call (not measured: this VM has no counters). Walked apart in two chunks each, against 8 forward
- * chunks, 2 threads, batch 1 (session 47, one process alternating blocks of 100 calls of the two
- * builds, medians of 9-11 blocks): 3x3 C 32 28 x 28 2.23x, C 64 14 x 14 1.66x, C 128 28 x 28
- * 1.48x, C 32 56 x 56 1.54x, C 256 14 x 14 1.23x, C 128 56 x 56 1.13x, stride 2 1.02-1.12x, batch
- * 2 1.52x, 5x5 and 7x7 1.08-1.31x. Not where rows go several to a kernel call (C 64 56 x 56 ran
- * 0.81x, C 48 80 x 80 0.89x), nor where a share is taller than an image (batch 8 0.94-1.08x). In
- * one chunk, not two, 1.01-1.11x faster again, but a thread that starts late then leaves the other
- * its whole share.
+ * chunks, 2 threads, batch 1 (session 47, scripts/dw-ab.c, medians of 9-11 blocks of 100 calls):
+ * 3x3 C 32 28 x 28 2.23x, C 64 14 x 14 1.66x, C 128 28 x 28 1.48x, C 32 56 x 56 1.54x, C 256 14 x
+ * 14 1.23x, C 128 56 x 56 1.13x, stride 2 1.02-1.12x, batch 2 1.52x, 5x5 and 7x7 1.08-1.31x. Not
+ * where rows go several to a kernel call (C 64 56 x 56 ran 0.81x, C 48 80 x 80 0.89x), nor where a
+ * share is taller than an image (batch 8 0.94-1.08x). In one chunk, not two, 1.01-1.11x faster
+ * again, but a thread that starts late then leaves the other its whole share.
  *
  * [0, n) split into `count` contiguous shares (ridge_partition, one per thread, at most
  * DW_MAX_SHARES), each with its own counter, on its own line: next is the share's next
