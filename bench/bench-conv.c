@@ -43,6 +43,10 @@ static const conv_case cases[] = {
     {"resnet-1x1-256-64", 256, 56, 56,  64,  1, 1, 0, 1, 0, 0},
     {"mobilenet-dw-32",  32,  112, 112, 32,  3, 1, 1, 32, 0, 0},
     {"mobilenet-dw-64",  64,  56,  56,  64,  3, 1, 1, 64, 0, 0},
+    /* its middle layers, and a stride-2 one (each halves the image) */
+    {"mobilenet-dw-128", 128, 56,  56,  128, 3, 1, 1, 128, 0, 0},
+    {"mobilenet-dw-256", 256, 28,  28,  256, 3, 1, 1, 256, 0, 0},
+    {"mobilenet-dw-256-s2", 256, 28, 28, 256, 3, 2, 1, 256, 0, 0},
     /* MobileNet's last depthwise layers: 2 KiB and 4 KiB between a channel's pixels */
     {"mobilenet-dw-512", 512, 14,  14,  512, 3, 1, 1, 512, 0, 0},
     {"mobilenet-dw-1024", 1024, 7, 7,   1024, 3, 1, 1, 1024, 0, 0},
