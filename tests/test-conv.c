@@ -89,6 +89,12 @@ static const shape shapes[] = {
     {"dw-c400-s2-asym", 1, 400, 16, 10, 400, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 400},
     {"dw-c384-short",   1, 384, 5, 14, 384, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 384},
     {"dw-c400-b4-blocks", 4, 400, 4, 9, 400, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 400},
+    /* stride 2 over channels 512 bytes or more apart, in place (dw_row_3x3_cwide): 8 output
+     * columns (two overlapping blocks of 7, both borders), 7 (one block with both borders)
+     * over 3 blocks of 64 channels, two images of 15 columns (blocks at 0, 7 and 8) */
+    {"dw-c128-s2-w15",  1, 128, 9, 15, 128, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 128},
+    {"dw-c192-s2-w13",  1, 192, 7, 13, 192, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 192},
+    {"dw-c256-s2-b2",   2, 256, 8, 29, 256, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1, 256},
     /* rows wider than L1 / 4 (depthwise_range's rule): 8 interior rows in one kernel call;
      * stride 2 over two images with channels past the last vector, a call of 3 rows */
     {"dw-c64-w80-rows", 1, 64, 10, 80, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64},

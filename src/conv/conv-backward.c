@@ -715,7 +715,7 @@ static void dx_depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     a.res = NULL;
     a.act = 0;
     a.edge_l = a.edge_r = 0, a.nt = 0, a.pf = 0, a.iw = a.padl = 0;
-    a.nrows = 1, a.xrs = a.yrs = 0;
+    a.nrows = 1, a.xrs = a.yrs = 0, a.cwide = 0;
     /* dx_dw_rows: a phase's column taps, one dy column apart left to right (soff[1] too for
      * a single tap: the blocks step by it) */
     ptrdiff_t up[8];

@@ -986,6 +986,89 @@ CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cful
     }
 }
 
+/* Stride 2 where a pixel's channels are 512 bytes or more apart (a->cwide): blocks of DW_WP
+ * pixels x DW_WV channel vectors, each block's 12 weight vectors and 28 accumulators in
+ * registers (gcc keeps some weights as memory operands), each input vector loaded once per
+ * window row. A block then reads 256 contiguous bytes of each of its 15 input pixels, where
+ * the 14-pixel blocks read one line of each of 29 pixels, 1 KiB apart at C = 256; at stride 1
+ * the 14-pixel blocks stay (their inputs feed 3 accumulators, here 1-2), and there the wide
+ * blocks ran 0.72-0.88x. Against them, 1 thread (session 47, scripts/dw-ab.c, NHWC batch 1,
+ * 3 processes each): C 256 28 -> 14 1.23-1.38x, C 256 56 -> 28 1.20-1.22x, C 512 28 -> 14
+ * 1.52-1.58x, C 1024 28 -> 14 1.78-1.85x, C 128 56 -> 28 1.04-1.19x, C 128 28 -> 14
+ * 0.98-1.03x; 2 threads 1.06-1.20x; batch 8 1.21-1.25x. Not through the ring (dw_ring: C 512
+ * and C 1024 14 -> 7 0.88-0.90x), nor at C 64 (0.97-0.99x). 4 pixels x 4 vectors (16 + 12
+ * registers, no spills) ran 0.93-1.0x of these. */
+#define DW_WP 7
+#define DW_WV 4
+CONV_DW_INLINE void dw_3x3_block_cwide(const conv_dw_args *a, int64_t p, int64_t c,
+                                       const int act, const int has_res, const int skip_l,
+                                       const int skip_r)
+{
+    enum { ST = 2, J = (DW_WP - 1) * ST + 3 };
+    const ptrdiff_t ds = a->soff[1] - a->soff[0], cp = a->cp, yps = a->yps;
+    const float *x = a->xb + (a->xo + p * a->xps + a->xco[c] + a->soff[0]);
+    VF acc[DW_WV][DW_WP];
+#pragma GCC unroll 4
+    for (int v = 0; v < DW_WV; v++) {
+        const VF b = VLOAD(a->bias + c + v * VL);
+#pragma GCC unroll 8
+        for (int i = 0; i < DW_WP; i++) acc[v][i] = b;
+    }
+    for (int r = a->r0; r < a->r1; r++) {
+        const float *xr = x + a->roff[r], *w = a->w + (ptrdiff_t)r * 3 * cp + c;
+        VF wv[DW_WV][3];
+#pragma GCC unroll 4
+        for (int v = 0; v < DW_WV; v++)
+#pragma GCC unroll 3
+            for (int s = 0; s < 3; s++) wv[v][s] = VLOAD(w + s * cp + v * VL);
+        /* input column j is tap s of pixel (j - s) / 2 */
+#pragma GCC unroll 16
+        for (int j = 0; j < J; j++) {
+            if ((skip_l && j == 0) || (skip_r && j == J - 1)) continue;
+#pragma GCC unroll 4
+            for (int v = 0; v < DW_WV; v++) {
+                VF xv = VLOAD(xr + j * ds + v * VL);
+                VPIN(xv);
+#pragma GCC unroll 3
+                for (int s = 0; s < 3; s++)
+                    if (j >= s && (j - s) % ST == 0 && (j - s) / ST < DW_WP)
+                        acc[v][(j - s) / ST] = VFMA(xv, wv[v][s], acc[v][(j - s) / ST]);
+            }
+        }
+    }
+    const ptrdiff_t yo = a->yo + p * yps + a->yco[c];
+#pragma GCC unroll 4
+    for (int v = 0; v < DW_WV; v++)
+#pragma GCC unroll 8
+        for (int i = 0; i < DW_WP; i++) {
+            VF o = acc[v][i];
+            if (has_res) o = VADD(o, VLOAD(a->res + yo + i * yps + v * VL));
+            VSTORE(a->y + yo + i * yps + v * VL, act_apply(o, act));
+        }
+}
+
+/* The row in a->cwide's blocks, channel blocks outermost; a row whose width is not a multiple
+ * of DW_WP ends with a block overlapping the one before (not over a residual that is y).
+ * Returns 0, having done nothing, where the row does not qualify. */
+CONV_DW_INLINE int dw_row_3x3_cwide(const conv_dw_args *a, int64_t cfull, const int act,
+                                    const int has_res)
+{
+    const int64_t n = a->npix;
+    if (VL != 16 || !a->cwide || a->nrows != 1 || n < DW_WP || cfull % (DW_WV * VL) ||
+        (n % DW_WP && has_res && a->res == a->y))
+        return 0;
+    for (int64_t c = 0; c < cfull; c += DW_WV * VL)
+        for (int64_t p0 = 0; p0 < n; p0 += DW_WP) {
+            const int64_t p = p0 + DW_WP <= n ? p0 : n - DW_WP;
+            const int l = p == 0 && a->edge_l, r = p + DW_WP == n && a->edge_r;
+            if (l && r) dw_3x3_block_cwide(a, p, c, act, has_res, 1, 1);
+            else if (l) dw_3x3_block_cwide(a, p, c, act, has_res, 1, 0);
+            else if (r) dw_3x3_block_cwide(a, p, c, act, has_res, 0, 1);
+            else dw_3x3_block_cwide(a, p, c, act, has_res, 0, 0);
+        }
+    return 1;
+}
+
 static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull);
 
 /* The pixels [p0, p1) of the row without its border flags (the blocks below, for rows too
@@ -1024,6 +1107,7 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
                                                                 const int nt)
 {
     const int64_t n = a->npix;
+    if (st == 2 && !nt && dw_row_3x3_cwide(a, cfull, act, has_res)) return;
     if (!a->edge_l && !a->edge_r) {
         dw_row_3x3_mid(a, cfull, 0, n, st, act, has_res, nt);
         return;

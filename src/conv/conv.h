@@ -135,6 +135,10 @@ typedef struct conv_dw_args {
      * in L1; the other paths take the rows one at a time) */
     int nrows;
     ptrdiff_t xrs, yrs;
+    /* 3x3 at stride 2, NHWC, in place, channels >= 128 floats apart and c a multiple of 64,
+     * y through the cache: blocks of 7 pixels x 4 channel vectors (dw_row_3x3_cwide; AVX-512
+     * only, the other ISAs ignore it) */
+    int cwide;
 } conv_dw_args;
 
 /* NCHW depthwise, one output row of one (image, channel) plane, w the channel's R x S taps:
