@@ -1761,11 +1761,11 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
              * are at most an image tall, y stays cached and each call runs one row. */
             const int blocks = f.ring && f.ring < d->c_in;
             const size_t share = (units + nth - 1) / nth;
-            int apart = !f.nt && !f.pf && f.cseg <= 1 && (int64_t)share <= p->oh &&
-                        dw_rows_max(p, f.ring) == 1;
-            size_t chunk = blocks  ? share
-                           : apart ? (share + 1) / 2
-                                   : RIDGE_MAX(units / (8 * (size_t)nth), 1);
+            const int apart = !f.nt && !f.pf && f.cseg <= 1 && (int64_t)share <= p->oh &&
+                              dw_rows_max(p, f.ring) == 1;
+            const size_t chunk = blocks  ? share
+                                 : apart ? (share + 1) / 2
+                                         : RIDGE_MAX(units / (8 * (size_t)nth), 1);
             dw_job j = {&f, units, chunk, SHARES_INIT(nth, f.nt || f.pf, apart)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, units, 0); /* cseg 1: one thread, whole rows */

@@ -997,7 +997,7 @@ CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cful
  * 1.52-1.58x, C 1024 28 -> 14 1.78-1.85x, C 128 56 -> 28 1.04-1.19x, C 128 28 -> 14
  * 0.98-1.03x; 2 threads 1.06-1.20x; batch 8 1.21-1.25x. Not through the ring (dw_ring: C 512
  * and C 1024 14 -> 7 0.88-0.90x), nor at C 64 (0.97-0.99x). 4 pixels x 4 vectors (16 + 12
- * registers, no spills) ran 0.93-1.0x of these. */
+ * registers, no spills) ran 0.85-0.98x as fast as these. */
 #define DW_WP 7
 #define DW_WV 4
 CONV_DW_INLINE void dw_3x3_block_cwide(const conv_dw_args *a, int64_t p, int64_t c,
