@@ -91,10 +91,12 @@ static const shape shapes[] = {
     {"dw-c400-b4-blocks", 4, 400, 4, 9, 400, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 400},
     /* stride 2 over channels 512 bytes or more apart, in place (dw_row_3x3_cwide): 8 output
      * columns (two overlapping blocks of 7, both borders), 7 (one block with both borders)
-     * over 3 blocks of 64 channels, two images of 15 columns (blocks at 0, 7 and 8) */
+     * over 3 blocks of 64 channels, two images of 15 columns (blocks at 0, 7 and 8); pixels
+     * 4 KiB apart, which take the column-walking blocks (9 columns: blocks at 0 and 2) */
     {"dw-c128-s2-w15",  1, 128, 9, 15, 128, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 128},
     {"dw-c192-s2-w13",  1, 192, 7, 13, 192, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 192},
     {"dw-c256-s2-b2",   2, 256, 8, 29, 256, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1, 256},
+    {"dw-c1024-s2-w17", 1, 1024, 5, 17, 1024, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1024},
     /* rows wider than L1 / 4 (depthwise_range's rule): 8 interior rows in one kernel call;
      * stride 2 over two images with channels past the last vector, a call of 3 rows */
     {"dw-c64-w80-rows", 1, 64, 10, 80, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64},
@@ -227,13 +229,16 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
     for (int ci = 0; ci < nctx; ci++) {
         ridge_ctx *ctx = ctxs[ci];
         /* sm 1: direct and depthwise once more with their streamed stores forced (y is
-         * 64-byte aligned) */
+         * 64-byte aligned); sm 2: NHWC 3x3 depthwise in the prefetched mode, which the plan
+         * picks only past a quarter of the L3 (conv_stream_choice) */
+        const int pf = l == RIDGE_NHWC && d.r == 3 && d.s == 3 && d.c_out % 16 == 0;
         for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++)
-            for (int sm = 0; sm < 1 + (a == RIDGE_CONV_DIRECT || a == RIDGE_CONV_DEPTHWISE);
+            for (int sm = 0; sm < 1 + (a == RIDGE_CONV_DIRECT || a == RIDGE_CONV_DEPTHWISE) +
+                                      (a == RIDGE_CONV_DEPTHWISE && pf);
                  sm++) {
                 if (only >= 0 && a != only) continue;
                 ridge_conv2d_plan_options o = {.algo = (ridge_conv_algo)a, .fft_tile = fft_tile,
-                                               .stream = sm ? 1 : -1};
+                                               .stream = sm == 1 ? 1 : -1};
                 ridge_conv2d_plan *p = NULL;
                 ridge_status st = ridge_conv2d_plan_create(ctx, &d, w, &o, &p);
                 const ridge_conv2d_candidate *cand = NULL;
@@ -244,6 +249,7 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
                 CHECKF(st == RIDGE_OK, "%s %s %s: %s", s->name, ridge_layout_name(l),
                        ridge_conv_algo_name((ridge_conv_algo)a), ridge_last_error());
                 if (st) continue;
+                if (sm == 2) p->stores = CONV_STORES_PREFETCHED;
                 cand = ridge_conv2d_plan_candidates(p);
                 CHECK(cand[a].applies && ridge_conv2d_plan_algo(p) == a);
                 size_t wsb = ridge_conv2d_workspace_size(p, ridge_ctx_threads(ctx));
@@ -277,7 +283,7 @@ static void test_shape_algo(const shape *s, ridge_layout l, ridge_ctx *const *ct
                            "%s %s %s%s %s %d threads ep%d fft_tile %d: %zu bad, max %.1f eps "
                            "at %zu (y %g ref %g)",
                            s->name, ridge_layout_name(l), ridge_conv_algo_name((ridge_conv_algo)a),
-                           sm ? " streamed" : "",
+                           sm == 1 ? " streamed" : sm ? " prefetched" : "",
                            ridge_isa_name(ridge_ctx_isa(ctx)), ridge_ctx_threads(ctx), e, fft_tile,
                            bad, maxerr, at, y[at], ref[e][at]);
                     if (a == RIDGE_CONV_FFT && verbose > 1)

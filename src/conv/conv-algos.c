@@ -1121,8 +1121,10 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     const int64_t ring = f->ring, cs = ring ? ring : d->c_in;
     const int rows_max = dw_rows_max(p, ring);
     /* stride 2, channels far apart: the kernel's 7-pixel x 4-vector blocks (conv_dw_args) */
-    a.cwide = !ring && !f->nt && !f->pf && d->layout == RIDGE_NHWC && d->r == 3 && S == 3 &&
-              sw == 2 && dw == 1 && p->xv.sw >= 128 && d->c_out % 64 == 0;
+    a.cwide = !ring && !f->nt && d->layout == RIDGE_NHWC && d->r == 3 && S == 3 && sw == 2 &&
+                      dw == 1 && p->xv.sw >= 128 && d->c_out % 64 == 0
+                  ? 1 + f->pf
+                  : 0;
     int64_t *tag = NULL;
     float *rows = NULL;
     const ptrdiff_t rps = cs + DW_RING_PAD;

@@ -987,22 +987,28 @@ CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cful
 }
 
 /* Stride 2 where a pixel's channels are 512 bytes or more apart (a->cwide): blocks of DW_WP
- * pixels x DW_WV channel vectors, each block's 12 weight vectors and 28 accumulators in
- * registers (gcc keeps some weights as memory operands), each input vector loaded once per
- * window row. A block then reads 256 contiguous bytes of each of its 15 input pixels, where
- * the 14-pixel blocks read one line of each of 29 pixels, 1 KiB apart at C = 256; at stride 1
- * the 14-pixel blocks stay (their inputs feed 3 accumulators, here 1-2), and there the wide
- * blocks ran 0.72-0.88x. Against them, 1 thread (session 47, scripts/dw-ab.c, NHWC batch 1,
- * 3 processes each): C 256 28 -> 14 1.23-1.38x, C 256 56 -> 28 1.20-1.22x, C 512 28 -> 14
- * 1.52-1.58x, C 1024 28 -> 14 1.78-1.85x, C 128 56 -> 28 1.04-1.19x, C 128 28 -> 14
- * 0.98-1.03x; 2 threads 1.06-1.20x; batch 8 1.21-1.25x. Not through the ring (dw_ring: C 512
- * and C 1024 14 -> 7 0.88-0.90x), nor at C 64 (0.97-0.99x). 4 pixels x 4 vectors (16 + 12
- * registers, no spills) ran 0.85-0.98x as fast as these. */
+ * pixels x DW_WV channel vectors, the 28 accumulators in registers. A block reads 256
+ * contiguous bytes of each of its 15 input pixels, where the 14-pixel blocks read one line of
+ * each of 29 pixels, 1 KiB apart at C = 256; at stride 1 the 14-pixel blocks stay (their
+ * inputs feed 3 accumulators, here 1-2), and there the wide blocks ran 0.72-0.88x. Against
+ * them, 1 thread (session 47, scripts/dw-ab.c, NHWC batch 1, 3 processes each): C 256 28 -> 14
+ * 1.23-1.38x, C 256 56 -> 28 1.20-1.22x, C 512 28 -> 14 1.52-1.58x, C 1024 28 -> 14
+ * 1.78-1.85x, C 128 56 -> 28 1.04-1.19x; 2 threads 1.06-1.20x; batch 8 1.21-1.25x. Not through
+ * the ring (dw_ring: C 512 and C 1024 14 -> 7 0.88-0.90x), nor at C 64 (0.97-0.99x).
+ *
+ * by_tap: one tap at a time over the block's 7 pixels, its 4 weight vectors in registers, each
+ * input vector loaded once per tap (oneDNN's brdgmm_dw order), instead of each input column
+ * loaded once with the window row's 12 weight vectors in registers (by_tap 0). By tap ran
+ * 1.00-1.11x as fast at batch 1 (session 48, scripts/dw-ab.c), and far faster where the input
+ * came from L3 or memory: at batch 8, C 256 28 -> 14, with oneDNN and a copy between the calls
+ * (scripts/conv-ab.c, 1 thread), 0.23 ms against 0.41 by columns and oneDNN's 0.21. Pixels 4
+ * KiB apart (C a multiple of 1024) keep the columns: there a tap's 7 loads fall in one L1 set,
+ * and by tap ran 0.76-0.89x. */
 #define DW_WP 7
 #define DW_WV 4
 CONV_DW_INLINE void dw_3x3_block_cwide(const conv_dw_args *a, int64_t p, int64_t c,
                                        const int act, const int has_res, const int skip_l,
-                                       const int skip_r)
+                                       const int skip_r, const int by_tap)
 {
     enum { ST = 2, J = (DW_WP - 1) * ST + 3 };
     const ptrdiff_t ds = a->soff[1] - a->soff[0], cp = a->cp, yps = a->yps;
@@ -1015,24 +1021,42 @@ CONV_DW_INLINE void dw_3x3_block_cwide(const conv_dw_args *a, int64_t p, int64_t
         for (int i = 0; i < DW_WP; i++) acc[v][i] = b;
     }
     for (int r = a->r0; r < a->r1; r++) {
-        const float *xr = x + a->roff[r], *w = a->w + (ptrdiff_t)r * 3 * cp + c;
-        VF wv[DW_WV][3];
-#pragma GCC unroll 4
-        for (int v = 0; v < DW_WV; v++)
+        const float *w = a->w + (ptrdiff_t)r * 3 * cp + c;
+        if (by_tap) /* tap s of pixel i is input column 2 i + s */
 #pragma GCC unroll 3
-            for (int s = 0; s < 3; s++) wv[v][s] = VLOAD(w + s * cp + v * VL);
-        /* input column j is tap s of pixel (j - s) / 2 */
+            for (int s = 0; s < 3; s++) {
+                VF wv[DW_WV];
+#pragma GCC unroll 4
+                for (int v = 0; v < DW_WV; v++) wv[v] = VLOAD(w + s * cp + v * VL);
+                const float *xi = x + a->roff[r] + s * ds;
+#pragma GCC unroll 8
+                for (int i = 0; i < DW_WP; i++, xi += ST * ds) {
+                    if ((skip_l && i == 0 && s == 0) || (skip_r && i == DW_WP - 1 && s == 2))
+                        continue;
+#pragma GCC unroll 4
+                    for (int v = 0; v < DW_WV; v++)
+                        acc[v][i] = VFMA(VLOAD(xi + v * VL), wv[v], acc[v][i]);
+                }
+            }
+        else { /* input column j, loaded once, is tap s of pixel (j - s) / 2 */
+            VF wv[DW_WV][3];
+#pragma GCC unroll 4
+            for (int v = 0; v < DW_WV; v++)
+#pragma GCC unroll 3
+                for (int s = 0; s < 3; s++) wv[v][s] = VLOAD(w + s * cp + v * VL);
+            const float *xj = x + a->roff[r];
 #pragma GCC unroll 16
-        for (int j = 0; j < J; j++) {
-            if ((skip_l && j == 0) || (skip_r && j == J - 1)) continue;
+            for (int j = 0; j < J; j++, xj += ds) {
+                if ((skip_l && j == 0) || (skip_r && j == J - 1)) continue;
 #pragma GCC unroll 4
-            for (int v = 0; v < DW_WV; v++) {
-                VF xv = VLOAD(xr + j * ds + v * VL);
-                VPIN(xv);
+                for (int v = 0; v < DW_WV; v++) {
+                    VF xv = VLOAD(xj + v * VL);
+                    VPIN(xv);
 #pragma GCC unroll 3
-                for (int s = 0; s < 3; s++)
-                    if (j >= s && (j - s) % ST == 0 && (j - s) / ST < DW_WP)
-                        acc[v][(j - s) / ST] = VFMA(xv, wv[v][s], acc[v][(j - s) / ST]);
+                    for (int s = 0; s < 3; s++)
+                        if (j >= s && (j - s) % ST == 0 && (j - s) / ST < DW_WP)
+                            acc[v][(j - s) / ST] = VFMA(xv, wv[v][s], acc[v][(j - s) / ST]);
+                }
             }
         }
     }
@@ -1047,9 +1071,25 @@ CONV_DW_INLINE void dw_3x3_block_cwide(const conv_dw_args *a, int64_t p, int64_t
         }
 }
 
-/* The row in a->cwide's blocks, channel blocks outermost; a row whose width is not a multiple
- * of DW_WP ends with a block overlapping the one before (not over a residual that is y).
- * Returns 0, having done nothing, where the row does not qualify. */
+/* dw_3x3_block_cwide with its border flags as constants */
+CONV_DW_INLINE void dw_3x3_block_cwide_lr(const conv_dw_args *a, int64_t p, int64_t c,
+                                          const int act, const int has_res, int l, int r,
+                                          const int by_tap)
+{
+    if (l && r) dw_3x3_block_cwide(a, p, c, act, has_res, 1, 1, by_tap);
+    else if (l) dw_3x3_block_cwide(a, p, c, act, has_res, 1, 0, by_tap);
+    else if (r) dw_3x3_block_cwide(a, p, c, act, has_res, 0, 1, by_tap);
+    else dw_3x3_block_cwide(a, p, c, act, has_res, 0, 0, by_tap);
+}
+
+/* The row in a->cwide's blocks, pixel blocks outermost (channel blocks outermost ran
+ * 0.81-0.95x in a standalone loop of the same blocks, session 48); a row whose width is not a
+ * multiple of DW_WP ends with a block overlapping the one before (not over a residual that is
+ * y). a->cwide 2 (the prefetched mode, x + y past a quarter of the L3): after each pixel
+ * block, its share of the input rows the next output row adds is prefetched, those rows split
+ * evenly over the blocks (batch 8 and 16, oneDNN between the calls: 1.16-1.21x; called again
+ * and again on the same input 0.81-0.88x). Returns 0, having done nothing, where the row does
+ * not qualify. */
 CONV_DW_INLINE int dw_row_3x3_cwide(const conv_dw_args *a, int64_t cfull, const int act,
                                     const int has_res)
 {
@@ -1057,15 +1097,23 @@ CONV_DW_INLINE int dw_row_3x3_cwide(const conv_dw_args *a, int64_t cfull, const 
     if (VL != 16 || !a->cwide || a->nrows != 1 || n < DW_WP || cfull % (DW_WV * VL) ||
         (n % DW_WP && has_res && a->res == a->y))
         return 0;
-    for (int64_t c = 0; c < cfull; c += DW_WV * VL)
-        for (int64_t p0 = 0; p0 < n; p0 += DW_WP) {
-            const int64_t p = p0 + DW_WP <= n ? p0 : n - DW_WP;
-            const int l = p == 0 && a->edge_l, r = p + DW_WP == n && a->edge_r;
-            if (l && r) dw_3x3_block_cwide(a, p, c, act, has_res, 1, 1);
-            else if (l) dw_3x3_block_cwide(a, p, c, act, has_res, 1, 0);
-            else if (r) dw_3x3_block_cwide(a, p, c, act, has_res, 0, 1);
-            else dw_3x3_block_cwide(a, p, c, act, has_res, 0, 0);
+    const ptrdiff_t ds = a->soff[1] - a->soff[0];
+    const int by_tap = ds % 1024 != 0;
+    for (int64_t p0 = 0; p0 < n; p0 += DW_WP) {
+        const int64_t p = p0 + DW_WP <= n ? p0 : n - DW_WP;
+        const int l = p == 0 && a->edge_l, r = p + DW_WP == n && a->edge_r;
+        for (int64_t c = 0; c < cfull; c += DW_WV * VL) {
+            if (by_tap) dw_3x3_block_cwide_lr(a, p, c, act, has_res, l, r, 1);
+            else dw_3x3_block_cwide_lr(a, p, c, act, has_res, l, r, 0);
         }
+        if (a->cwide == 2) { /* this block's part of the rows the next output row adds */
+            const char *x = (const char *)(a->xb + (a->xo + a->pf_off + a->padl * ds));
+            const ptrdiff_t len = a->pf_rows * a->pf_rs * (ptrdiff_t)sizeof(float);
+            const int64_t k = p0 / DW_WP, nb = (n + DW_WP - 1) / DW_WP;
+            for (ptrdiff_t b = len * k / nb / 64 * 64; b < len * (k + 1) / nb; b += 64)
+                __builtin_prefetch(x + b);
+        }
+    }
     return 1;
 }
 
@@ -1107,7 +1155,7 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
                                                                 const int nt)
 {
     const int64_t n = a->npix;
-    if (st == 2 && !nt && dw_row_3x3_cwide(a, cfull, act, has_res)) return;
+    if (st == 2 && nt != 1 && dw_row_3x3_cwide(a, cfull, act, has_res)) return;
     if (!a->edge_l && !a->edge_r) {
         dw_row_3x3_mid(a, cfull, 0, n, st, act, has_res, nt);
         return;

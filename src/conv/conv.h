@@ -137,7 +137,7 @@ typedef struct conv_dw_args {
     ptrdiff_t xrs, yrs;
     /* 3x3 at stride 2, NHWC, in place, channels >= 128 floats apart and c a multiple of 64,
      * y through the cache: blocks of 7 pixels x 4 channel vectors (dw_row_3x3_cwide; AVX-512
-     * only, the other ISAs ignore it) */
+     * only, the other ISAs ignore it); 2: the same with the input prefetched (pf) */
     int cwide;
 } conv_dw_args;
 
