@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -1268,10 +1269,20 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * cores from call to call (about 2 chunks a call changed hands on Zen 5, 2 threads, calls
  * back to back); without it (docs/PERFORMANCE.md, session 33, medians of 3000 calls, eight
  * pairs of runs) C=32 112x112 ran 1.00-1.20x faster, C=32 56x56 1.13-1.19x, C=64 112x112
- * 1.05x, but C=64 56x56 0.97-0.98x. Where x and y come from memory (batch 8: the streamed and
- * prefetched stores) the threads help to the end (without it, C=32 ran 0.95x), and so do
- * the fused separable block's threads with its units (batch 8 0.95x without). Each row is
- * computed whole by one thread, so the result does not depend on which thread took it. */
+ * 1.05x, but C=64 56x56 0.97-0.98x. Since then, a thread whose own share is done takes the
+ * started shares' rows one at a time from their far end, where their own threads would come
+ * last (from_end in claim_from_shares): the rows that change hands are the same few from
+ * call to call, not the ones next to the owner's. On this VM the second vCPU ran the same
+ * share 1.2-1.5x slower in some spells (the caller's thread finishing 10-14 us early at C 32
+ * 112 x 112, `ridge_profile_start` spans), and the call waited for it. Against not helping
+ * (scripts/dw-ab.c, 2 threads, batch 1, 3x3): C 32 112 x 112 1.03-1.06x, C 64 56 x 56
+ * 1.04-1.17x, C 128 56 x 56 1.03-1.06x, C 256 28 x 28 1.05-1.19x, C 128 28 x 28 1.06-1.24x,
+ * C 256 14 x 14 1.25-1.28x, C 512 14 x 14 1.01-1.26x, C 1024 7 x 7 0.95-1.00x (its share is one
+ * chunk: nothing to take), stride 2 0.98-1.23x, 5x5 1.07x. Where x and y come from memory
+ * (batch 8: the streamed and prefetched stores) the threads help to the end (without it, C=32
+ * ran 0.95x), and so do the fused separable block's threads with its units (batch 8 0.95x
+ * without). Each row is computed whole by one thread, so the result does not depend on which
+ * thread took it. */
 #define DW_MAX_SHARES 16
 
 /* Walking apart (shares.apart): the even shares are handed out from their end and walked last row
@@ -1288,12 +1299,15 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * again, but a thread that starts late then leaves the other its whole share.
  *
  * [0, n) split into `count` contiguous shares (ridge_partition, one per thread, at most
- * DW_MAX_SHARES), each with its own counter, on its own line: next is the share's next
- * unclaimed item, counted from its start (all 0 at the start: SHARES_INIT), also for a share
- * handed out from its end. */
+ * DW_MAX_SHARES), each with its own counter, on its own line: how many items were taken from
+ * the start of the share's walk and how many from its end (all 0 at the start: SHARES_INIT),
+ * the walk's start being the share's end for a share walked backwards. */
 typedef struct share_counter {
-    _Alignas(64) _Atomic size_t next; /* a line of its own: its thread adds to it per chunk */
-    _Atomic int started;              /* the share's own thread has claimed from it */
+    /* a line of its own: its thread adds to it per chunk. Items taken from the share's walk
+     * start (low 32 bits: its own thread, and helpers before it starts) and from its walk end
+     * (high 32 bits: helpers after it started) */
+    _Alignas(64) _Atomic uint64_t taken;
+    _Atomic int started; /* the share's own thread has claimed from it */
 } share_counter;
 typedef struct shares {
     int count;
@@ -1302,6 +1316,10 @@ typedef struct shares {
     share_counter s[DW_MAX_SHARES];
 } shares;
 #define SHARES_INIT(nth, help, apart) {(int)RIDGE_MIN((nth), DW_MAX_SHARES), (help), (apart), {{0}}}
+/* taken's unit at the end; two ends only for shares short enough that the start's count,
+ * overshot by at most a chunk per thread, stays in its 32 bits */
+#define SHARE_END_ONE ((uint64_t)1 << 32)
+#define SHARE_TWO_ENDED_MAX (SHARE_END_ONE / (2 * DW_MAX_SHARES + 2))
 
 typedef struct dw_job {
     const fwd *f;
@@ -1310,10 +1328,10 @@ typedef struct dw_job {
 } dw_job;
 
 /* The next chunk [*b, *e) of [0, n) for thread ith: from its own share first, then from the
- * others' in turn, or (help_started 0) from those whose own thread has not claimed yet (*q:
- * how many shares it has used up, 0 at the start). *back: the chunk is an even share's (apart),
- * handed out from the share's end, and to be walked last item first. Returns 0 when none is
- * left to it. */
+ * others' in turn (*q: how many shares it has used up, 0 at the start). With help_started 0,
+ * from a share whose own thread has started, one item at a time from the far end of its walk
+ * (from_end). *back: the chunk is an even share's (apart), to be walked last item
+ * first. Returns 0 when none is left to it. */
 static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q, size_t *b,
                              size_t *e, int *back)
 {
@@ -1321,24 +1339,68 @@ static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q
         const int r = (ith + *q) % sh->count;
         size_t b0, e0;
         ridge_partition(n, 1, r, sh->count, &b0, &e0);
+        const uint64_t len = e0 - b0;
+        const int rev = sh->apart && r % 2 == 0; /* the share is walked last item first */
+        const int two_ended = len <= SHARE_TWO_ENDED_MAX; /* else taken counts the start alone */
+        int from_end = 0;
         if (*q == 0) {
             if (!atomic_load_explicit(&sh->s[r].started, memory_order_relaxed))
                 atomic_store_explicit(&sh->s[r].started, 1, memory_order_relaxed);
         } else if (!sh->help_started &&
                    atomic_load_explicit(&sh->s[r].started, memory_order_relaxed)) {
-            continue;
+            if (!two_ended) continue;
+            from_end = 1;
         }
-        const size_t s =
-            b0 + atomic_fetch_add_explicit(&sh->s[r].next, chunk, memory_order_relaxed);
-        if (s < e0) {
-            const size_t len = RIDGE_MIN(chunk, e0 - s);
-            *back = sh->apart && r % 2 == 0;
-            *b = *back ? e0 - (s - b0) - len : s;
-            *e = *b + len;
-            return 1;
-        }
+        /* one atomic word for both ends: each claim sees how many the other end took */
+        const uint64_t old = atomic_fetch_add_explicit(
+            &sh->s[r].taken, from_end ? SHARE_END_ONE : (uint64_t)chunk, memory_order_relaxed);
+        const uint64_t f = two_ended ? old & (SHARE_END_ONE - 1) : old;
+        const uint64_t t = two_ended ? old >> 32 : 0;
+        if (f >= len || t >= len - f) continue; /* nothing left between the two ends */
+        size_t s, l; /* items [s, s + l) in the share's walk order */
+        if (from_end) s = (size_t)(len - t - 1), l = 1;
+        else s = (size_t)f, l = (size_t)RIDGE_MIN((uint64_t)chunk, len - t - f);
+        *back = rev;
+        *b = rev ? e0 - s - l : b0 + s;
+        *e = *b + l;
+        return 1;
     }
     return 0;
+}
+
+long conv_shares_check_for_tests(size_t n, int nth, size_t chunk, int help_started, int apart,
+                                 int first, size_t *helped)
+{
+    shares sh = SHARES_INIT(nth, help_started, apart);
+    unsigned char *seen = calloc(n ? n : 1, 1);
+    if (!seen) return -1;
+    int q[DW_MAX_SHARES] = {0}, back;
+    size_t b, e;
+    long bad = 0;
+    *helped = 0;
+    /* round 0: one claim each; 1: `first` until none is left to it; 2: the others */
+    for (int round = 0; round < 3; round++)
+        for (int t = 0; t < sh.count; t++) {
+            if (round > 0 && (round == 1) != (t == first)) continue;
+            while (claim_from_shares(&sh, n, chunk, t, &q[t], &b, &e, &back)) {
+                size_t o0 = 0, o1 = 0; /* the share that holds item b */
+                int r = 0;
+                for (; r < sh.count; r++) {
+                    ridge_partition(n, 1, r, sh.count, &o0, &o1);
+                    if (b >= o0 && b < o1) break;
+                }
+                if (b >= e || e > o1) { /* empty, or across two shares */
+                    bad++;
+                    break;
+                }
+                if (round == 1 && r != t) *helped += e - b;
+                for (size_t i = b; i < e; i++) seen[i]++;
+                if (round == 0) break;
+            }
+        }
+    for (size_t i = 0; i < n; i++) bad += seen[i] != 1;
+    free(seen);
+    return bad;
 }
 
 /* Rows in column segments (column_segments): unit u is segment u % cseg of row u / cseg,
