@@ -1263,26 +1263,26 @@ static int conv_streams(const ridge_conv2d_plan *p, const float *y)
  * as in the call before, whose input and output lines its own L2 still holds; with one
  * counter for all the rows, which thread took which chunk changed from call to call (Intel
  * Xeon, 2 threads, scripts/conv-ab.c: C=64 56x56 1.05-1.19x, at batch 8 1.27x, C=32 112x112
- * 1.12x, stride 2 1.15x, NCHW16c 1.19x). Where x and y stay cached from call to call, a
- * thread helps only with shares whose own thread has not started. Taking the last chunks of
- * a share already being worked on, as every idle thread did, still moved rows between the
- * cores from call to call (about 2 chunks a call changed hands on Zen 5, 2 threads, calls
- * back to back); without it (docs/PERFORMANCE.md, session 33, medians of 3000 calls, eight
- * pairs of runs) C=32 112x112 ran 1.00-1.20x faster, C=32 56x56 1.13-1.19x, C=64 112x112
- * 1.05x, but C=64 56x56 0.97-0.98x. Since then, a thread whose own share is done takes the
- * started shares' rows one at a time from their far end, where their own threads would come
- * last (from_end in claim_from_shares): the rows that change hands are the same few from
- * call to call, not the ones next to the owner's. On this VM the second vCPU ran the same
- * share 1.2-1.5x slower in some spells (the caller's thread finishing 10-14 us early at C 32
- * 112 x 112, `ridge_profile_start` spans), and the call waited for it. Against not helping
- * (scripts/dw-ab.c, 2 threads, batch 1, 3x3): C 32 112 x 112 1.03-1.06x, C 64 56 x 56
- * 1.04-1.17x, C 128 56 x 56 1.03-1.06x, C 256 28 x 28 1.05-1.19x, C 128 28 x 28 1.06-1.24x,
- * C 256 14 x 14 1.25-1.28x, C 512 14 x 14 1.01-1.26x, C 1024 7 x 7 0.95-1.00x (its share is one
- * chunk: nothing to take), stride 2 0.98-1.23x, 5x5 1.07x. Where x and y come from memory
- * (batch 8: the streamed and prefetched stores) the threads help to the end (without it, C=32
- * ran 0.95x), and so do the fused separable block's threads with its units (batch 8 0.95x
- * without). Each row is computed whole by one thread, so the result does not depend on which
- * thread took it. */
+ * 1.12x, stride 2 1.15x, NCHW16c 1.19x). A helper takes a share whose thread has not started
+ * from its start, as that thread would; a started share's rows one at a time from the far
+ * end of its walk, where its own thread would come last (from_end in claim_from_shares), so
+ * that the rows that change hands are the same few from call to call and each thread's
+ * stream of rows is not broken. Taking the chunks next to the owner's instead moved rows
+ * between the cores from call to call: from session 33 to 48, where x and y stay cached, a
+ * helper left started shares alone (then C=32 112x112 ran 1.00-1.20x faster, C=32 56x56
+ * 1.13-1.19x, C=64 56x56 0.97-0.98x). But on this VM one vCPU ran the same share 1.2-1.5x
+ * slower than the other in some spells (the caller's thread done 10-14 us early at C 32 112
+ * x 112, `ridge_profile_start` spans), and the call waited for it. Taking from the far end
+ * against leaving alone (session 49, scripts/dw-ab.c, 2 threads, batch 1, 3x3): C 32 112 x
+ * 112 1.03-1.06x, C 64 56 x 56 1.04-1.17x, C 128 56 x 56 1.03-1.06x, C 256 28 x 28
+ * 1.05-1.19x, C 128 28 x 28 1.06-1.24x, C 256 14 x 14 1.25-1.28x, C 512 14 x 14 1.01-1.26x, C
+ * 1024 7 x 7 0.95-1.00x (one chunk a share: nothing left to take), stride 2 0.98-1.23x, 5x5
+ * 1.07x; against taking the next chunk (batch 8, the streamed and prefetched stores, where x
+ * and y come from memory), about even: C 128 56 x 56 1.03-1.04x, C 64 56 x 56 0.99-1.06x, C 32
+ * 112 x 112 0.96-1.04x, C 512 14 x 14 1.05x, stride 2 1.00-1.01x, 5x5 1.01x. The fused
+ * separable block's threads claim its units the same way (scripts/separable-ab.c, 2 threads:
+ * batch 1 1.01x, batch 8 1.00x). Each row is computed whole by one thread, so the result does
+ * not depend on which thread took it. */
 #define DW_MAX_SHARES 16
 
 /* Walking apart (shares.apart): the even shares are handed out from their end and walked last row
@@ -1311,11 +1311,10 @@ typedef struct share_counter {
 } share_counter;
 typedef struct shares {
     int count;
-    int help_started; /* 0: help only with shares whose own thread has not started yet */
     int apart;        /* the even shares handed out from their end, to be walked backwards */
     share_counter s[DW_MAX_SHARES];
 } shares;
-#define SHARES_INIT(nth, help, apart) {(int)RIDGE_MIN((nth), DW_MAX_SHARES), (help), (apart), {{0}}}
+#define SHARES_INIT(nth, apart) {(int)RIDGE_MIN((nth), DW_MAX_SHARES), (apart), {{0}}}
 /* taken's unit at the end; two ends only for shares short enough that the start's count,
  * overshot by at most a chunk per thread, stays in its 32 bits */
 #define SHARE_END_ONE ((uint64_t)1 << 32)
@@ -1328,10 +1327,10 @@ typedef struct dw_job {
 } dw_job;
 
 /* The next chunk [*b, *e) of [0, n) for thread ith: from its own share first, then from the
- * others' in turn (*q: how many shares it has used up, 0 at the start). With help_started 0,
- * from a share whose own thread has started, one item at a time from the far end of its walk
- * (from_end). *back: the chunk is an even share's (apart), to be walked last item
- * first. Returns 0 when none is left to it. */
+ * others' in turn (*q: how many shares it has used up, 0 at the start); from a share whose own
+ * thread has started, one item at a time from the far end of its walk (from_end). *back: the
+ * chunk is an even share's (apart), to be walked last item first. Returns 0 when none is left
+ * to it. */
 static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q, size_t *b,
                              size_t *e, int *back)
 {
@@ -1346,8 +1345,7 @@ static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q
         if (*q == 0) {
             if (!atomic_load_explicit(&sh->s[r].started, memory_order_relaxed))
                 atomic_store_explicit(&sh->s[r].started, 1, memory_order_relaxed);
-        } else if (!sh->help_started &&
-                   atomic_load_explicit(&sh->s[r].started, memory_order_relaxed)) {
+        } else if (atomic_load_explicit(&sh->s[r].started, memory_order_relaxed)) {
             if (!two_ended) continue;
             from_end = 1;
         }
@@ -1368,10 +1366,10 @@ static int claim_from_shares(shares *sh, size_t n, size_t chunk, int ith, int *q
     return 0;
 }
 
-long conv_shares_check_for_tests(size_t n, int nth, size_t chunk, int help_started, int apart,
-                                 int first, size_t *helped)
+long conv_shares_check_for_tests(size_t n, int nth, size_t chunk, int apart, int first,
+                                 size_t *helped)
 {
-    shares sh = SHARES_INIT(nth, help_started, apart);
+    shares sh = SHARES_INIT(nth, apart);
     unsigned char *seen = calloc(n ? n : 1, 1);
     if (!seen) return -1;
     int q[DW_MAX_SHARES] = {0}, back;
@@ -1740,7 +1738,7 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
      * strip between them stays cached */
     sep_job j = {dw, pw, x, dw_bias, pw_bias, res, y, strip, dw_act, pw_act,
                  dw->stores != CONV_STORES_CACHED, conv_streams(pw, y), sub, (oh + sub - 1) / sub,
-                 SHARES_INIT(nth, 1, 0)};
+                 SHARES_INIT(nth, 0)};
     if (nth == 1) separable_task(&j, 0, 1);
     else ridge_parallel_run(ctx, nth, separable_task, &j);
 }
@@ -1820,8 +1818,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             for (int t = 0; f.ring && t < nth; t++) /* no input row in any ring yet */
                 for (int k = 0; k < DW_RING_ROWS; k++)
                     ((int64_t *)(ws + (size_t)t * f.wstride))[k] = -1;
-            /* help to the end only where x and y come from memory anyway (DW_MAX_SHARES);
-             * slabs: one block of rows per thread. Shares walk apart (shares.apart) where they
+            /* slabs: one block of rows per thread. Shares walk apart (shares.apart) where they
              * are at most an image tall, y stays cached and each call runs one row. */
             const int blocks = f.ring && f.ring < d->c_in;
             const size_t share = (units + nth - 1) / nth;
@@ -1830,7 +1827,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             const size_t chunk = blocks  ? share
                                  : apart ? (share + 1) / 2
                                          : RIDGE_MAX(units / (8 * (size_t)nth), 1);
-            dw_job j = {&f, units, chunk, SHARES_INIT(nth, f.nt || f.pf, apart)};
+            dw_job j = {&f, units, chunk, SHARES_INIT(nth, apart)};
             if (nth > 1) ridge_parallel_run(ctx, nth, depthwise_task, &j);
             else depthwise_range(&f, 0, units, 0); /* cseg 1: one thread, whole rows */
         }

@@ -415,8 +415,8 @@ ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w
  * in one thread: every thread claims once, then `first` claims until none is left to it, then
  * the others in turn. Returns how many items were not claimed exactly once (or -1: out of
  * memory); *helped: items `first` took from a share whose own thread had started. */
-long conv_shares_check_for_tests(size_t n, int nth, size_t chunk, int help_started, int apart,
-                                 int first, size_t *helped);
+long conv_shares_check_for_tests(size_t n, int nth, size_t chunk, int apart, int first,
+                                 size_t *helped);
 /* The fused depthwise-separable block (NHWC): rows of depthwise output per strip, and the pass. */
 int64_t conv_separable_strip_rows(const ridge_conv2d_plan *dw);
 /* Biases padded as ridge_conv2d_forward pads them. */
