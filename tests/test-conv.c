@@ -577,6 +577,44 @@ static void test_shares(void)
     if (verbose) printf("depthwise shares: %zu items taken by helpers\n", helped_total);
 }
 
+/* The threads a depthwise layer runs on (dw_threads): one for a layer whose x + y is under
+ * twice DW_MIN_BYTES_PER_THREAD, every thread of ctx past it; the pool's "pool.task" records
+ * say how many ran. */
+static void test_depthwise_threads(ridge_ctx *ctx)
+{
+    if (ridge_ctx_threads(ctx) < 2) return;
+    conv_set_dw_min_bytes_for_tests(-1);
+    const int64_t hws[2] = {14, 28}; /* C 64: x + y 100 KB and 400 KB */
+    for (int i = 0; i < 2; i++) {
+        ridge_conv2d_desc d;
+        ridge_conv2d_desc_init(&d);
+        d.layout = RIDGE_NHWC, d.n = 1, d.c_in = d.c_out = d.groups = 64, d.h = d.w = hws[i];
+        d.r = d.s = 3, d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+        const size_t n = (size_t)(64 * hws[i] * hws[i]);
+        float *w = malloc(64 * 9 * 4), *x = malloc(n * 4), *y = malloc(n * 4);
+        fill(w, 64 * 9, 21), fill(x, n, 22);
+        ridge_conv2d_plan_options o;
+        ridge_conv2d_plan_options_init(&o);
+        o.algo = RIDGE_CONV_DEPTHWISE;
+        ridge_conv2d_plan *p = NULL;
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p));
+        CHECK_OK(ridge_profile_start(ctx, 256));
+        CHECK_OK(ridge_conv2d_forward(ctx, p, x, y, NULL, NULL, NULL));
+        ridge_profile_stop(ctx);
+        const ridge_prof_record *rec;
+        const size_t nrec = ridge_profile_records(ctx, &rec);
+        int most = 0; /* the highest thread index that ran a task, plus one */
+        for (size_t k = 0; k < nrec; k++)
+            if (!strcmp(rec[k].op, "pool.task") && rec[k].thread + 1 > most) most = rec[k].thread + 1;
+        CHECKF(i == 0 ? most <= 1 : most == ridge_ctx_threads(ctx),
+               "depthwise C 64 %lld x %lld: %d threads ran, want %s", (long long)hws[i],
+               (long long)hws[i], most, i == 0 ? "1" : "all");
+        ridge_conv2d_plan_destroy(p);
+        free(w), free(x), free(y);
+    }
+    conv_set_dw_min_bytes_for_tests(0);
+}
+
 static void test_depthwise_prefetched(ridge_ctx *ctx)
 {
     const double per_image = 2.0 * 64 * 56 * 56 * sizeof(float);
@@ -1182,6 +1220,9 @@ int main(int argc, char **argv)
             if (c) ctxs[nctx++] = c;
             else if (test_failed) return test_finish("test-conv");
         }
+    /* every depthwise layer split among the threads, however small (dw_threads), so that the
+     * 2-thread contexts run the threaded paths on the small shapes below */
+    conv_set_dw_min_bytes_for_tests(0);
     test_reference(ctxs[0]);
     test_bad(ctxs[nctx - 1]);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -1190,6 +1231,7 @@ int main(int argc, char **argv)
     test_winograd_shared(ctxs, nctx);
     test_plan(ctxs[nctx - 1]);
     test_shares();
+    test_depthwise_threads(ctxs[nctx - 1]);
     test_depthwise_prefetched(ctxs[nctx - 1]);
     test_tune(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);

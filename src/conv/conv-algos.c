@@ -1754,6 +1754,33 @@ void conv_separable_forward(ridge_ctx *ctx, const ridge_conv2d_plan *dw,
  * on 2 (`bench conv --peers --threads 2 --batch 8`). */
 #define DIRECT_MIN_FLOP_PER_THREAD 1e6
 
+/* Depthwise NHWC and NCHW16c: threads for at least DW_MIN_BYTES_PER_THREAD of x + y each.
+ * Smaller layers ran slower on 2 threads than on 1, a second thread's wake-up and its share's
+ * cold start costing more than its half of the rows saved (session 49, 1 and 2-thread
+ * contexts in turn, medians of 41 x 100 calls, 3x3, 2 threads against 1, x + y in
+ * brackets): C 64 14 x 14 (100 KB) 0.44-0.50x, C 16 28 x 28 and C 256 7 x 7 (100 KB) 0.50x,
+ * C 32 28 x 28 (200 KB) 0.62-1.05x, C 128 14 x 14 (200 KB) 0.68x, C 512 7 x 7 (200 KB)
+ * 0.63-0.69x, C 64 20 x 20 (205 KB) 0.92x, stride 2 C 32 28 x 28 and C 128 14 x 14 (125 KB)
+ * 0.45-0.53x; but C 96 20 x 20 (307 KB) 1.07x, C 64 28 x 28 (400 KB) 0.87-1.35x, C 256 14 x
+ * 14 (400 KB) 1.46x, C 1024 7 x 7 (400 KB) 1.25x, stride 2 C 512 14 x 14 (500 KB) 1.10x. */
+#define DW_MIN_BYTES_PER_THREAD (128.0 * 1024)
+static double dw_min_bytes = DW_MIN_BYTES_PER_THREAD;
+
+void conv_set_dw_min_bytes_for_tests(double bytes)
+{
+    dw_min_bytes = bytes < 0 ? DW_MIN_BYTES_PER_THREAD : bytes;
+}
+
+static int dw_threads(const ridge_ctx *ctx, const ridge_conv2d_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
+    const double bytes = sizeof(float) * (double)d->n *
+                         (double)(d->c_in * d->h * d->w + d->c_out * p->oh * p->ow);
+    const double most = dw_min_bytes > 0 ? bytes / dw_min_bytes : INFINITY;
+    const int t = ridge_ctx_threads(ctx);
+    return most < 1 ? 1 : most < t ? (int)most : t;
+}
+
 ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
                                const float *x, float *y, const float *bias, const float *ubias,
                                int act, const float *res, char *ws)
@@ -1807,10 +1834,10 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             ridge_parallel_for(ctx, (size_t)(d->n * d->c_out * p->oh), 1, depthwise_nchw_range,
                                &f);
         else {
-            f.cseg = column_segments((size_t)(d->n * p->oh), p->ow, DW_SEG_UNIT,
-                                     ridge_ctx_threads(ctx));
+            const int nthr = dw_threads(ctx, p);
+            f.cseg = column_segments((size_t)(d->n * p->oh), p->ow, DW_SEG_UNIT, nthr);
             const size_t units = (size_t)(d->n * p->oh) * f.cseg; /* rows or segments */
-            const int nth = (int)RIDGE_MIN((size_t)ridge_ctx_threads(ctx), units);
+            const int nth = (int)RIDGE_MIN((size_t)nthr, units);
             f.nt = conv_streams(p, y);
             f.pf = p->stores == CONV_STORES_PREFETCHED;
             if (ws && !f.nt && !f.pf && f.cseg <= 1)

@@ -411,6 +411,9 @@ void conv_wino_transform(const ridge_conv2d_plan *p, const float *w, int rot, in
 ridge_status conv_forward_with(ridge_ctx *ctx, const ridge_conv2d_plan *p, const float *wp,
                                const float *x, float *y, void *ws);
 ridge_status conv_gemm_pack(ridge_ctx *ctx, ridge_conv2d_plan *p, const float *w);
+/* test-conv: the least x + y bytes per thread of a depthwise layer (0: split every layer; < 0:
+ * the default, DW_MIN_BYTES_PER_THREAD) */
+void conv_set_dw_min_bytes_for_tests(double bytes);
 /* test-conv: the depthwise threads' claims on [0, n) (nth threads, chunks of `chunk`), played
  * in one thread: every thread claims once, then `first` claims until none is left to it, then
  * the others in turn. Returns how many items were not claimed exactly once (or -1: out of
