@@ -25,9 +25,9 @@
  *              conv-fft.c. */
 #include <math.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
