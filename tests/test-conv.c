@@ -89,6 +89,11 @@ static const shape shapes[] = {
     {"dw-c400-s2-asym", 1, 400, 16, 10, 400, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 400},
     {"dw-c384-short",   1, 384, 5, 14, 384, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 384},
     {"dw-c400-b4-blocks", 4, 400, 4, 9, 400, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 400},
+    /* channels that crowd into few L1 sets (dw_few_sets: C a multiple of 256 on a 12-way
+     * L1): the ring in slabs of 48 (5 of 48 and the last of 16) over rows of 28, two images;
+     * slabs of 32 over rows of 40 */
+    {"dw-c256-w28-sets", 2, 256, 5, 28, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 256},
+    {"dw-c256-w40-sets", 1, 256, 4, 40, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 256},
     /* stride 2 over channels 512 bytes or more apart, in place (dw_row_3x3_cwide): 8 output
      * columns (two overlapping blocks of 7, both borders), 7 (one block with both borders)
      * over 3 blocks of 64 channels, two images of 15 columns (blocks at 0, 7 and 8); pixels
@@ -611,6 +616,47 @@ static void test_depthwise_threads(ridge_ctx *ctx)
         free(w), free(x), free(y);
     }
     conv_set_dw_min_bytes_for_tests(0);
+}
+
+/* The depthwise ring's rule (dw_ring, dw_few_sets), seen through the per-thread workspace the
+ * plan asks for (the ring's rows; in place none): NHWC 3x3 at stride 1 over channels that fall into few
+ * L1 sets takes it where its slab would hold 32 channels or more; 128 channels (8 sets),
+ * stride 2 and rows too wide for 2 vectors of slab read in place. */
+static void test_depthwise_ring_rule(ridge_ctx *ctx)
+{
+    const size_t ways = ridge_cpu_get()->l1d / 4096;
+    const struct {
+        int64_t c, w, stride;
+        int ring;
+    } cases[] = {
+        {256, 28, 1, ways * 4 < 62}, /* 4 sets */
+        {512, 20, 1, ways * 2 < 62}, /* 2 sets */
+        {1024, 28, 1, 1},            /* 1 set (whole rows before: C 1024) */
+        {128, 56, 1, ways * 8 < 62}, /* 8 sets */
+        {256, 28, 2, 0},             /* stride 2: the 7-pixel x 4-vector blocks */
+        {256, 56, 1, 0},             /* a slab of 16 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ridge_conv2d_desc d;
+        ridge_conv2d_desc_init(&d);
+        d.layout = RIDGE_NHWC, d.n = 1, d.c_in = d.c_out = d.groups = cases[i].c;
+        d.h = 6, d.w = cases[i].w, d.r = d.s = 3;
+        d.stride_h = d.stride_w = cases[i].stride;
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+        float *w = calloc((size_t)(9 * d.c_in), sizeof(float));
+        ridge_conv2d_plan_options o;
+        ridge_conv2d_plan_options_init(&o);
+        o.algo = RIDGE_CONV_DEPTHWISE;
+        ridge_conv2d_plan *p = NULL;
+        CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p));
+        const size_t ws = p ? conv_algo_ws_per_thread(p, RIDGE_CONV_DEPTHWISE) : 0;
+        CHECKF((ws > 0) == (cases[i].ring != 0),
+               "depthwise C %lld width %lld stride %lld: workspace %zu bytes, want %s",
+               (long long)cases[i].c, (long long)cases[i].w, (long long)cases[i].stride, ws,
+               cases[i].ring ? "a ring" : "none");
+        ridge_conv2d_plan_destroy(p);
+        free(w);
+    }
 }
 
 /* Depthwise 3x3 with x + y between a quarter and 3/8 of the usable L3 stores through the
@@ -1233,6 +1279,7 @@ int main(int argc, char **argv)
     test_plan(ctxs[nctx - 1]);
     test_shares();
     test_depthwise_threads(ctxs[nctx - 1]);
+    test_depthwise_ring_rule(ctxs[0]);
     test_depthwise_prefetched(ctxs[nctx - 1]);
     test_tune(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);

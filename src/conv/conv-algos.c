@@ -146,7 +146,8 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
     return RIDGE_MIN(tb, 16 * mr);
 }
 
-/* The depthwise ring (depthwise_range): NHWC 3x3 at stride 1 or 2 with 384 channels or more.
+/* The depthwise ring (depthwise_range): NHWC 3x3 at stride 1 or 2 with 384 channels or more,
+ * or at stride 1 with channels that crowd into few L1 sets (dw_few_sets).
  * Each thread copies the input rows its output rows read into DW_RING_ROWS rows of its
  * workspace area, each row once, with the pixels DW_RING_PAD floats further apart, and the
  * kernel reads them there, one slab of channels at a time (dw_ring_slab): its 3 rows fill at
@@ -178,22 +179,49 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
 #define DW_RING_PAD 16
 #define DW_RING_MIN_C 384
 #define DW_RING_MIN_SLAB 128
+#define DW_RING_MIN_SLAB_SETS 32 /* where the pixels crowd into few L1 sets: dw_few_sets */
 #define DW_RING_BLOCK 3    /* rows, stride 1 */
 #define DW_RING_BLOCK_S2 7 /* stride 2 */
+
+/* Whether one channel vector's pixels, in place, fall into too few L1 sets for a 14-pixel
+ * block's lines (its 3 input rows of 16 pixels and its 14 outputs, 62 lines) at stride 1: the
+ * pixels are C floats apart, so they take 4096 / gcd(4 C, 4096) of the 64 sets (an L1 of
+ * 64-byte lines indexed within a 4 KiB page), each l1d / 4 KiB ways deep. On Zen 5 (48 KiB,
+ * 12 ways) that is C a multiple of 256: 4 sets (48 lines) at C 256 and 768, 2 at C 512, 1 at
+ * C 1024. There, the ring's slabs of 32 to 48 channels (rows up to 40 pixels) ran faster than
+ * in place (session 50, scripts/dw-ab.c, batch 1, 1 thread unless said): C 256 28 x 28
+ * 1.12-1.13x (2 threads 1.19x), C 256 20 x 20 1.17x, C 256 40 x 40 1.18x, C 256 14 x 14
+ * (slabs of 128) 1.07x, C 512 28 x 28 1.41-1.45x (2 threads 1.40x), C 512 40 x 40 1.54x, C 768
+ * 20 x 20 1.31x, C 768 28 x 28 0.94-1.05x, C 1024 20 x 20 1.22x against the whole-row ring,
+ * 0.98x at 28 x 28; at batch 8 1.01-1.04x (C 512 28 x 28 0.99x). Not at C 128 (8 sets: C 128
+ * 56 x 56 0.95-0.99x), nor with slabs of 16 (C 256 56 x 56 0.73x), nor at stride 2, where the
+ * ring would take the place of the 7-pixel x 4-vector blocks (C 256 28 -> 14 0.54x). */
+static int dw_few_sets(const ridge_conv2d_desc *d)
+{
+    int64_t a = 4 * d->c_in, b = 4096; /* gcd(4 C, 4096) */
+    while (b) {
+        const int64_t t = a % b;
+        a = b, b = t;
+    }
+    const int64_t sets = RIDGE_MIN(4096 / a, 64), ways = (int64_t)(ridge_cpu_get()->l1d / 4096);
+    return d->stride_h == 1 && sets * ways < 3 * 16 + 14;
+}
+
 static int dw_ring(const ridge_conv2d_desc *d)
 {
-    return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->c_in >= DW_RING_MIN_C &&
-           d->r == DW_RING_ROWS && d->s == 3 && d->stride_h == d->stride_w &&
-           d->stride_h <= 2 && d->dil_h == 1 && d->dil_w == 1;
+    return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->r == DW_RING_ROWS &&
+           d->s == 3 && d->stride_h == d->stride_w && d->stride_h <= 2 && d->dil_h == 1 &&
+           d->dil_w == 1 && (d->c_in >= DW_RING_MIN_C || dw_few_sets(d));
 }
 
 /* Channels per slab: as many (a multiple of 16) as keep the slab's 3 ring rows within half
- * the L1d, spread evenly over the slabs; 0 below DW_RING_MIN_SLAB */
+ * the L1d, spread evenly over the slabs; 0 below DW_RING_MIN_SLAB (DW_RING_MIN_SLAB_SETS
+ * where dw_few_sets) */
 static int64_t dw_ring_slab(const ridge_conv2d_desc *d)
 {
     const int64_t half = (int64_t)(ridge_cpu_get()->l1d / 2 / sizeof(float));
     const int64_t most = (half / (DW_RING_ROWS * d->w) - DW_RING_PAD) / 16 * 16;
-    if (most < DW_RING_MIN_SLAB) return 0;
+    if (most < (dw_few_sets(d) ? DW_RING_MIN_SLAB_SETS : DW_RING_MIN_SLAB)) return 0;
     const int64_t slabs = (d->c_in + most - 1) / most;
     return ((d->c_in + slabs - 1) / slabs + 15) / 16 * 16;
 }
