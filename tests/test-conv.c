@@ -624,10 +624,12 @@ static void test_depthwise_threads(ridge_ctx *ctx)
 /* The depthwise ring's rule (dw_ring, dw_few_sets), seen through the per-thread workspace the
  * plan asks for (the ring's rows; in place none): NHWC 3x3 at stride 1 over channels that fall into few
  * L1 sets takes it where its slab would hold 32 channels or more; 128 channels (8 sets),
- * stride 2 and rows too wide for 2 vectors of slab read in place. */
+ * rows too wide for 2 vectors of slab, and stride 2 where the AVX-512 kernel's blocks take
+ * one tap at a time (dw_s2_by_tap) read in place. */
 static void test_depthwise_ring_rule(ridge_ctx *ctx)
 {
     const size_t ways = ridge_cpu_get()->l1d / 4096;
+    const int by_tap = ridge_ctx_isa(ctx) == RIDGE_ISA_AVX512;
     const struct {
         int64_t c, w, stride;
         int ring;
@@ -636,8 +638,11 @@ static void test_depthwise_ring_rule(ridge_ctx *ctx)
         {512, 20, 1, ways * 2 < 62}, /* 2 sets */
         {1024, 28, 1, 1},            /* 1 set (whole rows before: C 1024) */
         {128, 56, 1, ways * 8 < 62}, /* 8 sets */
-        {256, 28, 2, 0},             /* stride 2: the 7-pixel x 4-vector blocks */
+        {256, 28, 2, 0},             /* stride 2, no ring for 256 channels */
         {256, 56, 1, 0},             /* a slab of 16 */
+        {512, 14, 2, !by_tap},       /* 7 outputs a row */
+        {512, 12, 2, 1},             /* 6 outputs a row: too few for the blocks */
+        {1024, 14, 2, 1},            /* pixels 4 KiB apart: the blocks walk columns */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ridge_conv2d_desc d;
@@ -1282,7 +1287,7 @@ int main(int argc, char **argv)
     test_plan(ctxs[nctx - 1]);
     test_shares();
     test_depthwise_threads(ctxs[nctx - 1]);
-    test_depthwise_ring_rule(ctxs[0]);
+    test_depthwise_ring_rule(ctxs[nctx - 1]);
     test_depthwise_prefetched(ctxs[nctx - 1]);
     test_tune(ctxs[nctx - 1]);
     test_fold_bn(ctxs[nctx - 1]);

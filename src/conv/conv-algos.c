@@ -146,8 +146,9 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
     return RIDGE_MIN(tb, 16 * mr);
 }
 
-/* The depthwise ring (depthwise_range): NHWC 3x3 at stride 1 or 2 with 384 channels or more,
- * or at stride 1 with channels that crowd into few L1 sets (dw_few_sets).
+/* The depthwise ring (depthwise_range): NHWC 3x3 at stride 1 or 2 with 384 channels or more
+ * (at stride 2 not where dw_s2_by_tap's blocks run), or at stride 1 with channels that crowd
+ * into few L1 sets (dw_few_sets).
  * Each thread copies the input rows its output rows read into DW_RING_ROWS rows of its
  * workspace area, each row once, with the pixels DW_RING_PAD floats further apart, and the
  * kernel reads them there, one slab of channels at a time (dw_ring_slab): its 3 rows fill at
@@ -207,11 +208,26 @@ static int dw_few_sets(const ridge_conv2d_desc *d)
     return d->stride_h == 1 && sets * ways < 3 * 16 + 14;
 }
 
-static int dw_ring(const ridge_conv2d_desc *d)
+/* Whether stride 2 runs in the kernel's 7-pixel x 4-vector blocks one tap at a time
+ * (dw_row_3x3_cwide: 16-float vectors, C a multiple of 64 but not of 1024, rows of 7 outputs
+ * or more), which read in place: against the ring at 14 -> 7 (session 50, 1 thread,
+ * scripts/dw-ab.c) C 384 1.21x, C 512 1.33x, C 768 1.33x, C 1152 1.17x, batch 8 C 512 1.13x;
+ * with oneDNN between the calls (scripts/conv-ab.c) 1.07-1.31x. (When the session 47 rule was
+ * set, those blocks walked columns, and lost to the ring: C 512 and 1024 0.88-0.90x. C 1024
+ * still walks them, even with the ring: 0.99x.) */
+static int dw_s2_by_tap(const ridge_conv2d_plan *p)
 {
+    const ridge_conv2d_desc *d = &p->d;
+    return p->k->vlen == 16 && d->stride_w == 2 && d->c_in % 64 == 0 && d->c_in % 1024 != 0 &&
+           p->ow >= 7;
+}
+
+static int dw_ring(const ridge_conv2d_plan *p)
+{
+    const ridge_conv2d_desc *d = &p->d;
     return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->r == DW_RING_ROWS &&
            d->s == 3 && d->stride_h == d->stride_w && d->stride_h <= 2 && d->dil_h == 1 &&
-           d->dil_w == 1 && (d->c_in >= DW_RING_MIN_C || dw_few_sets(d));
+           d->dil_w == 1 && (d->c_in >= DW_RING_MIN_C || dw_few_sets(d)) && !dw_s2_by_tap(p);
 }
 
 /* Channels per slab: as many (a multiple of 16) as keep the slab's 3 ring rows within half
@@ -234,9 +250,10 @@ static int dw_ring_whole(const ridge_conv2d_desc *d)
 
 /* The ring's width in channels for `rows` output rows on nth threads: a slab, or a whole row
  * (dw_ring_whole); 0: no ring */
-static int64_t dw_ring_width(const ridge_conv2d_desc *d, int64_t rows, int nth)
+static int64_t dw_ring_width(const ridge_conv2d_plan *p, int64_t rows, int nth)
 {
-    if (!dw_ring(d)) return 0;
+    const ridge_conv2d_desc *d = &p->d;
+    if (!dw_ring(p)) return 0;
     const int64_t slab = dw_ring_slab(d);
     const int64_t block = d->stride_h == 1 ? DW_RING_BLOCK : DW_RING_BLOCK_S2;
     if (slab && (nth == 1 || rows / nth >= block)) return slab;
@@ -244,9 +261,10 @@ static int64_t dw_ring_width(const ridge_conv2d_desc *d, int64_t rows, int nth)
 }
 
 /* bytes per thread: the rows' tags (which input row each holds), then the rows */
-static size_t dw_ring_bytes(const ridge_conv2d_desc *d)
+static size_t dw_ring_bytes(const ridge_conv2d_plan *p)
 {
-    if (!dw_ring(d)) return 0;
+    const ridge_conv2d_desc *d = &p->d;
+    if (!dw_ring(p)) return 0;
     const int64_t c = dw_ring_whole(d) ? d->c_in : dw_ring_slab(d);
     if (!c) return 0;
     return RIDGE_ALIGN + (size_t)(DW_RING_ROWS * d->w * (c + DW_RING_PAD)) * sizeof(float);
@@ -261,7 +279,7 @@ size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
     }
     switch (a) {
     case RIDGE_CONV_FFT: return conv_fft_ws_per_thread(p);
-    case RIDGE_CONV_DEPTHWISE: return dw_ring_bytes(&p->d);
+    case RIDGE_CONV_DEPTHWISE: return dw_ring_bytes(p);
     case RIDGE_CONV_IM2COL: f = (size_t)(im2col_strip(p) * p->cig * p->d.r * p->d.s); break;
     case RIDGE_CONV_WINOGRAD_2X3:
     case RIDGE_CONV_WINOGRAD_4X3: {
@@ -1869,7 +1887,7 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
             f.nt = conv_streams(p, y);
             f.pf = p->stores == CONV_STORES_PREFETCHED;
             if (ws && !f.nt && !f.pf && f.cseg <= 1)
-                f.ring = dw_ring_width(d, d->n * p->oh, nth);
+                f.ring = dw_ring_width(p, d->n * p->oh, nth);
             for (int t = 0; f.ring && t < nth; t++) /* no input row in any ring yet */
                 for (int k = 0; k < DW_RING_ROWS; k++)
                     ((int64_t *)(ws + (size_t)t * f.wstride))[k] = -1;

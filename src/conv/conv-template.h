@@ -993,8 +993,10 @@ CONV_DW_INLINE void dw_3x3_blocks(const conv_dw_args *a, int64_t p, int64_t cful
  * inputs feed 3 accumulators, here 1-2), and there the wide blocks ran 0.72-0.88x. Against
  * them, 1 thread (session 47, scripts/dw-ab.c, NHWC batch 1, 3 processes each): C 256 28 -> 14
  * 1.23-1.38x, C 256 56 -> 28 1.20-1.22x, C 512 28 -> 14 1.52-1.58x, C 1024 28 -> 14
- * 1.78-1.85x, C 128 56 -> 28 1.04-1.19x; 2 threads 1.06-1.20x; batch 8 1.21-1.25x. Not through
- * the ring (dw_ring: C 512 and C 1024 14 -> 7 0.88-0.90x), nor at C 64 (0.97-0.99x).
+ * 1.78-1.85x, C 128 56 -> 28 1.04-1.19x; 2 threads 1.06-1.20x; batch 8 1.21-1.25x. Not at C
+ * 64 (0.97-0.99x). Where the ring holds the input (dw_ring), not through it: by columns, C 512
+ * and C 1024 14 -> 7 ran 0.88-0.90x the ring, so since by_tap the ring leaves them the rows
+ * it can (dw_s2_by_tap) and keeps C a multiple of 1024.
  *
  * by_tap: one tap at a time over the block's 7 pixels, its 4 weight vectors in registers, each
  * input vector loaded once per tap (oneDNN's brdgmm_dw order), instead of each input column
