@@ -68,6 +68,13 @@ static const shape shapes[] = {
      * over two images with a channel tail (AVX-512), one block of 14 at stride 2; one border
      * pixel, the left at stride 2 (14 and 7 pixels) and the right (padding on the right only) */
     {"dw-c48-w7",       1, 48, 5,  7,  48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 48},
+    /* rows of 2 to 6 pixels in one block: 4 x 4, 3 and 6 wide with one border pixel, 7 -> 4
+     * and 8 -> 4 at stride 2 (both border pixels, the left one only) */
+    {"dw-c32-w4",       2, 32, 4,  4,  32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32},
+    {"dw-c16-w3-pl1",   1, 16, 3,  3,  16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 16},
+    {"dw-c40-w6-pr1",   1, 40, 6,  6,  40, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 40},
+    {"dw-c64-w7-s2",    1, 64, 7,  7,  64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 64},
+    {"dw-c48-w8-s2",    1, 48, 8,  8,  48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 48},
     {"dw-c40-w10",      2, 40, 4,  10, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40},
     {"dw-c32-w27-s2",   1, 32, 5,  27, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
     {"dw-c32-w28-s2",   1, 32, 5,  28, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},

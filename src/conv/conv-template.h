@@ -1168,14 +1168,27 @@ CONV_DW_INLINE void dw_row_3x3_ep(const conv_dw_args *a,
      * blocks; they ran on one FMA chain each before, the rest in 4- and 1-pixel blocks.
      * MobileNet's 3x3 layers on 14 x 14 and 7 x 7, 1 thread (scripts/conv-ab.c, session
      * 44): C 32-256 on 14 x 14 1.57-2.13x, C 512 1.26x; C 512 on 7 x 7 1.76x, C 1024 1.52x;
-     * stride 2, C 256 28 -> 14 1.10x, C 512 14 -> 7 1.19x. */
+     * stride 2, C 256 28 -> 14 1.10x, C 512 14 -> 7 1.19x. Rows of 2 to 6 pixels, one block
+     * too (session 50, same script): C 256 and 512 on 4 x 4 2.07x and 2.29x, C 256 5 x 5
+     * 2.39x, C 128 6 x 6 1.92x; stride 2, C 256 and 512 8 -> 4 1.73x and 1.60x, C 1024 7 -> 4
+     * 1.67x. */
     const int H = DW_P / 2, el = a->edge_l, er = a->edge_r;
-    if (!nt && (n == DW_P || n == H ||
+    if (!nt && (n == DW_P || (n >= 2 && n <= H) ||
                 (el && er && n > H && n < DW_P && !(has_res && a->res == a->y)))) {
 #define DW_SHORT(P, p, l, r)                                                                       \
     for (int64_t c = 0; c < cfull; c += VL)                                                        \
         dw_3x3_block_e(a, 0, p, c, P, st, act, has_res, l, r, NULL, 0)
-        if (n == DW_P && el && er) DW_SHORT(DW_P, 0, 1, 1);
+        /* rows of 2 to 6 pixels: one block, its border flags at run time (one instance per
+         * width); they had run as the border pixels' single FMA chains and 1-pixel blocks, at
+         * 0.42-0.58 of oneDNN */
+        if (n < H) switch (n) {
+            case 2: DW_SHORT(2, 0, el, er); break;
+            case 3: DW_SHORT(3, 0, el, er); break;
+            case 4: DW_SHORT(4, 0, el, er); break;
+            case 5: DW_SHORT(5, 0, el, er); break;
+            default: DW_SHORT(6, 0, el, er); break;
+            }
+        else if (n == DW_P && el && er) DW_SHORT(DW_P, 0, 1, 1);
         else if (n == DW_P && el) DW_SHORT(DW_P, 0, 1, 0);
         else if (n == DW_P) DW_SHORT(DW_P, 0, 0, 1);
         else if (n == H && el && er) DW_SHORT(H, 0, 1, 1);
