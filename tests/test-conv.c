@@ -122,12 +122,16 @@ static const shape shapes[] = {
     {"dw-c32-w45-s2",   2, 32, 5,  45, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32},
     {"dw-c144-w31",     1, 144, 4, 31, 144, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144},
     /* depthwise windows 4 to 7 wide (dw_row_wide): rows of DW_P pixels and more, rows of
-     * DW_P / 2 to DW_P - 1 (one block of 7, or two overlapping), shorter rows (blocks of 4
-     * and 1), an image narrower than the window, stride 2, uneven padding, padding of 6
+     * DW_P / 2 to DW_P - 1 (one block of 7, or two overlapping), of 4 to 6 (one block),
+     * shorter rows (blocks of 1), an image narrower than the window, stride 2, uneven padding, padding of 6
      * (windows with one column inside), channels past the last vector, a causal 1x4
      * (padding on the left only), a 6x6 window */
     {"dw-7x7-on-7",     2, 48, 7,  7,  48, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 48},
     {"dw-5x5-s2-w17",   1, 20, 9,  17, 20, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 20},
+    {"dw-5x5-w6",       2, 32, 6,  6,  32, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 32},
+    {"dw-7x7-w5",       1, 16, 5,  5,  16, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 16},
+    {"dw-7x7-w4-c17",   1, 17, 4,  4,  17, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 17},
+    {"dw-5x5-s2-w9",    1, 48, 9,  9,  48, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 48},
     {"dw-5x5-w40",      1, 20, 6,  40, 20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-7x7-w31",      2, 48, 5,  31, 48, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 48},
     {"dw-7x7-s2-w45",   1, 32, 9,  45, 32, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 32},
