@@ -56,8 +56,10 @@ static const shape shapes[] = {
      * the phase path's (padding past the window, dilation) */
     {"dw-7x7-asym",     2, 24, 12, 15, 24, 7, 7, 1, 1, 1, 1, 3, 2, 1, 3, 24},
     {"dw-3x3-nopad",    1, 33, 6,  9,  33, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 33},
-    /* dx by the flipped forward reading dy through the depthwise ring (pixels 4 KiB apart) */
+    /* dx by the flipped forward reading dy through the depthwise ring (pixels 4 KiB apart; a
+     * 7x7 window over channels 1 KiB apart) */
     {"dw-c1024-ring",   2, 1024, 5, 7, 1024, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1024},
+    {"dw-7x7-c256-ring", 1, 256, 6, 7, 256, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 256},
     {"dw-1x4-causal",   1, 16, 1,  40, 16, 1, 4, 1, 1, 1, 1, 0, 0, 3, 0, 16},
     {"dw-5x5-on-2x3",   1, 20, 2,  3,  20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-3x2-pad3",     1, 17, 5,  6,  17, 3, 2, 1, 1, 1, 1, 3, 3, 2, 2, 17},

@@ -132,6 +132,10 @@ static const shape shapes[] = {
     {"dw-7x7-w5",       1, 16, 5,  5,  16, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 16},
     {"dw-7x7-w4-c17",   1, 17, 4,  4,  17, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 17},
     {"dw-5x5-s2-w9",    1, 48, 9,  9,  48, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 48},
+    /* channels in few L1 sets: through a ring of 7 rows in slabs of 96, 96 and 64 over two
+     * images; of 5 rows in slabs of 80 (the last of 32) */
+    {"dw-7x7-c256-ring", 2, 256, 7, 7, 256, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 256},
+    {"dw-5x5-c512-ring", 1, 512, 9, 12, 512, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 512},
     {"dw-5x5-w40",      1, 20, 6,  40, 20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 20},
     {"dw-7x7-w31",      2, 48, 5,  31, 48, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 48},
     {"dw-7x7-s2-w45",   1, 32, 9,  45, 32, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 32},
@@ -634,7 +638,8 @@ static void test_depthwise_threads(ridge_ctx *ctx)
 
 /* The depthwise ring's rule (dw_ring, dw_few_sets), seen through the per-thread workspace the
  * plan asks for (the ring's rows; in place none): NHWC 3x3 at stride 1 over channels that fall into few
- * L1 sets takes it where its slab would hold 32 channels or more; 128 channels (8 sets),
+ * L1 sets (and 5x5 to 7x7 windows over them) takes it where its slab would hold 32 channels or
+ * more; 128 channels (8 sets),
  * rows too wide for 2 vectors of slab, and stride 2 where the AVX-512 kernel's blocks take
  * one tap at a time (dw_s2_by_tap) read in place. */
 static void test_depthwise_ring_rule(ridge_ctx *ctx)
@@ -642,27 +647,31 @@ static void test_depthwise_ring_rule(ridge_ctx *ctx)
     const size_t ways = ridge_cpu_get()->l1d / 4096;
     const int by_tap = ridge_ctx_isa(ctx) == RIDGE_ISA_AVX512;
     const struct {
-        int64_t c, w, stride;
+        int64_t c, w, stride, k;
         int ring;
     } cases[] = {
-        {256, 28, 1, ways * 4 < 62}, /* 4 sets */
-        {512, 20, 1, ways * 2 < 62}, /* 2 sets */
-        {1024, 28, 1, 1},            /* 1 set (whole rows before: C 1024) */
-        {128, 56, 1, ways * 8 < 62}, /* 8 sets */
-        {256, 28, 2, 0},             /* stride 2, no ring for 256 channels */
-        {256, 56, 1, 0},             /* a slab of 16 */
-        {512, 14, 2, !by_tap},       /* 7 outputs a row */
-        {512, 12, 2, 1},             /* 6 outputs a row: too few for the blocks */
-        {1024, 14, 2, 1},            /* pixels 4 KiB apart: the blocks walk columns */
+        {256, 28, 1, 3, ways * 4 < 62}, /* 4 sets */
+        {512, 20, 1, 3, ways * 2 < 62}, /* 2 sets */
+        {1024, 28, 1, 3, 1},            /* 1 set (whole rows before: C 1024) */
+        {128, 56, 1, 3, ways * 8 < 62}, /* 8 sets */
+        {256, 28, 2, 3, 0},             /* stride 2, no ring for 256 channels */
+        {256, 56, 1, 3, 0},             /* a slab of 16 */
+        {512, 14, 2, 3, !by_tap},       /* 7 outputs a row */
+        {512, 12, 2, 3, 1},             /* 6 outputs a row: too few for the blocks */
+        {1024, 14, 2, 3, 1},            /* pixels 4 KiB apart: the blocks walk columns */
+        {1024, 7, 1, 7, 1},             /* 7x7, 1 set */
+        {512, 14, 1, 5, ways * 2 < 62}, /* 5x5, 2 sets */
+        {128, 14, 1, 7, ways * 8 < 62}, /* 7x7, 8 sets */
+        {768, 14, 2, 5, 0},             /* 5x5 at stride 2 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ridge_conv2d_desc d;
         ridge_conv2d_desc_init(&d);
         d.layout = RIDGE_NHWC, d.n = 1, d.c_in = d.c_out = d.groups = cases[i].c;
-        d.h = 6, d.w = cases[i].w, d.r = d.s = 3;
+        d.h = 6, d.w = cases[i].w, d.r = d.s = cases[i].k;
         d.stride_h = d.stride_w = cases[i].stride;
-        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
-        float *w = calloc((size_t)(9 * d.c_in), sizeof(float));
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = cases[i].k / 2;
+        float *w = calloc((size_t)(d.r * d.s * d.c_in), sizeof(float));
         ridge_conv2d_plan_options o;
         ridge_conv2d_plan_options_init(&o);
         o.algo = RIDGE_CONV_DEPTHWISE;
@@ -670,8 +679,9 @@ static void test_depthwise_ring_rule(ridge_ctx *ctx)
         CHECK_OK(ridge_conv2d_plan_create(ctx, &d, w, &o, &p));
         const size_t ws = p ? conv_algo_ws_per_thread(p, RIDGE_CONV_DEPTHWISE) : 0;
         CHECKF((ws > 0) == (cases[i].ring != 0),
-               "depthwise C %lld width %lld stride %lld: workspace %zu bytes, want %s",
-               (long long)cases[i].c, (long long)cases[i].w, (long long)cases[i].stride, ws,
+               "depthwise %lldx%lld C %lld width %lld stride %lld: workspace %zu bytes, want %s",
+               (long long)cases[i].k, (long long)cases[i].k, (long long)cases[i].c,
+               (long long)cases[i].w, (long long)cases[i].stride, ws,
                cases[i].ring ? "a ring" : "none");
         ridge_conv2d_plan_destroy(p);
         free(w);

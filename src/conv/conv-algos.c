@@ -148,9 +148,9 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
 
 /* The depthwise ring (depthwise_range): NHWC 3x3 at stride 1 or 2 with 384 channels or more
  * (at stride 2 not where dw_s2_by_tap's blocks run), or at stride 1 with channels that crowd
- * into few L1 sets (dw_few_sets).
- * Each thread copies the input rows its output rows read into DW_RING_ROWS rows of its
- * workspace area, each row once, with the pixels DW_RING_PAD floats further apart, and the
+ * into few L1 sets (dw_few_sets: 3x3, and square windows 4 to 7 wide).
+ * Each thread copies the input rows its output rows read into as many rows of its workspace
+ * area as the window has (at most DW_RING_ROWS), each row once, with the pixels DW_RING_PAD floats further apart, and the
  * kernel reads them there, one slab of channels at a time (dw_ring_slab): its 3 rows fill at
  * most half the L1d, so each copied row is read for 2 or 3 output rows from L1. In place, a
  * block's 27 input lines (one channel vector, 3 rows of 9 pixels) fell into one L1 set of 12
@@ -176,7 +176,7 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
  * than DW_RING_BLOCK (_S2) rows copies its 2 halo rows too often; there C a multiple of 1024
  * at stride 1 still gets the ring one whole row wide (session 45: 1.15-1.19x on 2 threads at
  * 7 x 7, with rows claimed one at a time). */
-#define DW_RING_ROWS 3
+#define DW_RING_ROWS 7 /* the most rows a ring holds (the window's) */
 #define DW_RING_PAD 16
 #define DW_RING_MIN_C 384
 #define DW_RING_MIN_SLAB 128
@@ -185,8 +185,8 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
 #define DW_RING_BLOCK_S2 7 /* stride 2 */
 
 /* Whether one channel vector's pixels, in place, fall into too few L1 sets for a 14-pixel
- * block's lines (its 3 input rows of 16 pixels and its 14 outputs, 62 lines) at stride 1: the
- * pixels are C floats apart, so they take 4096 / gcd(4 C, 4096) of the 64 sets (an L1 of
+ * block's lines at stride 1 (3x3: its 3 input rows of 16 pixels and its 14 outputs, 62 lines):
+ * the pixels are C floats apart, so they take 4096 / gcd(4 C, 4096) of the 64 sets (an L1 of
  * 64-byte lines indexed within a 4 KiB page), each l1d / 4 KiB ways deep. On Zen 5 (48 KiB,
  * 12 ways) that is C a multiple of 256: 4 sets (48 lines) at C 256 and 768, 2 at C 512, 1 at
  * C 1024. There, the ring's slabs of 32 to 48 channels (rows up to 40 pixels) ran faster than
@@ -196,7 +196,13 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
  * 20 x 20 1.31x, C 768 28 x 28 0.94-1.05x, C 1024 20 x 20 1.22x against the whole-row ring,
  * 0.98x at 28 x 28; at batch 8 1.01-1.04x (C 512 28 x 28 0.99x). Not at C 128 (8 sets: C 128
  * 56 x 56 0.95-0.99x), nor with slabs of 16 (C 256 56 x 56 0.73x), nor at stride 2, where the
- * ring would take the place of the 7-pixel x 4-vector blocks (C 256 28 -> 14 0.54x). */
+ * ring would take the place of the 7-pixel x 4-vector blocks (C 256 28 -> 14 0.54x).
+ * Square windows 4 to 7 wide (dw_row_wide) take the ring by the same rule, with as many ring
+ * rows as the window has (session 50, scripts/conv-ab.c, 1 thread, oneDNN between the calls,
+ * 5x5 / 7x7): on 7 x 7, C 1024 1.35-1.49x / 1.63-1.79x, C 2048 2.31x / 2.40x; on 14 x 14,
+ * C 512 1.30-1.32x / 1.11-1.21x, C 768 1.27x / 1.23x, C 256 0.99x / 1.12x. Their blocks read
+ * more lines (5x5: 104, 7x7: 154), but the ring lost at C 128 (8 sets: 0.84x / 0.89x) and
+ * gained little at C 384 (8 sets: 1.05x / 1.07x); not at stride 2 (C 768 14 -> 7 0.89-0.91x). */
 static int dw_few_sets(const ridge_conv2d_desc *d)
 {
     int64_t a = 4 * d->c_in, b = 4096; /* gcd(4 C, 4096) */
@@ -206,6 +212,13 @@ static int dw_few_sets(const ridge_conv2d_desc *d)
     }
     const int64_t sets = RIDGE_MIN(4096 / a, 64), ways = (int64_t)(ridge_cpu_get()->l1d / 4096);
     return d->stride_h == 1 && sets * ways < 3 * 16 + 14;
+}
+
+/* Whether the depthwise kernel runs the window in dw_row_wide's blocks: 4 to 7 columns wide,
+ * stride 1 or 2, no dilation */
+static int dw_wide_window(const ridge_conv2d_desc *d)
+{
+    return d->s >= 4 && d->s <= 7 && d->dil_w == 1 && d->stride_w <= 2;
 }
 
 /* Whether stride 2 runs in the kernel's 7-pixel x 4-vector blocks one tap at a time
@@ -225,27 +238,31 @@ static int dw_s2_by_tap(const ridge_conv2d_plan *p)
 static int dw_ring(const ridge_conv2d_plan *p)
 {
     const ridge_conv2d_desc *d = &p->d;
-    return d->layout == RIDGE_NHWC && d->groups == d->c_in && d->r == DW_RING_ROWS &&
-           d->s == 3 && d->stride_h == d->stride_w && d->stride_h <= 2 && d->dil_h == 1 &&
-           d->dil_w == 1 && (d->c_in >= DW_RING_MIN_C || dw_few_sets(d)) && !dw_s2_by_tap(p);
+    if (d->layout != RIDGE_NHWC || d->groups != d->c_in || d->stride_h != d->stride_w ||
+        d->dil_h != 1 || d->dil_w != 1)
+        return 0;
+    if (d->r == 3 && d->s == 3)
+        return d->stride_h <= 2 && (d->c_in >= DW_RING_MIN_C || dw_few_sets(d)) &&
+               !dw_s2_by_tap(p);
+    return d->r == d->s && dw_wide_window(d) && dw_few_sets(d);
 }
 
-/* Channels per slab: as many (a multiple of 16) as keep the slab's 3 ring rows within half
+/* Channels per slab: as many (a multiple of 16) as keep the slab's ring rows within half
  * the L1d, spread evenly over the slabs; 0 below DW_RING_MIN_SLAB (DW_RING_MIN_SLAB_SETS
  * where dw_few_sets) */
 static int64_t dw_ring_slab(const ridge_conv2d_desc *d)
 {
     const int64_t half = (int64_t)(ridge_cpu_get()->l1d / 2 / sizeof(float));
-    const int64_t most = (half / (DW_RING_ROWS * d->w) - DW_RING_PAD) / 16 * 16;
+    const int64_t most = (half / (d->r * d->w) - DW_RING_PAD) / 16 * 16;
     if (most < (dw_few_sets(d) ? DW_RING_MIN_SLAB_SETS : DW_RING_MIN_SLAB)) return 0;
     const int64_t slabs = (d->c_in + most - 1) / most;
     return ((d->c_in + slabs - 1) / slabs + 15) / 16 * 16;
 }
 
-/* Whether the ring may hold whole rows (C a multiple of 1024, stride 1: session 45) */
+/* Whether the ring may hold whole rows (3x3, C a multiple of 1024, stride 1: session 45) */
 static int dw_ring_whole(const ridge_conv2d_desc *d)
 {
-    return d->c_in % 1024 == 0 && d->stride_h == 1;
+    return d->c_in % 1024 == 0 && d->stride_h == 1 && d->r == 3;
 }
 
 /* The ring's width in channels for `rows` output rows on nth threads: a slab, or a whole row
@@ -267,7 +284,7 @@ static size_t dw_ring_bytes(const ridge_conv2d_plan *p)
     if (!dw_ring(p)) return 0;
     const int64_t c = dw_ring_whole(d) ? d->c_in : dw_ring_slab(d);
     if (!c) return 0;
-    return RIDGE_ALIGN + (size_t)(DW_RING_ROWS * d->w * (c + DW_RING_PAD)) * sizeof(float);
+    return RIDGE_ALIGN + (size_t)(d->r * d->w * (c + DW_RING_PAD)) * sizeof(float);
 }
 
 size_t conv_algo_ws_per_thread(const ridge_conv2d_plan *p, ridge_conv_algo a)
@@ -1080,20 +1097,13 @@ static inline void put_pair(int *p, int lo, int hi)
 
 #define DW_SEG_UNIT 64 /* pixels */
 
-/* Whether the depthwise kernel runs the window in dw_row_wide's blocks: 4 to 7 columns wide,
- * stride 1 or 2, no dilation */
-static int dw_wide_window(const ridge_conv2d_desc *d)
-{
-    return d->s >= 4 && d->s <= 7 && d->dil_w == 1 && d->stride_w <= 2;
-}
-
 /* The offset in `rows` (the ring, pixels rps floats apart) of input row ih of image n,
  * channels [k0, k0 + c): copied there unless its ring row already holds it (tag). */
 static ptrdiff_t dw_ring_row(const fwd *f, int64_t *tag, float *rows, ptrdiff_t rps, int64_t n,
                              int64_t ih, int64_t k0, int64_t c)
 {
     const ridge_conv2d_desc *d = &f->p->d;
-    const int64_t k = ih % DW_RING_ROWS, key = (k0 / f->ring * d->n + n) * d->h + ih;
+    const int64_t k = ih % d->r, key = (k0 / f->ring * d->n + n) * d->h + ih;
     float *dst = rows + k * d->w * rps;
     if (tag[k] != key) {
         tag[k] = key;
@@ -1175,11 +1185,11 @@ static void depthwise_range(void *arg, size_t b0, size_t e0, int ith)
     int64_t *tag = NULL;
     float *rows = NULL;
     const ptrdiff_t rps = cs + DW_RING_PAD;
-    ptrdiff_t rr[DW_RING_ROWS], rsoff[3];
+    ptrdiff_t rr[DW_RING_ROWS], rsoff[DW_RING_ROWS];
     if (ring) {
         tag = (int64_t *)(f->ws + (size_t)ith * f->wstride);
         rows = (float *)((char *)tag + RIDGE_ALIGN);
-        for (int k = 0; k < S; k++) rsoff[k] = k * rps; /* S = 3 */
+        for (int k = 0; k < S; k++) rsoff[k] = k * rps;
         a.xb = rows, a.xps = sw * rps, a.roff = rr, a.soff = rsoff;
     }
     for (int64_t k0 = 0; k0 < d->c_in; k0 += cs) { /* the slabs [k0, k0 + cs) */
