@@ -123,9 +123,9 @@ static const shape shapes[] = {
     {"dw-c144-w31",     1, 144, 4, 31, 144, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 144},
     /* depthwise windows 4 to 7 wide (dw_row_wide): rows of DW_P pixels and more, rows of
      * DW_P / 2 to DW_P - 1 (one block of 7, or two overlapping), of 4 to 6 (one block),
-     * shorter rows (blocks of 1), an image narrower than the window, stride 2, uneven padding, padding of 6
-     * (windows with one column inside), channels past the last vector, a causal 1x4
-     * (padding on the left only), a 6x6 window */
+     * shorter rows (blocks of 1), an image narrower than the window, stride 2, uneven
+     * padding, padding of 6 (windows with one column inside), channels past the last vector,
+     * a causal 1x4 (padding on the left only), a 6x6 window */
     {"dw-7x7-on-7",     2, 48, 7,  7,  48, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 48},
     {"dw-5x5-s2-w17",   1, 20, 9,  17, 20, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 20},
     {"dw-5x5-w6",       2, 32, 6,  6,  32, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 32},
@@ -637,11 +637,10 @@ static void test_depthwise_threads(ridge_ctx *ctx)
 }
 
 /* The depthwise ring's rule (dw_ring, dw_few_sets), seen through the per-thread workspace the
- * plan asks for (the ring's rows; in place none): NHWC 3x3 at stride 1 over channels that fall into few
- * L1 sets (and 5x5 to 7x7 windows over them) takes it where its slab would hold 32 channels or
- * more; 128 channels (8 sets),
- * rows too wide for 2 vectors of slab, and stride 2 where the AVX-512 kernel's blocks take
- * one tap at a time (dw_s2_by_tap) read in place. */
+ * plan asks for (the ring's rows; in place none): NHWC 3x3 at stride 1 over channels that fall
+ * into few L1 sets (and 5x5 to 7x7 windows over them) takes it where its slab would hold 32
+ * channels or more; 128 channels (8 sets), rows too wide for 2 vectors of slab, and stride 2
+ * where the AVX-512 kernel's blocks take one tap at a time (dw_s2_by_tap) read in place. */
 static void test_depthwise_ring_rule(ridge_ctx *ctx)
 {
     const size_t ways = ridge_cpu_get()->l1d / 4096;

@@ -150,9 +150,10 @@ static int64_t wino_tiles(const ridge_conv2d_plan *p, int m)
  * (at stride 2 not where dw_s2_by_tap's blocks run), or at stride 1 with channels that crowd
  * into few L1 sets (dw_few_sets: 3x3, and square windows 4 to 7 wide).
  * Each thread copies the input rows its output rows read into as many rows of its workspace
- * area as the window has (at most DW_RING_ROWS), each row once, with the pixels DW_RING_PAD floats further apart, and the
- * kernel reads them there, one slab of channels at a time (dw_ring_slab): its 3 rows fill at
- * most half the L1d, so each copied row is read for 2 or 3 output rows from L1. In place, a
+ * area as the window has (at most DW_RING_ROWS), each row once, with the pixels DW_RING_PAD
+ * floats further apart, and the kernel reads them there, one slab of channels at a time
+ * (dw_ring_slab): its rows fill at most half the L1d, so each copied row is read for 2 or 3
+ * output rows (3x3) from L1. In place, a
  * block's 27 input lines (one channel vector, 3 rows of 9 pixels) fell into one L1 set of 12
  * ways where a channel's pixels are 4 KiB apart (C 1024; 2 sets at C 512), and 3 input rows
  * outgrew L1 from C 384 on 14 x 14 (63 KiB), so each block reloaded its rows from L2. Against

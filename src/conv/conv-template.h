@@ -1396,8 +1396,9 @@ static void dw_row_generic_edges(const conv_dw_args *a, int64_t c_begin)
  * on 7 x 7; 7x7 C 768 10 x 10 1.30x). Rows of 4 to 6 pixels are one block of the row (5x5
  * and 7x7, C 512 on 6 x 6 2.09x and 2.59x, C 256 on 5 x 5 1.52x and 1.39x; 12 -> 6 at stride
  * 2 1.43x and 1.68x). Rows of 1 to 3 pixels, and rows of 7 or more whose residual is y
- * itself (the blocks would overlap), go in blocks of 4 and 1, one row a call. The activation and residual are applied at run time: the stores are
- * a small share of 16 to 49 FMAs a pixel. With a->nrows > 1 (cached, whole blocks) each
+ * itself (the blocks would overlap), go in blocks of 4 and 1, one row a call. The activation
+ * and residual are applied at run time: the stores are a small share of 16 to 49 FMAs a
+ * pixel. With a->nrows > 1 (cached, whole blocks) each
  * channel vector of a block runs down the rows, as dw_3x3_blocks's does. */
 CONV_DW_INLINE void dw_wide_blocks(const conv_dw_args *a, int64_t p, int64_t cfull, const int P,
                                    const int st, const int S)
