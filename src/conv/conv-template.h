@@ -1451,24 +1451,36 @@ CONV_DW_INLINE void dw_row_wide_s(const conv_dw_args *a, int64_t cfull, const in
         }
 }
 
-#define DW_WIDE_CASE(S)                                                                      \
-    case S:                                                                                  \
+/* one function per (window width, stride): inlined into one, the 14 instances made a function
+ * whose compile under the sanitizers took over 20 minutes */
+#define DW_WIDE_FN(S)                                                                        \
+    static __attribute__((noinline)) void dw_row_wide_##S(const conv_dw_args *a, int64_t cfull, \
+                                                          int st)                            \
+    {                                                                                        \
         if (st == 1) dw_row_wide_s(a, cfull, 1, S);                                          \
         else dw_row_wide_s(a, cfull, 2, S);                                                  \
-        break;
+    }
+DW_WIDE_FN(1)
+DW_WIDE_FN(2)
+DW_WIDE_FN(3)
+DW_WIDE_FN(4)
+DW_WIDE_FN(5)
+DW_WIDE_FN(6)
+DW_WIDE_FN(7)
+#undef DW_WIDE_FN
+
 static void dw_row_wide(const conv_dw_args *a, int64_t cfull, int st)
 {
     switch (a->S) {
-        DW_WIDE_CASE(1)
-        DW_WIDE_CASE(2)
-        DW_WIDE_CASE(3)
-        DW_WIDE_CASE(4)
-        DW_WIDE_CASE(5)
-        DW_WIDE_CASE(6)
-    default: DW_WIDE_CASE(7)
+    case 1: dw_row_wide_1(a, cfull, st); break;
+    case 2: dw_row_wide_2(a, cfull, st); break;
+    case 3: dw_row_wide_3(a, cfull, st); break;
+    case 4: dw_row_wide_4(a, cfull, st); break;
+    case 5: dw_row_wide_5(a, cfull, st); break;
+    case 6: dw_row_wide_6(a, cfull, st); break;
+    default: dw_row_wide_7(a, cfull, st); break;
     }
 }
-#undef DW_WIDE_CASE
 
 /* Whether the call is one for dw_row_wide, and its stride (*st) */
 static int dw_wide(const conv_dw_args *a, int *st)
