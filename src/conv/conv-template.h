@@ -1451,8 +1451,8 @@ CONV_DW_INLINE void dw_row_wide_s(const conv_dw_args *a, int64_t cfull, const in
         }
 }
 
-/* one function per (window width, stride): inlined into one, the 14 instances made a function
- * whose compile under the sanitizers took over 20 minutes */
+/* one function per window width (both strides), out of line, so no one function holds all
+ * 14 instances; the sanitizer build of the AVX-512 file still took 24 minutes (session 50) */
 #define DW_WIDE_FN(S)                                                                        \
     static __attribute__((noinline)) void dw_row_wide_##S(const conv_dw_args *a, int64_t cfull, \
                                                           int st)                            \
