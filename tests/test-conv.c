@@ -11,7 +11,12 @@
  *   fft: 2 log2(64^2) (K + 4) = 24 (K + 4): an FFT's roundoff is normwise, about eps per
  *        butterfly stage (log2(T^2) of them for a T x T tile, T <= 64) relative to the whole
  *        tile's magnitude, forward and inverse (the 2), rather than per term of the window
- * The measured maxima are printed (-v) and quoted in docs/PERFORMANCE.md. */
+ * The measured maxima are printed (-v) and quoted in docs/PERFORMANCE.md.
+ *
+ * Usage: test-conv [-v | -vv] [--shard K/N]. With --shard, only every Nth part of the suite
+ * (a shape in its three layouts, or one of the other groups), starting at part K, runs:
+ * tests/conv.cmake registers N such runs, so that the sanitizer builds run them side by side
+ * and none comes near ctest's time limit. */
 #include <float.h>
 #include <math.h>
 #include <unistd.h>
@@ -20,6 +25,13 @@
 #include "test.h"
 
 static int verbose;
+static int shard_k, shard_n = 1, part_no;
+
+/* whether this run takes the next part of the suite (--shard) */
+static int my_part(void)
+{
+    return part_no++ % shard_n == shard_k;
+}
 
 typedef struct shape {
     const char *name;
@@ -1285,7 +1297,19 @@ static void test_pool(ridge_ctx **ctxs, int nctx)
 
 int main(int argc, char **argv)
 {
-    verbose = argc > 1 && !strcmp(argv[1], "-v") ? 1 : argc > 1 && !strcmp(argv[1], "-vv") ? 2 : 0;
+    for (int i = 1; i < argc; i++) {
+        int n = 0;
+        if (!strcmp(argv[i], "-v")) verbose = 1;
+        else if (!strcmp(argv[i], "-vv")) verbose = 2;
+        else if (!strcmp(argv[i], "--shard") && i + 1 < argc &&
+                 sscanf(argv[i + 1], "%d/%d%n", &shard_k, &shard_n, &n) == 2 && !argv[i + 1][n] &&
+                 shard_n >= 1 && shard_k >= 0 && shard_k < shard_n)
+            i++;
+        else {
+            fprintf(stderr, "usage: test-conv [-v | -vv] [--shard K/N], 0 <= K < N\n");
+            return 2;
+        }
+    }
     ridge_ctx *ctxs[6];
     int nctx = 0;
     const ridge_isa isas[] = {RIDGE_ISA_REF, RIDGE_ISA_AVX2, RIDGE_ISA_AVX512};
@@ -1298,23 +1322,26 @@ int main(int argc, char **argv)
     /* every depthwise layer split among the threads, however small (dw_threads), so that the
      * 2-thread contexts run the threaded paths on the small shapes below */
     conv_set_dw_min_bytes_for_tests(0);
-    test_reference(ctxs[0]);
-    test_bad(ctxs[nctx - 1]);
+    if (my_part()) test_reference(ctxs[0]);
+    if (my_part()) test_bad(ctxs[nctx - 1]);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int l = 0; l < 3; l++) test_shape(&shapes[s], (ridge_layout)l, ctxs, nctx);
-    test_fft(ctxs, nctx);
-    test_winograd_shared(ctxs, nctx);
-    test_plan(ctxs[nctx - 1]);
-    test_shares();
-    test_depthwise_threads(ctxs[nctx - 1]);
-    test_depthwise_ring_rule(ctxs[nctx - 1]);
-    test_depthwise_prefetched(ctxs[nctx - 1]);
-    test_tune(ctxs[nctx - 1]);
-    test_fold_bn(ctxs[nctx - 1]);
-    test_reorder(ctxs, nctx);
-    test_pool(ctxs, nctx);
-    for (int i = 0; i < nctx; i++) test_separable(ctxs[i]);
-    test_direct_split(ctxs[nctx - 2], ctxs[nctx - 1]); /* the widest ISA, 1 and 2 threads */
+        if (my_part())
+            for (int l = 0; l < 3; l++) test_shape(&shapes[s], (ridge_layout)l, ctxs, nctx);
+    if (my_part()) test_fft(ctxs, nctx);
+    if (my_part()) test_winograd_shared(ctxs, nctx);
+    if (my_part()) test_plan(ctxs[nctx - 1]);
+    if (my_part()) test_shares();
+    if (my_part()) test_depthwise_threads(ctxs[nctx - 1]);
+    if (my_part()) test_depthwise_ring_rule(ctxs[nctx - 1]);
+    if (my_part()) test_depthwise_prefetched(ctxs[nctx - 1]);
+    if (my_part()) test_tune(ctxs[nctx - 1]);
+    if (my_part()) test_fold_bn(ctxs[nctx - 1]);
+    if (my_part()) test_reorder(ctxs, nctx);
+    if (my_part()) test_pool(ctxs, nctx);
+    if (my_part())
+        for (int i = 0; i < nctx; i++) test_separable(ctxs[i]);
+    /* the widest ISA, 1 and 2 threads */
+    if (my_part()) test_direct_split(ctxs[nctx - 2], ctxs[nctx - 1]);
     printf("max error vs the fp64 reference, units of eps x sum of magnitudes:\n");
     for (int a = RIDGE_CONV_DIRECT; a < RIDGE_CONV_ALGO_COUNT; a++)
         printf("  %-13s %.2f\n", ridge_conv_algo_name((ridge_conv_algo)a), worst[a]);
