@@ -1253,38 +1253,40 @@ static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull)
     }
 }
 
-/* one instance per (stride, activation, residual, streamed): no epilogue branches in the
- * blocks; the streamed instances are a function of their own, so the cached path's code is
- * what it was without them (sharing one function measured 10-15% slower on it) */
-#define DW_ROW_3X3(name, nt)                                                                 \
-    static void name(const conv_dw_args *a, int64_t cfull, int st)                          \
+/* one instance per (stores, stride, activation, residual): no epilogue branches in the blocks.
+ * Each is a function of its own: the streamed instances apart from the cached ones (sharing
+ * one function measured 10-15% slower on the cached path), and no function holds more than
+ * one instance: gcc's dataflow passes grow faster than a function's size, and with eight
+ * instances per function the ASan + UBSan compile of each ISA's file took 16-24 minutes
+ * (one function each: 18% less CPU on the AVX2 file, session 51). */
+#define DW_3X3_FN(nt, st, act, res)                                                          \
+    static __attribute__((noinline)) void dw_3x3_##nt##st##act##res(const conv_dw_args *a,   \
+                                                                   int64_t cfull)            \
     {                                                                                        \
-        const int e = (a->act ? 1 : 0) + (a->res ? 2 : 0);                                   \
-        if (st == 1) {                                                                       \
-            switch (e) {                                                                     \
-            case 0: dw_row_3x3_ep(a, cfull, 1, 0, 0, nt); break;                             \
-            case 1: dw_row_3x3_ep(a, cfull, 1, 1, 0, nt); break;                             \
-            case 2: dw_row_3x3_ep(a, cfull, 1, 0, 1, nt); break;                             \
-            default: dw_row_3x3_ep(a, cfull, 1, 1, 1, nt); break;                            \
-            }                                                                                \
-        } else {                                                                             \
-            switch (e) {                                                                     \
-            case 0: dw_row_3x3_ep(a, cfull, 2, 0, 0, nt); break;                             \
-            case 1: dw_row_3x3_ep(a, cfull, 2, 1, 0, nt); break;                             \
-            case 2: dw_row_3x3_ep(a, cfull, 2, 0, 1, nt); break;                             \
-            default: dw_row_3x3_ep(a, cfull, 2, 1, 1, nt); break;                            \
-            }                                                                                \
-        }                                                                                    \
+        dw_row_3x3_ep(a, cfull, st, act, res, nt);                                           \
     }
-DW_ROW_3X3(dw_row_3x3_cached, 0)
-DW_ROW_3X3(dw_row_3x3_streamed, 1)
-DW_ROW_3X3(dw_row_3x3_prefetched, 2)
+#define DW_3X3_FNS(nt)                                                                       \
+    DW_3X3_FN(nt, 1, 0, 0) DW_3X3_FN(nt, 1, 1, 0) DW_3X3_FN(nt, 1, 0, 1)                     \
+    DW_3X3_FN(nt, 1, 1, 1) DW_3X3_FN(nt, 2, 0, 0) DW_3X3_FN(nt, 2, 1, 0)                     \
+    DW_3X3_FN(nt, 2, 0, 1) DW_3X3_FN(nt, 2, 1, 1)
+DW_3X3_FNS(0)
+DW_3X3_FNS(1)
+DW_3X3_FNS(2)
+#undef DW_3X3_FNS
+#undef DW_3X3_FN
+
+typedef void (*dw_3x3_fn)(const conv_dw_args *, int64_t);
+/* by stores mode (0 cached, 1 streamed, 2 prefetched), stride - 1, activation + 2 residual */
+#define DW_3X3_ROW(nt)                                                                       \
+    {{dw_3x3_##nt##100, dw_3x3_##nt##110, dw_3x3_##nt##101, dw_3x3_##nt##111},               \
+     {dw_3x3_##nt##200, dw_3x3_##nt##210, dw_3x3_##nt##201, dw_3x3_##nt##211}}
+static const dw_3x3_fn dw_3x3_fns[3][2][4] = {DW_3X3_ROW(0), DW_3X3_ROW(1), DW_3X3_ROW(2)};
+#undef DW_3X3_ROW
 
 static void dw_row_3x3(const conv_dw_args *a, int64_t cfull, int st)
 {
-    if (a->nt) dw_row_3x3_streamed(a, cfull, st);
-    else if (a->pf) dw_row_3x3_prefetched(a, cfull, st);
-    else dw_row_3x3_cached(a, cfull, st);
+    const int e = (a->act ? 1 : 0) + (a->res ? 2 : 0);
+    dw_3x3_fns[a->nt ? 1 : a->pf ? 2 : 0][st != 1][e](a, cfull);
 }
 
 /* NCHW depthwise, one output row of one channel plane, vectorized across output pixels: the
