@@ -1258,7 +1258,7 @@ static void dw_3x3_edge(const conv_dw_args *a, int64_t cfull)
  * one function measured 10-15% slower on the cached path), and no function holds more than
  * one instance: gcc's dataflow passes grow faster than a function's size, and with eight
  * instances per function the ASan + UBSan compile of each ISA's file took 16-24 minutes
- * (one function each: 18% less CPU on the AVX2 file, session 51). */
+ * (session 51's measurements are in docs/PERFORMANCE.md). */
 #define DW_3X3_FN(nt, st, act, res)                                                          \
     static __attribute__((noinline)) void dw_3x3_##nt##st##act##res(const conv_dw_args *a,   \
                                                                    int64_t cfull)            \
