@@ -417,6 +417,7 @@ static int bench_case(run_ctx *rc, const conv_case *cs, ridge_layout layout, int
              * fall asleep, so they do not steal the other core from this one */
             if (threads > 1) {
                 bench_quiesce(3000);
+                if (ms[i].kind == 2) bench_omp_spread();
                 BENCH_WAKE(run_method(ctx, &ms[i], &d, x, xp, y, b));
             } else {
                 /* one untimed call first, so that at 1 thread too (as after BENCH_WAKE) a

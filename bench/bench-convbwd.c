@@ -393,6 +393,7 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
              * fall asleep, so they do not steal the other core from this one (as bench conv) */
             if (threads > 1) {
                 bench_quiesce(3000);
+                if (m >= 7) bench_omp_spread(); /* oneDNN's team (bench.h) */
                 /* and wake this method's own threads with an untimed call first: on this VM a
                  * vCPU left idle takes milliseconds to wake, which a method whose threads
                  * start work at once (padding-free dx) paid on about half of its calls */

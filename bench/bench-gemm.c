@@ -350,6 +350,7 @@ static int bench_shape(const ridge_bench_opts *o, bench_table *t, const gshape *
              * fall asleep so they do not steal the core from this one */
             if (threads > 1 && o->peers) {
                 bench_quiesce(1000);
+                if (i == I_DNNL) bench_omp_spread();
                 BENCH_WAKE(fn[i](arg[i]));
             }
             uint64_t t0 = ridge_time_ns();

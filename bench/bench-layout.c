@@ -282,6 +282,7 @@ static int bench_job(run_ctx *rc, const char *name, job *j, ridge_ctx *ctx, int 
             if (!m->ok || !m->samples) continue;
             if (threads > 1) {
                 bench_quiesce(3000);
+                if (m->kind == 2) bench_omp_spread();
                 BENCH_WAKE(run_method(ctx, m, j));
             } else {
                 run_method(ctx, m, j);

@@ -55,6 +55,10 @@ ridge_ctx *bench_ctx(const ridge_bench_opts *o, int threads, const char *name);
 
 /* Sleeps, letting spinning worker threads of any pool go idle between measurements. */
 void bench_quiesce(int us);
+/* Moves each worker of the OpenMP team (oneDNN's runtime) that shares the calling thread's CPU
+ * to another CPU, unpinned after (omp-spread.c); call it before a oneDNN method's turn with
+ * several threads, after bench_quiesce. A no-op without OpenMP. */
+void bench_omp_spread(void);
 /* BENCH_WAKE(call): `call` repeated, untimed, for BENCH_WAKE_NS, before a method's timed calls
  * with several threads (bench gemm, conv): on the VM these were measured on (Zen 4, KVM) an
  * idle vCPU ran slowly for about 1 ms after it woke, and every library's sub-millisecond
