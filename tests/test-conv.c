@@ -165,6 +165,9 @@ static const shape shapes[] = {
      * with groups of 12 that straddle NCHW16c's blocks (they are not) */
     {"1x1-groups2",     2, 8,  5,  6,  12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
     {"1x1-groups3-c36", 1, 36, 4,  5,  9,  1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3},
+    /* small pointwise layers split in micro-tile units of pixels (pointwise_units): 3 images
+     * of 25 pixels, so a thread's share ends inside an image and the next starts there */
+    {"1x1-b3-units",    3, 20, 5,  5,  40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
     /* AVX-512 runs two 32-channel blocks of a group as one 6 x 64 tile: three and a part
      * blocks (a pair, then a pair whose second block is partial), groups of three blocks (a
      * pair and a single; no pair across groups), the strided 7x7 first layer */

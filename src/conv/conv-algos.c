@@ -775,12 +775,10 @@ static void direct_segments(void *arg, size_t b0, size_t e0, size_t b1, size_t e
 
 #define PW_BLOCK 96 /* pixels per work item: 16 micro-tiles */
 
-static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+/* Pixels [q0, q1) of image n, channel blocks [b1, e1), PW_BLOCK pixels a kernel call. */
+static void pointwise_pixels(const fwd *f, int64_t n, int64_t q0, int64_t q1, size_t b1, size_t e1)
 {
-    const fwd *f = arg;
     const ridge_conv2d_plan *p = f->p;
-    const int64_t hw = f->pixels ? f->pixels : p->oh * p->ow;
-    const int64_t nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
     conv_row_args a = {0};
     a.xb = f->x;
     a.xps = p->xv.sw;
@@ -793,21 +791,48 @@ static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e
     const int unit = conv_runs_contiguous(p->xco, (int)p->d.c_in, (int)p->cig);
     a.pfx = unit && a.xps == a.kc;
     conv_row_args bp;
-    for (size_t it = b0; it < e0; it++) {
-        int64_t n = (int64_t)it / nblk, q0 = (int64_t)it % nblk * PW_BLOCK;
+    for (int64_t q = q0; q < q1; q += PW_BLOCK)
         for (size_t cb = b1; cb < e1; cb++) {
             int64_t g = (int64_t)cb / p->ncob, cob = (int64_t)cb % p->ncob;
             row_channels(f, &a, g, cob);
             a.coff = unit ? p->iota : p->xco + g * p->cig, a.cunit = unit;
-            a.xo = n * p->xv.sn + q0 * p->xv.sw + (unit ? p->xco[g * p->cig] : 0);
-            a.yo = n * p->yv.sn + q0 * p->yv.sw - f->yshift;
-            a.npix = RIDGE_MIN(PW_BLOCK, hw - q0);
+            a.xo = n * p->xv.sn + q * p->xv.sw + (unit ? p->xco[g * p->cig] : 0);
+            a.yo = n * p->yv.sn + q * p->yv.sw - f->yshift;
+            a.npix = RIDGE_MIN(PW_BLOCK, q1 - q);
             if (pair_next(f, &a, cb, e1, &bp)) {
                 p->k->row_pair(&a, &bp);
                 cb++;
             } else
                 p->k->row(&a);
         }
+}
+
+/* Blocks [b0, e0) of PW_BLOCK pixels (over all images) x channel blocks [b1, e1). */
+static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    const fwd *f = arg;
+    const int64_t hw = f->pixels ? f->pixels : f->p->oh * f->p->ow;
+    const int64_t nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
+    for (size_t it = b0; it < e0; it++) {
+        int64_t n = (int64_t)it / nblk, q0 = (int64_t)it % nblk * PW_BLOCK;
+        pointwise_pixels(f, n, q0, RIDGE_MIN(q0 + PW_BLOCK, hw), b1, e1);
+    }
+    if (f->nt) stream_fence();
+}
+
+/* Units [b, e) of a micro-tile's pixels (over all images), every channel block: a thread's
+ * static share, the same pixels on every call. */
+static void pointwise_units(void *arg, size_t b, size_t e, int ith)
+{
+    const fwd *f = arg;
+    const ridge_conv2d_plan *p = f->p;
+    const int64_t hw = p->oh * p->ow, mr = p->k->mr, units = (hw + mr - 1) / mr;
+    while (b < e) {
+        const int64_t n = (int64_t)b / units, u0 = (int64_t)b % units;
+        const int64_t u1 = RIDGE_MIN(units, u0 + (int64_t)(e - b));
+        pointwise_pixels(f, n, u0 * mr, RIDGE_MIN(u1 * mr, hw), 0,
+                         (size_t)(p->d.groups * p->ncob));
+        b += (size_t)(u1 - u0);
     }
     if (f->nt) stream_fence();
 }
@@ -1874,10 +1899,24 @@ ridge_status conv_algo_forward(ridge_ctx *ctx, const ridge_conv2d_plan *p, const
     }
     case RIDGE_CONV_POINTWISE: {
         f.nt = conv_streams(p, y);
-        size_t nblk = (size_t)((p->oh * p->ow + PW_BLOCK - 1) / PW_BLOCK);
-        /* blocks of PW_BLOCK pixels handed out guided: a static split of 33 blocks (56x56)
-         * ends 17 against 16; 1.02-1.03x at 2 threads (docs/PERFORMANCE.md, session 9) */
-        ridge_parallel_for_2d_dynamic(ctx, (size_t)d->n * nblk, ncb, 1, 1, pointwise_range, &f);
+        const int64_t hw = p->oh * p->ow;
+        /* Small layers: one contiguous share of pixels per thread, in micro-tile units, so
+         * each thread finds the x and y lines of its pixels in its own core's L2 on the next
+         * call, as direct does below DIRECT_GUIDED_MIN_FLOP. Against blocks of PW_BLOCK pixels
+         * handed out guided (which varies the thread a block goes to), `ridge bench conv
+         * --peers --threads 2 --filter resnet-1x1`, the two builds in turn, three runs each
+         * (Zen 5, session 52), 64 -> 64 on 56 x 56: 0.069, 0.070, 0.065 ms against 0.069,
+         * 0.075, 0.072 (with a static split in whole blocks: 0.058-0.061 against 0.062-0.063).
+         * Larger ones: guided blocks (a static split of 33 blocks ended 17 against 16: 1.02-1.03x
+         * guided at 2 threads, session 9). */
+        if (ridge_conv2d_flops(d) < DIRECT_GUIDED_MIN_FLOP * ridge_ctx_threads(ctx)) {
+            const int64_t units = (hw + p->k->mr - 1) / p->k->mr;
+            ridge_parallel_for(ctx, (size_t)(d->n * units), 1, pointwise_units, &f);
+        } else {
+            const size_t nblk = (size_t)((hw + PW_BLOCK - 1) / PW_BLOCK);
+            ridge_parallel_for_2d_dynamic(ctx, (size_t)d->n * nblk, ncb, 1, 1, pointwise_range,
+                                          &f);
+        }
         break;
     }
     case RIDGE_CONV_IM2COL: {
