@@ -394,9 +394,17 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
             if (threads > 1) {
                 bench_quiesce(3000);
                 if (m >= 7) bench_omp_spread(); /* oneDNN's team (bench.h) */
-                /* and wake this method's own threads with an untimed call first: on this VM a
-                 * vCPU left idle takes milliseconds to wake, which a method whose threads
-                 * start work at once (padding-free dx) paid on about half of its calls */
+                /* and wake this method's own threads with its untimed calls first: on this VM
+                 * a vCPU left idle takes milliseconds to wake, which a method whose threads
+                 * start work at once (padding-free dx) paid on about half of its calls. One
+                 * untimed call (until session 52) was not enough: ridge's 2-thread medians on
+                 * resnet-3x3-64 were up to twice their bests (padding-free dx 1.25-1.32 ms,
+                 * best 0.65); after BENCH_WAKE's 2 ms of calls, as bench conv, 0.68-0.71 */
+                BENCH_WAKE(run(&k, m));
+            } else {
+                /* one untimed call, so that a method is timed with its own operands in cache
+                 * at 1 thread too, as in bench conv (until session 52 the 1-thread call found
+                 * the previous method's: depthwise dx 0.15 ms on 1 thread, 0.033 on 2) */
                 run(&k, m);
             }
             uint64_t t0 = ridge_time_ns();
