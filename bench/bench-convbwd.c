@@ -398,8 +398,8 @@ static int bench_case(const ridge_bench_opts *o, bench_table *t, const bwd_case 
                  * a vCPU left idle takes milliseconds to wake, which a method whose threads
                  * start work at once (padding-free dx) paid on about half of its calls. One
                  * untimed call (until session 52) was not enough: ridge's 2-thread medians on
-                 * resnet-3x3-64 were up to twice their bests (padding-free dx 1.25-1.32 ms,
-                 * best 0.65); after BENCH_WAKE's 2 ms of calls, as bench conv, 0.68-0.71 */
+                 * resnet-3x3-64 were up to twice their bests (padding-free dx 1.12-1.32 ms,
+                 * best 0.58-0.66); after BENCH_WAKE's 2 ms of calls, as bench conv, 0.65-0.71 */
                 BENCH_WAKE(run(&k, m));
             } else {
                 /* one untimed call, so that a method is timed with its own operands in cache

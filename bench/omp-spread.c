@@ -21,7 +21,7 @@
 void bench_omp_spread(void)
 {
     int caller = -1;
-#pragma omp parallel shared(caller)
+#pragma omp parallel
     {
 #pragma omp master
         caller = sched_getcpu();

@@ -807,34 +807,33 @@ static void pointwise_pixels(const fwd *f, int64_t n, int64_t q0, int64_t q1, si
         }
 }
 
-/* Blocks [b0, e0) of PW_BLOCK pixels (over all images) x channel blocks [b1, e1). */
-static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+/* Units [b, e) of `unit` pixels each, numbered over all images (an image's last unit may be
+ * short), x channel blocks [b1, e1): one pointwise_pixels call per image touched. */
+static void pointwise_span(const fwd *f, int64_t unit, size_t b, size_t e, size_t b1, size_t e1)
 {
-    const fwd *f = arg;
     const int64_t hw = f->pixels ? f->pixels : f->p->oh * f->p->ow;
-    const int64_t nblk = (hw + PW_BLOCK - 1) / PW_BLOCK;
-    for (size_t it = b0; it < e0; it++) {
-        int64_t n = (int64_t)it / nblk, q0 = (int64_t)it % nblk * PW_BLOCK;
-        pointwise_pixels(f, n, q0, RIDGE_MIN(q0 + PW_BLOCK, hw), b1, e1);
+    const int64_t units = (hw + unit - 1) / unit;
+    while (b < e) {
+        const int64_t n = (int64_t)b / units, u0 = (int64_t)b % units;
+        const int64_t u1 = RIDGE_MIN(units, u0 + (int64_t)(e - b));
+        pointwise_pixels(f, n, u0 * unit, RIDGE_MIN(u1 * unit, hw), b1, e1);
+        b += (size_t)(u1 - u0);
     }
     if (f->nt) stream_fence();
 }
 
-/* Units [b, e) of a micro-tile's pixels (over all images), every channel block: a thread's
- * static share, the same pixels on every call. */
+/* Blocks [b0, e0) of PW_BLOCK pixels x channel blocks [b1, e1). */
+static void pointwise_range(void *arg, size_t b0, size_t e0, size_t b1, size_t e1, int ith)
+{
+    pointwise_span(arg, PW_BLOCK, b0, e0, b1, e1);
+}
+
+/* Units [b, e) of a micro-tile's pixels, every channel block: a thread's static share, the
+ * same pixels on every call. */
 static void pointwise_units(void *arg, size_t b, size_t e, int ith)
 {
     const fwd *f = arg;
-    const ridge_conv2d_plan *p = f->p;
-    const int64_t hw = p->oh * p->ow, mr = p->k->mr, units = (hw + mr - 1) / mr;
-    while (b < e) {
-        const int64_t n = (int64_t)b / units, u0 = (int64_t)b % units;
-        const int64_t u1 = RIDGE_MIN(units, u0 + (int64_t)(e - b));
-        pointwise_pixels(f, n, u0 * mr, RIDGE_MIN(u1 * mr, hw), 0,
-                         (size_t)(p->d.groups * p->ncob));
-        b += (size_t)(u1 - u0);
-    }
-    if (f->nt) stream_fence();
+    pointwise_span(f, f->p->k->mr, b, e, 0, (size_t)(f->p->d.groups * f->p->ncob));
 }
 
 /* ---- im2col ---------------------------------------------------------------------------------- */
